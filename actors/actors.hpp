@@ -1,0 +1,66 @@
+#pragma once
+
+// The vocabulary of berth: every typed actor interface in one place.
+//
+//   protocols/docker ─┐
+//   protocols/admin  ─┴─▶ registry_actor ──delegate──▶ volume_actor (one per volume)
+//                                                          │        │
+//                                       persistence_actor ◀┘        ▼ backend on the executor
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/typed_actor.hpp>
+#include <caf/replies_to.hpp>
+
+#include "actors/type_ids.hpp"
+
+namespace berth {
+
+using caf::reacts_to;
+using caf::replies_to;
+
+/// Durable state: a reply means the record is on disk (fsync'd).
+using persistence_actor = caf::typed_actor<
+  /// Stores the whole record of one volume.
+  replies_to<atom::put, volume_record>::with<atom::ok>,
+  /// Forgets a volume.
+  replies_to<atom::erase, std::string>::with<atom::ok>,
+  /// Answers once everything sent before is durable (used at shutdown).
+  replies_to<atom::flush>::with<atom::ok>,
+  /// Internal: writes and fsyncs every pending record at once (group commit).
+  reacts_to<atom::commit>>;
+
+/// One volume: serializes its own transitions (DESIGN bugs 1-3, 7).
+using volume_actor = caf::typed_actor<
+  /// Creates the volume (idempotent with equal options).
+  replies_to<atom::create, option_map>::with<atom::ok>,
+  /// Counts one Mount for a mount ID; mounts on the host at the first. Returns the mountpoint.
+  replies_to<atom::mount, std::string>::with<std::string>,
+  /// Uncounts one Mount for a mount ID; unmounts at the last.
+  replies_to<atom::unmount, std::string>::with<atom::ok>,
+  /// Removes the volume; refused while mounted by any ID.
+  replies_to<atom::remove>::with<atom::ok>,
+  /// The current record.
+  replies_to<atom::get>::with<volume_record>,
+  /// Answers when no transition is running or queued (used at shutdown).
+  replies_to<atom::drain>::with<atom::ok>,
+  /// Internal: a backend call finished (token, error or empty, mountpoint).
+  reacts_to<atom::done, uint64_t, caf::error, std::string>,
+  /// Internal: a backend call's timeout fired (token).
+  reacts_to<atom::deadline, uint64_t>>;
+
+/// Names to volumes; serializes creation and removal of names.
+using registry_actor = caf::typed_actor<
+  replies_to<atom::create, std::string, option_map>::with<atom::ok>,
+  replies_to<atom::mount, std::string, std::string>::with<std::string>,
+  replies_to<atom::unmount, std::string, std::string>::with<atom::ok>,
+  replies_to<atom::remove, std::string>::with<atom::ok>,
+  replies_to<atom::get, std::string>::with<volume_record>,
+  /// Every volume's record, sorted by name.
+  replies_to<atom::list>::with<std::vector<volume_record>>,
+  /// Waits until every volume is idle (graceful stop).
+  replies_to<atom::drain>::with<atom::ok>>;
+
+} // namespace berth

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <caf/type_id.hpp>
+
+#include "core/volume_record.hpp"
+
+// One block for every atom and message type berth sends between actors.
+CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
+
+  CAF_ADD_TYPE_ID(berth, (berth::volume_record))
+  CAF_ADD_TYPE_ID(berth, (std::vector<berth::volume_record>))
+  CAF_ADD_TYPE_ID(berth, (berth::option_map))
+
+  CAF_ADD_ATOM(berth, berth::atom, create, "create")
+  CAF_ADD_ATOM(berth, berth::atom, mount, "mount")
+  CAF_ADD_ATOM(berth, berth::atom, unmount, "unmount")
+  CAF_ADD_ATOM(berth, berth::atom, remove, "remove")
+  CAF_ADD_ATOM(berth, berth::atom, get, "get")
+  CAF_ADD_ATOM(berth, berth::atom, path, "path")
+  CAF_ADD_ATOM(berth, berth::atom, list, "list")
+  CAF_ADD_ATOM(berth, berth::atom, put, "put")
+  CAF_ADD_ATOM(berth, berth::atom, erase, "erase")
+  CAF_ADD_ATOM(berth, berth::atom, flush, "flush")
+  CAF_ADD_ATOM(berth, berth::atom, commit, "commit")
+  CAF_ADD_ATOM(berth, berth::atom, done, "done")
+  CAF_ADD_ATOM(berth, berth::atom, deadline, "deadline")
+  CAF_ADD_ATOM(berth, berth::atom, drain, "drain")
+  CAF_ADD_ATOM(berth, berth::atom, ok, "ok")
+
+CAF_END_TYPE_ID_BLOCK(berth)

@@ -1,0 +1,20 @@
+# Every dependency is a Debian 12 package (scripts/install-deps.sh installs them).
+# CAF 0.17.6 ships no CMake config or pkg-config file, so it is found by hand.
+find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
+find_library(CAF_CORE_LIBRARY caf_core REQUIRED)
+find_library(CAF_IO_LIBRARY caf_io REQUIRED)
+
+find_package(Boost 1.81 REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(RapidJSON REQUIRED)
+find_package(Threads REQUIRED)
+find_package(GTest REQUIRED)
+
+add_library(berth_deps INTERFACE)
+add_library(berth::deps ALIAS berth_deps)
+target_include_directories(berth_deps SYSTEM INTERFACE
+  ${CAF_INCLUDE_DIR} ${Boost_INCLUDE_DIRS} ${RapidJSON_INCLUDE_DIRS} ${RAPIDJSON_INCLUDE_DIRS})
+target_link_libraries(berth_deps INTERFACE
+  ${CAF_CORE_LIBRARY} ${CAF_IO_LIBRARY} spdlog::spdlog Threads::Threads)
+# Beast/Asio are header-only; keep them on the standalone error_code path.
+target_compile_definitions(berth_deps INTERFACE BOOST_ASIO_NO_DEPRECATED)

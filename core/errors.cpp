@@ -1,0 +1,44 @@
+#include "core/errors.hpp"
+
+#include <caf/message.hpp>
+#include <caf/sec.hpp>
+
+namespace berth {
+
+const char* to_string(ec code) {
+  switch (code) {
+    case ec::invalid_argument: return "invalid_argument";
+    case ec::not_found: return "not_found";
+    case ec::already_exists: return "already_exists";
+    case ec::in_use: return "in_use";
+    case ec::backend_failure: return "backend_failure";
+    case ec::persist_failure: return "persist_failure";
+    case ec::timeout: return "timeout";
+    case ec::unavailable: return "unavailable";
+    case ec::internal: return "internal";
+  }
+  return "unknown";
+}
+
+std::string describe(const caf::error& err) {
+  if (!err) {
+    return "";
+  }
+  const auto& ctx = err.context();
+  if (ctx.size() >= 1 && ctx.match_element<std::string>(0)) {
+    return ctx.get_as<std::string>(0);
+  }
+  if (err.category() == caf::atom("berth")) {
+    return to_string(static_cast<ec>(err.code()));
+  }
+  if (err.category() == caf::atom("system")) {
+    return caf::to_string(static_cast<caf::sec>(err.code()));
+  }
+  return caf::to_string(err);
+}
+
+caf::error make_error(ec code, std::string message) {
+  return caf::make_error(code, std::move(message));
+}
+
+} // namespace berth

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/error.hpp>
+#include <caf/make_message.hpp>
+#include <caf/message.hpp>
+
+namespace berth {
+
+/// Error codes of berth. Every error carries a message that names the bad input.
+enum class ec : uint8_t {
+  invalid_argument = 1, ///< the request is malformed or names something invalid
+  not_found,            ///< no such volume
+  already_exists,       ///< a volume with that name exists with other options
+  in_use,               ///< the volume still has active mounts
+  backend_failure,      ///< the storage side effect failed
+  persist_failure,      ///< the state could not be made durable
+  timeout,              ///< a backend call did not finish in time
+  unavailable,          ///< berthd is shutting down or overloaded
+  internal,             ///< a bug: an exception or an impossible state
+};
+
+/// Returns the short name of a code, e.g. "not_found".
+const char* to_string(ec code);
+
+/// Returns the human message carried by `err` (falls back to the code's name).
+std::string describe(const caf::error& err);
+
+/// Builds an error with a message.
+caf::error make_error(ec code, std::string message);
+
+} // namespace berth
+
+CAF_ERROR_CODE_ENUM(berth::ec, "berth")

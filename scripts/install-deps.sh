@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages berth builds, runs and tests with, when missing.
+set -euo pipefail
+
+BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config libcaf-dev libboost1.81-dev rapidjson-dev
+  libspdlog-dev libgtest-dev googletest)
+RUN_PKGS=(util-linux mount nfs-common)
+TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iproute2)
+
+want=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}")
+if [[ "${1:-}" == "--test" ]]; then
+  want+=("${TEST_PKGS[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
