@@ -49,7 +49,9 @@ using volume_actor = caf::typed_actor<
   /// Internal: a backend call finished (token, error or empty, mountpoint).
   reacts_to<atom::done, uint64_t, caf::error, std::string>,
   /// Internal: a backend call's timeout fired (token).
-  reacts_to<atom::deadline, uint64_t>>;
+  reacts_to<atom::deadline, uint64_t>,
+  /// The registry forgot this volume: answer what is queued, then quit.
+  reacts_to<atom::retire>>;
 
 /// Names to volumes; serializes creation and removal of names.
 using registry_actor = caf::typed_actor<

@@ -28,6 +28,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_ATOM(berth, berth::atom, done, "done")
   CAF_ADD_ATOM(berth, berth::atom, deadline, "deadline")
   CAF_ADD_ATOM(berth, berth::atom, drain, "drain")
+  CAF_ADD_ATOM(berth, berth::atom, retire, "retire")
   CAF_ADD_ATOM(berth, berth::atom, ok, "ok")
 
 CAF_END_TYPE_ID_BLOCK(berth)

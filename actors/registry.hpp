@@ -1,0 +1,40 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/actors.hpp"
+#include "actors/volume.hpp"
+
+namespace berth {
+
+/// What the registry needs to spawn volumes.
+struct registry_config {
+  /// Backends by name ("local"); a volume record names its backend.
+  std::map<std::string, std::shared_ptr<backend>> backends;
+  std::string default_backend = "local";
+  std::shared_ptr<executor> exec;
+  persistence_actor persistence;
+  std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
+};
+
+/// One name: its actor, and creations not yet answered.
+struct registry_entry {
+  volume_actor hdl;
+  int pending_creates = 0;
+  bool created = false;
+};
+
+struct registry_state {
+  static inline const char* name = "registry";
+  registry_config cfg;
+  std::map<std::string, registry_entry> volumes;
+};
+
+/// Spawns one volume actor per record of `initial` (loaded and reconciled state).
+registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry_state> self,
+                                       registry_config cfg, std::vector<volume_record> initial);
+
+} // namespace berth

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/response_promise.hpp>
+
+#include "actors/actors.hpp"
+#include "backends/backend.hpp"
+#include "backends/executor.hpp"
+
+namespace berth {
+
+/// What a volume actor needs from the daemon around it.
+struct volume_env {
+  std::shared_ptr<backend> storage;          ///< this volume's backend
+  std::shared_ptr<executor> exec;            ///< where blocking backend calls run
+  persistence_actor persistence;             ///< where records become durable
+  std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
+};
+
+/// One request waiting for its turn (the volume runs one transition at a time).
+struct pending_op {
+  enum class kind { create, mount, unmount, remove };
+  kind what;
+  std::string id;      ///< mount ID for mount/unmount
+  option_map options;  ///< for create
+  caf::response_promise rp;
+};
+
+/// A continuation run when the current backend call finishes or times out.
+using backend_continuation = std::function<void(caf::error, std::string)>;
+
+struct volume_state {
+  static inline const char* name = "volume";
+
+  volume_env env;
+  volume_record rec;   ///< the committed (durable) record
+  bool exists = false; ///< created and durable, not removed
+  bool busy = false;   ///< a transition is running
+  std::deque<pending_op> queue;
+
+  uint64_t next_token = 1;
+  uint64_t current_token = 0; ///< the backend call the continuation waits for
+  std::string current_call;   ///< e.g. "mount", for logs and timeouts
+  backend_continuation continuation;
+  /// Calls that timed out but may still finish: token -> call name.
+  std::map<uint64_t, std::string> abandoned;
+
+  std::vector<caf::response_promise> drain_waiters;
+};
+
+/// The behaviour of one volume. `exists` is true for a volume loaded from state.
+volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
+                                   volume_env env, volume_record rec, bool exists);
+
+} // namespace berth

@@ -1,0 +1,63 @@
+#include "actors/volume_rules.hpp"
+
+#include "core/errors.hpp"
+
+namespace berth {
+
+mount_action apply_mount(volume_record& next, const std::string& id) {
+  ++next.mounts[id];
+  return next.mounted ? mount_action::count_only : mount_action::mount_host;
+}
+
+unmount_action apply_unmount(volume_record& next, const std::string& id) {
+  auto it = next.mounts.find(id);
+  if (it == next.mounts.end()) {
+    return unmount_action::unknown_id;
+  }
+  if (--it->second == 0) {
+    next.mounts.erase(it);
+  }
+  if (total_mounts(next) > 0 || !next.mounted) {
+    return unmount_action::count_only;
+  }
+  return unmount_action::unmount_host;
+}
+
+void set_mounted(volume_record& next, const std::string& mountpoint) {
+  next.mounted = true;
+  next.mountpoint = mountpoint;
+}
+
+void set_unmounted(volume_record& next) {
+  next.mounted = false;
+  next.mountpoint.clear();
+}
+
+caf::error check_remove(const volume_record& rec) {
+  if (total_mounts(rec) == 0) {
+    return {};
+  }
+  return make_error(ec::in_use, "volume in use: " + rec.name + " is mounted by "
+                                  + describe_mounts(rec));
+}
+
+caf::error check_recreate(const volume_record& rec, const option_map& options) {
+  if (rec.options == options) {
+    return {};
+  }
+  return make_error(ec::already_exists, "volume " + rec.name
+                                          + " already exists with different options");
+}
+
+std::string describe_mounts(const volume_record& rec) {
+  std::string out;
+  for (const auto& [id, n] : rec.mounts) {
+    if (!out.empty()) {
+      out += ", ";
+    }
+    out += id.substr(0, 12) + ":" + std::to_string(n);
+  }
+  return out.empty() ? "no mount ID" : out;
+}
+
+} // namespace berth

@@ -1,0 +1,47 @@
+#pragma once
+
+// The transition rules of one volume as plain functions on plain records, so
+// they are unit-tested without actors (DESIGN bugs 1 and 2).
+
+#include <string>
+
+#include <caf/error.hpp>
+
+#include "core/volume_record.hpp"
+
+namespace berth {
+
+/// What a Mount needs besides counting.
+enum class mount_action {
+  count_only, ///< the host mount exists: only the count changes
+  mount_host, ///< the first Mount: mount on the host, then count
+};
+
+/// What an Unmount needs besides uncounting.
+enum class unmount_action {
+  unknown_id,   ///< no Mount with that ID is counted: a logged no-op
+  count_only,   ///< other Mounts remain: only the count changes
+  unmount_host, ///< the last Mount: unmount on the host, then uncount
+};
+
+/// Counts one Mount of `id` into `next` (a copy of the committed record).
+mount_action apply_mount(volume_record& next, const std::string& id);
+
+/// Uncounts one Mount of `id` from `next`.
+unmount_action apply_unmount(volume_record& next, const std::string& id);
+
+/// Marks `next` mounted at `mountpoint` / unmounted.
+void set_mounted(volume_record& next, const std::string& mountpoint);
+void set_unmounted(volume_record& next);
+
+/// Empty when Remove may proceed; `ec::in_use` naming the mount IDs otherwise.
+caf::error check_remove(const volume_record& rec);
+
+/// Empty when a Create with `options` matches the existing record (idempotent);
+/// `ec::already_exists` naming the difference otherwise.
+caf::error check_recreate(const volume_record& rec, const option_map& options);
+
+/// "c89a…:2, d1e2…:1" for logs and messages.
+std::string describe_mounts(const volume_record& rec);
+
+} // namespace berth

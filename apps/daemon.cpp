@@ -1,0 +1,260 @@
+#include "apps/daemon.hpp"
+
+// Start-up and shutdown of berthd:
+//
+//   load state (snapshot + journal, or an ECS import) ─▶ reconcile with mountinfo
+//     ─▶ compact (records the boot id) ─▶ persistence + registry actors
+//     ─▶ Docker and admin sockets ─▶ sigwait ─▶ graceful stop
+
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/registry.hpp"
+#include "apps/logging.hpp"
+#include "backends/local_backend.hpp"
+#include "backends/mountinfo.hpp"
+#include "backends/stall_backend.hpp"
+#include "core/errors.hpp"
+#include "persistence/boot_id.hpp"
+#include "persistence/ecs_import.hpp"
+#include "persistence/file_store.hpp"
+#include "persistence/persistence.hpp"
+#include "protocols/admin/admin_api.hpp"
+#include "protocols/docker/docker_api.hpp"
+#include "protocols/http/unix_http_server.hpp"
+#include "recovery/reconcile.hpp"
+
+namespace berth {
+
+namespace {
+
+using backend_map = std::map<std::string, std::shared_ptr<backend>>;
+
+backend_map make_backends(const daemon_options& opts) {
+  std::shared_ptr<backend> local
+    = std::make_shared<local_backend>(opts.state_dir, opts.backend_timeout);
+  if (!opts.test_stall_volume.empty()) {
+    spdlog::warn("TEST ONLY: backend calls of volume {} stall {} ms", opts.test_stall_volume,
+                 opts.test_stall.count());
+    local = std::make_shared<stall_backend>(
+      std::make_unique<local_backend>(opts.state_dir, opts.backend_timeout),
+      opts.test_stall_volume, opts.test_stall);
+  }
+  return {{"local", local}};
+}
+
+/// Loads the state, importing an ECS state file into an empty one.
+caf::expected<state_snapshot> load_state(store& st, const daemon_options& opts) {
+  auto loaded = st.load();
+  if (!loaded) {
+    return loaded.error();
+  }
+  if (opts.import_ecs_state.empty()) {
+    return loaded;
+  }
+  if (!loaded->volumes.empty()) {
+    spdlog::warn("--import-ecs-state {} ignored: berth already holds {} volume(s)",
+                 opts.import_ecs_state, loaded->volumes.size());
+    return loaded;
+  }
+  auto imported = import_ecs_state(opts.import_ecs_state);
+  if (!imported) {
+    return imported.error();
+  }
+  spdlog::info("imported {} volume(s) from ECS state {}", imported->volumes.size(),
+               opts.import_ecs_state);
+  return imported;
+}
+
+caf::error prepare_dirs(const daemon_options& opts) {
+  std::error_code err;
+  for (auto dir : {opts.state_dir, opts.state_dir + "/volumes"}) {
+    std::filesystem::create_directories(dir, err);
+    if (err) {
+      return make_error(ec::invalid_argument, "cannot create " + dir + ": " + err.message());
+    }
+  }
+  std::filesystem::permissions(opts.state_dir, std::filesystem::perms(0711), err);
+  return {};
+}
+
+/// The sockets berthd serves and the threads that run them.
+struct servers {
+  boost::asio::io_context io;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
+    io.get_executor()};
+  std::unique_ptr<docker_api> docker;
+  std::unique_ptr<admin_api> admin;
+  std::vector<std::unique_ptr<unix_http_server>> listeners;
+  std::vector<std::thread> threads;
+
+  size_t in_flight() const {
+    size_t n = 0;
+    for (const auto& l : listeners) {
+      n += l->in_flight();
+    }
+    return n;
+  }
+};
+
+caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
+                         const daemon_options& opts) {
+  if (!opts.docker_socket.empty()) {
+    srv.docker = std::make_unique<docker_api>(sys, reg);
+    auto* api = srv.docker.get();
+    srv.listeners.push_back(std::make_unique<unix_http_server>(
+      srv.io,
+      [api](const std::string& method, const std::string& target, std::string body,
+            reply_fn reply) { api->handle(method, target, std::move(body), std::move(reply)); },
+      1 << 20, "docker"));
+    if (auto err = srv.listeners.back()->listen(opts.docker_socket)) {
+      return err;
+    }
+    spdlog::info("Docker volume plugin listening on {}", opts.docker_socket);
+  }
+  if (!opts.admin_socket.empty()) {
+    srv.admin = std::make_unique<admin_api>(sys, reg);
+    auto* api = srv.admin.get();
+    srv.listeners.push_back(std::make_unique<unix_http_server>(
+      srv.io,
+      [api](const std::string& method, const std::string& target, std::string body,
+            reply_fn reply) { api->handle(method, target, std::move(body), std::move(reply)); },
+      1 << 16, "admin"));
+    if (auto err = srv.listeners.back()->listen(opts.admin_socket)) {
+      return err;
+    }
+    spdlog::info("admin API listening on {}", opts.admin_socket);
+  }
+  for (int i = 0; i < 2; ++i) {
+    srv.threads.emplace_back([&srv] { srv.io.run(); });
+  }
+  return {};
+}
+
+int wait_for_signal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+/// Graceful stop: no new requests, in-flight ones finish, state is flushed.
+void stop_gracefully(servers& srv, caf::actor_system& sys, registry_actor reg,
+                     persistence_actor persistence, const daemon_options& opts) {
+  for (auto& l : srv.listeners) {
+    l->stop();
+  }
+  auto deadline = std::chrono::steady_clock::now() + opts.stop_timeout;
+  while (srv.in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (auto left = srv.in_flight(); left > 0) {
+    spdlog::warn("stopping with {} request(s) still in flight", left);
+  }
+  caf::scoped_actor self{sys};
+  auto remaining = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{
+        std::chrono::milliseconds(100)}));
+  };
+  self->request(reg, remaining(), atom::drain_v)
+    .receive([](atom::ok) {},
+             [](caf::error& err) { spdlog::warn("volumes not idle: {}", describe(err)); });
+  self->request(persistence, remaining(), atom::flush_v)
+    .receive([](atom::ok) { spdlog::info("state flushed"); },
+             [](caf::error& err) { spdlog::error("state flush failed: {}", describe(err)); });
+  srv.guard.reset();
+  srv.io.stop();
+  for (auto& t : srv.threads) {
+    t.join();
+  }
+  self->send_exit(reg, caf::exit_reason::user_shutdown);
+  self->send_exit(persistence, caf::exit_reason::user_shutdown);
+}
+
+} // namespace
+
+int run_daemon(const daemon_options& opts) {
+  setup_logging(opts.log_format, opts.log_level);
+  spdlog::info("berthd {} starting, state in {}", BERTH_VERSION, opts.state_dir);
+  if (auto err = prepare_dirs(opts)) {
+    spdlog::critical("{}", describe(err));
+    return 1;
+  }
+  auto backends = make_backends(opts);
+  auto st = std::make_shared<file_store>(opts.state_dir + "/state");
+  auto state = load_state(*st, opts);
+  if (!state) {
+    spdlog::critical("cannot load state: {}", describe(state.error()));
+    return 1;
+  }
+  auto mount_points = read_mount_points();
+  if (!mount_points) {
+    spdlog::critical("cannot read mountinfo: {}", describe(mount_points.error()));
+    return 1;
+  }
+  auto report = reconcile(*state, read_boot_id(), backends, *mount_points,
+                          opts.state_dir + "/volumes");
+  spdlog::info("reconciled {} volume(s): {}; {} remounted, {} unmounted, {} cleared, {} failed",
+               state->volumes.size(), report.new_boot ? "new boot" : "same boot",
+               report.remounted, report.unmounted, report.cleared, report.failed);
+  if (auto err = st->compact(*state)) {
+    spdlog::critical("cannot write state: {}", describe(err));
+    return 1;
+  }
+
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::berth>();
+  caf::actor_system sys{cfg};
+  auto exec = std::make_shared<executor>(opts.executor_threads, 1 << 16);
+  auto persistence = spawn_persistence(sys, st, *state);
+  registry_config rc;
+  rc.backends = backends;
+  rc.exec = exec;
+  rc.persistence = persistence;
+  rc.backend_timeout = opts.backend_timeout;
+  std::vector<volume_record> records;
+  records.reserve(state->volumes.size());
+  for (auto& [name, rec] : state->volumes) {
+    records.push_back(std::move(rec));
+  }
+  state.reset();
+  auto reg = sys.spawn(registry, std::move(rc), std::move(records));
+
+  servers srv;
+  if (auto err = start_servers(srv, sys, reg, opts)) {
+    spdlog::critical("{}", describe(err));
+    for (auto& l : srv.listeners) {
+      l->stop();
+    }
+    srv.guard.reset();
+    srv.io.stop();
+    for (auto& t : srv.threads) {
+      t.join();
+    }
+    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(persistence, caf::exit_reason::user_shutdown);
+    exec->stop();
+    return 1;
+  }
+  spdlog::info("berthd ready");
+  auto sig = wait_for_signal();
+  spdlog::info("signal {} received, stopping", sig);
+  stop_gracefully(srv, sys, reg, persistence, opts);
+  exec->stop();
+  spdlog::info("berthd stopped");
+  return 0;
+}
+
+} // namespace berth

@@ -1,0 +1,138 @@
+#include "apps/daemon_options.hpp"
+
+#include <functional>
+#include <map>
+
+#include "core/errors.hpp"
+
+namespace berth {
+
+namespace {
+
+caf::error usage_error(const std::string& msg) {
+  return make_error(ec::invalid_argument, msg + " (see berthd --help)");
+}
+
+caf::expected<size_t> parse_count(const std::string& flag, const std::string& value) {
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos
+      || value.size() > 9) {
+    return usage_error(flag + " expects a non-negative number, got \"" + value + "\"");
+  }
+  return static_cast<size_t>(std::stoul(value));
+}
+
+} // namespace
+
+std::string daemon_usage() {
+  return R"(berthd - durable volumes for containers (Docker volume plugin)
+
+Usage: berthd [options]
+
+  --state-dir DIR           state and volumes live here (default /var/lib/berth)
+  --docker-socket PATH      Docker plugin socket; empty turns it off
+                            (default /run/docker/plugins/berth.sock)
+  --admin-socket PATH       berthctl socket; empty turns it off (default /run/berth/admin.sock)
+  --log-format text|json    log line format (default text)
+  --log-level LEVEL         trace, debug, info, warn, error (default info)
+  --import-ecs-state FILE   import an amazon-ecs-volume-plugin state file when the
+                            berth state is empty (replacing that plugin on a host)
+  --backend-timeout-ms N    a mount/unmount that takes longer fails (unmount falls
+                            back to a lazy detach) (default 30000)
+  --stop-timeout-ms N       on SIGTERM, wait this long for in-flight requests (default 30000)
+  --executor-threads N      threads for blocking backend calls (default 16)
+  --test-stall-volume NAME  TEST ONLY: stall this volume's backend calls
+  --test-stall-ms N         TEST ONLY: by this many milliseconds
+  --help                    this text
+  --version                 the version
+)";
+}
+
+caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* argv) {
+  daemon_options opts;
+  using setter = std::function<caf::error(const std::string&)>;
+  auto millis = [](std::chrono::milliseconds& out, const char* flag) {
+    return [&out, flag](const std::string& v) -> caf::error {
+      auto n = parse_count(flag, v);
+      if (!n) {
+        return n.error();
+      }
+      out = std::chrono::milliseconds(*n);
+      return {};
+    };
+  };
+  std::map<std::string, setter> with_value = {
+    {"--state-dir", [&](const std::string& v) -> caf::error {
+       if (v.empty() || v.front() != '/') {
+         return usage_error("--state-dir must be an absolute path, got \"" + v + "\"");
+       }
+       opts.state_dir = v;
+       return {};
+     }},
+    {"--docker-socket", [&](const std::string& v) { opts.docker_socket = v; return caf::error{}; }},
+    {"--admin-socket", [&](const std::string& v) { opts.admin_socket = v; return caf::error{}; }},
+    {"--log-format", [&](const std::string& v) -> caf::error {
+       if (v != "text" && v != "json") {
+         return usage_error("--log-format must be text or json, got \"" + v + "\"");
+       }
+       opts.log_format = v;
+       return {};
+     }},
+    {"--log-level", [&](const std::string& v) -> caf::error {
+       if (v != "trace" && v != "debug" && v != "info" && v != "warn" && v != "error") {
+         return usage_error("--log-level must be trace, debug, info, warn or error, got \"" + v
+                            + "\"");
+       }
+       opts.log_level = v;
+       return {};
+     }},
+    {"--import-ecs-state",
+     [&](const std::string& v) { opts.import_ecs_state = v; return caf::error{}; }},
+    {"--backend-timeout-ms", millis(opts.backend_timeout, "--backend-timeout-ms")},
+    {"--stop-timeout-ms", millis(opts.stop_timeout, "--stop-timeout-ms")},
+    {"--executor-threads", [&](const std::string& v) -> caf::error {
+       auto n = parse_count("--executor-threads", v);
+       if (!n || *n == 0) {
+         return usage_error("--executor-threads expects a number above 0, got \"" + v + "\"");
+       }
+       opts.executor_threads = *n;
+       return {};
+     }},
+    {"--test-stall-volume",
+     [&](const std::string& v) { opts.test_stall_volume = v; return caf::error{}; }},
+    {"--test-stall-ms", millis(opts.test_stall, "--test-stall-ms")},
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      opts.help = true;
+      continue;
+    }
+    if (arg == "--version") {
+      opts.version = true;
+      continue;
+    }
+    std::string value;
+    bool inline_value = false;
+    if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      inline_value = true;
+    }
+    auto it = with_value.find(arg);
+    if (it == with_value.end()) {
+      return usage_error("unknown option \"" + arg + "\"");
+    }
+    if (!inline_value) {
+      if (i + 1 >= argc) {
+        return usage_error(arg + " needs a value");
+      }
+      value = argv[++i];
+    }
+    if (auto err = it->second(value)) {
+      return err;
+    }
+  }
+  return opts;
+}
+
+} // namespace berth

@@ -1,0 +1,252 @@
+#include "backends/local_backend.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include <spdlog/spdlog.h>
+#include <sys/mount.h>
+
+#include "backends/helper_process.hpp"
+#include "backends/mountinfo.hpp"
+#include "core/errors.hpp"
+#include "core/names.hpp"
+
+namespace fs = std::filesystem;
+
+namespace berth {
+
+namespace {
+
+/// Only nfs/efs plans depend on the host's EFS tooling; skip probing otherwise.
+efs_environment environment_for(const option_map& options) {
+  auto it = options.find("type");
+  if (it != options.end() && (it->second == "efs" || it->second == "nfs" || it->second == "nfs4")) {
+    return probe_efs_environment();
+  }
+  return {};
+}
+
+/// Creates `dir` (and parents) with mode 0755, whatever the umask.
+caf::error make_dir(const std::string& volume, const fs::path& dir) {
+  std::error_code err;
+  fs::create_directories(dir, err);
+  if (err) {
+    return make_error(ec::backend_failure, "volume " + volume + ": cannot create " + dir.string()
+                                             + ": " + err.message());
+  }
+  fs::permissions(dir, fs::perms(0755), fs::perm_options::replace, err);
+  if (err) {
+    return make_error(ec::backend_failure, "volume " + volume + ": cannot chmod " + dir.string()
+                                             + ": " + err.message());
+  }
+  return {};
+}
+
+} // namespace
+
+local_backend::local_backend(std::string state_dir, std::chrono::milliseconds helper_timeout)
+  : helper_timeout_(helper_timeout) {
+  // mountinfo shows resolved paths; resolve the root once so they compare equal.
+  std::error_code err;
+  fs::path root = fs::weakly_canonical(fs::absolute(state_dir), err);
+  volumes_dir_ = ((err ? fs::path(state_dir) : root) / "volumes").string();
+}
+
+std::string local_backend::name() const {
+  return "local";
+}
+
+caf::error local_backend::check_name(const std::string& volume) const {
+  if (!is_valid_volume_name(volume)) {
+    return make_error(ec::invalid_argument, "invalid volume name \"" + volume
+                                              + "\" (expected [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+  }
+  return {};
+}
+
+std::string local_backend::volume_dir(const std::string& volume) const {
+  if (!is_valid_volume_name(volume)) {
+    return {};
+  }
+  return volumes_dir_ + "/" + volume;
+}
+
+std::string local_backend::mountpoint(const volume_record& rec) const {
+  if (!rec.mountpoint.empty()) {
+    return rec.mountpoint; // an imported (ECS) volume keeps its own path
+  }
+  auto dir = volume_dir(rec.name);
+  return dir.empty() ? dir : dir + "/mnt";
+}
+
+caf::error local_backend::validate(const std::string& volume, const option_map& options) const {
+  if (auto err = check_name(volume)) {
+    return err;
+  }
+  return validate_local_options(volume, options);
+}
+
+caf::error local_backend::create(const volume_record& rec) {
+  if (auto err = check_name(rec.name)) {
+    return err;
+  }
+  auto dir = fs::path(volume_dir(rec.name));
+  if (auto err = make_dir(rec.name, dir / "data")) {
+    return err;
+  }
+  return make_dir(rec.name, dir / "mnt");
+}
+
+// -- mount --------------------------------------------------------------------
+
+caf::expected<std::string> local_backend::mount(const volume_record& rec) {
+  if (auto err = check_name(rec.name)) {
+    return err;
+  }
+  auto plan = plan_local_mount(rec.name, rec.options, environment_for(rec.options));
+  if (!plan) {
+    return plan.error();
+  }
+  for (const auto& w : plan->warnings) {
+    spdlog::warn("{}", w);
+  }
+  std::string target = mountpoint(rec);
+  if (!is_clean_absolute_path(target)) {
+    return make_error(ec::invalid_argument,
+                      "volume " + rec.name + ": mountpoint \"" + target + "\" is not a clean absolute path");
+  }
+  if (is_mount_point(target)) {
+    return target;
+  }
+  auto ensure_dirs = [&]() -> caf::error {
+    if (plan->kind == local_kind::directory) {
+      if (auto err = make_dir(rec.name, fs::path(volume_dir(rec.name)) / "data")) {
+        return err;
+      }
+    }
+    return make_dir(rec.name, target);
+  };
+  caf::error err;
+  int sys_errno = 0;
+  if (plan->use_helper) {
+    err = ensure_dirs();
+    if (!err) {
+      err = mount_helper(rec, *plan, target);
+    }
+  } else {
+    // The dirs exist after create(); make them only when mount(2) says ENOENT.
+    err = mount_syscall(rec, *plan, target, sys_errno);
+    if (err && sys_errno == ENOENT) {
+      err = ensure_dirs();
+      if (!err) {
+        err = mount_syscall(rec, *plan, target, sys_errno);
+      }
+    }
+  }
+  if (err) {
+    return err;
+  }
+  return target;
+}
+
+caf::error local_backend::mount_syscall(const volume_record& rec, const mount_plan& plan,
+                                        const std::string& target, int& sys_errno) const {
+  std::string source = plan.kind == local_kind::directory ? volume_dir(rec.name) + "/data"
+                                                          : plan.device;
+  sys_errno = 0;
+  auto fail = [&](const char* step) {
+    int e = errno;
+    sys_errno = e;
+    return make_error(ec::backend_failure, "volume " + rec.name + ": " + step + " of " + source
+                                             + " on " + target
+                                             + (plan.fstype.empty() ? "" : " (" + plan.fstype + ")")
+                                             + " failed: " + std::strerror(e));
+  };
+  const bool is_bind = (plan.flags & MS_BIND) != 0;
+  if (!is_bind) {
+    const char* data = plan.data.empty() ? nullptr : plan.data.c_str();
+    if (::mount(source.c_str(), target.c_str(), plan.fstype.c_str(), plan.flags, data) != 0) {
+      return fail("mount");
+    }
+    return {};
+  }
+  // A bind mount ignores other flags; they need a second, remounting call.
+  if (::mount(source.c_str(), target.c_str(), nullptr, plan.flags & (MS_BIND | MS_REC), nullptr)
+      != 0) {
+    return fail("bind mount");
+  }
+  unsigned long extra = plan.flags & ~(MS_BIND | MS_REC);
+  if (extra != 0
+      && ::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | extra, nullptr) != 0) {
+    auto err = fail("remount with flags");
+    ::umount2(target.c_str(), MNT_DETACH);
+    return err;
+  }
+  return {};
+}
+
+caf::error local_backend::mount_helper(const volume_record& rec, const mount_plan& plan,
+                                       const std::string& target) {
+  auto argv = helper_command(plan, target);
+  spdlog::debug("volume {}: running {}", rec.name, render_command(argv));
+  auto out = run_helper_checked(argv, helper_timeout_,
+                                "volume " + rec.name + ": mount of " + plan.device + " on "
+                                  + target + " failed");
+  if (!out) {
+    return out.error();
+  }
+  return {};
+}
+
+// -- unmount and remove -------------------------------------------------------
+
+caf::error local_backend::unmount(const volume_record& rec, bool lazy) {
+  if (auto err = check_name(rec.name)) {
+    return err;
+  }
+  std::string target = mountpoint(rec);
+  if (::umount2(target.c_str(), lazy ? MNT_DETACH : 0) == 0) {
+    return {};
+  }
+  int e = errno;
+  if (e == EINVAL || e == ENOENT) {
+    return {}; // not mounted: already unmounted
+  }
+  if (e == EBUSY) {
+    return make_error(ec::in_use, "volume " + rec.name + ": " + target
+                                    + " is busy (a process still uses it): " + std::strerror(e));
+  }
+  return make_error(ec::backend_failure, "volume " + rec.name + ": unmount of " + target
+                                           + " failed: " + std::strerror(e));
+}
+
+caf::error local_backend::remove(const volume_record& rec) {
+  if (auto err = check_name(rec.name)) {
+    return err;
+  }
+  const std::string dir = volume_dir(rec.name);
+  const std::string target = mountpoint(rec);
+  // Never delete through a live mount: remove_all would descend into it.
+  auto points = read_mount_points();
+  if (!points) {
+    return make_error(ec::backend_failure, "volume " + rec.name + ": not removed, cannot check mounts: "
+                                             + describe(points.error()));
+  }
+  for (const auto& p : *points) {
+    if (p == target || p == dir || p.compare(0, dir.size() + 1, dir + "/") == 0) {
+      return make_error(ec::in_use, "volume " + rec.name + " is still mounted at " + p
+                                      + "; unmount it before removing");
+    }
+  }
+  std::error_code err;
+  fs::remove_all(dir, err); // does not follow symlinks
+  if (err) {
+    return make_error(ec::backend_failure, "volume " + rec.name + ": cannot remove " + dir + ": "
+                                             + err.message());
+  }
+  return {};
+}
+
+} // namespace berth

@@ -1,0 +1,137 @@
+// berth-bench: load generator for berthd's Docker volume plugin socket.
+// Prints readable lines, then one JSON object as the last line.
+
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "bench/common.hpp"
+
+namespace {
+
+const char* usage_text =
+  "usage:\n"
+  "  berth-bench docker --socket PATH --volumes N --concurrency C --seconds S\n"
+  "                     [--pid PID] [--prefix P] [--stalled NAME]\n"
+  "      Creates the volumes P-0..P-(N-1) that are missing, then C clients do\n"
+  "      Mount(fresh ID)+Unmount for S seconds; --stalled NAME adds one client\n"
+  "      looping on NAME, reported apart; --pid reports that process's RSS.\n"
+  "  berth-bench restart --berthd PATH --state-dir DIR --socket PATH --volumes N\n"
+  "                      --ids-per-volume K [--concurrency C] [--prefix P] [--keep]\n"
+  "                      [--berthd-arg ARG]...\n"
+  "      Populates DIR with N volumes mounted by K IDs each (when it holds fewer),\n"
+  "      restarts berthd and times exec -> first VolumeDriver.List reply; then\n"
+  "      unmounts and removes everything unless --keep.\n"
+  "The last line of the output is one JSON object.\n";
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "berth-bench: %s (see berth-bench --help)\n", msg.c_str());
+  std::exit(64);
+}
+
+long to_long(const std::string& flag, const char* value, long min) {
+  char* end = nullptr;
+  errno = 0;
+  long v = std::strtol(value, &end, 10);
+  if (errno != 0 || end == value || *end != '\0' || v < min) {
+    usage_error(flag + " needs an integer >= " + std::to_string(min) + ", got '" + value + "'");
+  }
+  return v;
+}
+
+double to_double(const std::string& flag, const char* value) {
+  char* end = nullptr;
+  double v = std::strtod(value, &end);
+  if (end == value || *end != '\0' || !(v > 0)) {
+    usage_error(flag + " needs a positive number, got '" + value + "'");
+  }
+  return v;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  using berth::bench::options;
+  if (argc < 2) {
+    usage_error("missing mode (docker or restart)");
+  }
+  std::string mode = argv[1];
+  if (mode == "--help" || mode == "-h" || mode == "help") {
+    std::printf("%s", usage_text);
+    return 0;
+  }
+  if (mode != "docker" && mode != "restart") {
+    usage_error("unknown mode '" + mode + "'");
+  }
+  options opt;
+  opt.mode = mode;
+  bool have_volumes = false;
+  bool have_concurrency = false;
+  bool have_seconds = false;
+  bool have_ids = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--keep") {
+      opt.keep = true;
+      continue;
+    }
+    if (flag == "--help" || flag == "-h") {
+      std::printf("%s", usage_text);
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      usage_error(flag.rfind("--", 0) == 0 ? flag + " needs a value" : "unexpected '" + flag + "'");
+    }
+    const char* value = argv[++i];
+    if (flag == "--socket") {
+      opt.socket = value;
+    } else if (flag == "--volumes") {
+      opt.volumes = to_long(flag, value, 1);
+      have_volumes = true;
+    } else if (flag == "--concurrency") {
+      opt.concurrency = to_long(flag, value, 1);
+      have_concurrency = true;
+    } else if (flag == "--seconds") {
+      opt.seconds = to_double(flag, value);
+      have_seconds = true;
+    } else if (flag == "--pid") {
+      opt.pid = to_long(flag, value, 1);
+    } else if (flag == "--prefix") {
+      opt.prefix = value;
+    } else if (flag == "--stalled") {
+      opt.stalled = value;
+    } else if (flag == "--berthd") {
+      opt.berthd = value;
+    } else if (flag == "--state-dir") {
+      opt.state_dir = value;
+    } else if (flag == "--ids-per-volume") {
+      opt.ids_per_volume = to_long(flag, value, 0);
+      have_ids = true;
+    } else if (flag == "--berthd-arg") {
+      opt.berthd_args.emplace_back(value);
+    } else {
+      usage_error("unknown option '" + flag + "'");
+    }
+  }
+  if (opt.socket.empty()) {
+    usage_error("--socket is required");
+  }
+  if (opt.prefix.empty()) {
+    usage_error("--prefix must not be empty");
+  }
+  if (mode == "docker") {
+    if (!have_volumes || !have_concurrency || !have_seconds) {
+      usage_error("docker mode needs --volumes, --concurrency and --seconds");
+    }
+    return berth::bench::run_docker(opt);
+  }
+  if (opt.berthd.empty() || opt.state_dir.empty() || !have_volumes || !have_ids) {
+    usage_error("restart mode needs --berthd, --state-dir, --volumes and --ids-per-volume");
+  }
+  if (!have_concurrency) {
+    opt.concurrency = 16;
+  }
+  return berth::bench::run_restart(opt);
+}

@@ -1,0 +1,45 @@
+#pragma once
+
+// A Docker volume plugin client for berth-bench: one keep-alive connection,
+// one call per method, errors folded into a string.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocols/http/unix_http_client.hpp"
+
+namespace berth::bench {
+
+/// Result of one plugin call: `ok` when the reply was 200 with an empty Err.
+struct call_result {
+  bool ok = false;
+  std::string err;  ///< what went wrong, when !ok
+  std::string body; ///< the raw reply body
+};
+
+/// One client of the plugin socket. Not thread-safe: one per thread.
+class plugin_client {
+public:
+  explicit plugin_client(std::string socket_path);
+
+  call_result create(const std::string& name);
+  call_result remove(const std::string& name);
+  call_result mount(const std::string& name, const std::string& id);
+  call_result unmount(const std::string& name, const std::string& id);
+
+  /// VolumeDriver.List; on success `names` holds every volume name.
+  call_result list(std::vector<std::string>& names);
+
+  /// POSTs `body` to `/VolumeDriver.<endpoint>` (or any path starting with '/').
+  call_result call(const std::string& endpoint, const std::string& body);
+
+private:
+  std::string socket_path_;
+  std::unique_ptr<unix_http_client> http_;
+};
+
+/// Quotes `s` as a JSON string literal.
+std::string json_quote(const std::string& s);
+
+} // namespace berth::bench

@@ -1,0 +1,100 @@
+#include "protocols/http/unix_http_client.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include "core/errors.hpp"
+
+namespace berth {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using local = asio::local::stream_protocol;
+using boost::system::error_code;
+
+struct unix_http_client::impl {
+  asio::io_context io;
+  local::socket socket{io};
+  boost::beast::flat_buffer buffer;
+};
+
+unix_http_client::unix_http_client(std::string socket_path)
+  : path_(std::move(socket_path)), impl_(std::make_unique<impl>()) {
+}
+
+unix_http_client::~unix_http_client() = default;
+
+caf::expected<http_response> unix_http_client::post(const std::string& target,
+                                                    const std::string& body,
+                                                    const std::string& content_type) {
+  return send("POST", target, body, content_type);
+}
+
+caf::expected<http_response> unix_http_client::get(const std::string& target) {
+  return send("GET", target, {}, {});
+}
+
+caf::expected<http_response> unix_http_client::send(const std::string& method,
+                                                    const std::string& target,
+                                                    const std::string& body,
+                                                    const std::string& content_type) {
+  auto failure = [this](const char* step, const error_code& err) {
+    return make_error(ec::unavailable, path_ + ": " + step + ": " + err.message());
+  };
+  http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+  req.set(http::field::host, "localhost");
+  req.set(http::field::user_agent, "berth");
+  if (!content_type.empty()) {
+    req.set(http::field::content_type, content_type);
+  }
+  req.body() = body;
+  req.keep_alive(true);
+  req.prepare_payload();
+  // A kept-alive connection the server closed meanwhile fails on first use
+  // without the request having been handled: retry once on a fresh one.
+  for (int attempt = 0;; ++attempt) {
+    bool reused = impl_->socket.is_open();
+    error_code err;
+    if (!reused) {
+      impl_->buffer.clear();
+      impl_->socket.connect(local::endpoint{path_}, err);
+      if (err) {
+        error_code ignored;
+        impl_->socket.close(ignored);
+        return failure("connect", err);
+      }
+    }
+    http::write(impl_->socket, req, err);
+    if (err) {
+      error_code ignored;
+      impl_->socket.close(ignored);
+      if (reused && attempt == 0) {
+        continue;
+      }
+      return failure("write", err);
+    }
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(std::uint64_t{1} << 30);
+    http::read(impl_->socket, impl_->buffer, parser, err);
+    if (err) {
+      error_code ignored;
+      impl_->socket.close(ignored);
+      bool nothing_read = err == http::error::end_of_stream || err == asio::error::eof ||
+                          err == asio::error::connection_reset;
+      if (reused && attempt == 0 && nothing_read) {
+        continue;
+      }
+      return failure("read", err);
+    }
+    auto res = parser.release();
+    if (!res.keep_alive()) {
+      error_code ignored;
+      impl_->socket.close(ignored);
+    }
+    return http_response{res.result_int(), std::move(res.body())};
+  }
+}
+
+} // namespace berth

@@ -1,0 +1,373 @@
+#include "protocols/http/unix_http_server.hpp"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
+
+#include "core/errors.hpp"
+
+namespace berth {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using local = asio::local::stream_protocol;
+using boost::system::error_code;
+
+namespace {
+
+constexpr const char* json_type = "application/json";
+
+/// `{"Err":msg}` (the shape Docker reads) for errors the transport answers itself.
+std::string transport_error(const std::string& msg) {
+  std::string out = "{\"Err\":\"";
+  for (char c : msg) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) >= 0x20) {
+      out += c;
+    }
+  }
+  out += "\"}";
+  return out;
+}
+
+/// True when something accepts connections on `path`.
+bool answers(const std::string& path) {
+  asio::io_context ctx;
+  local::socket probe{ctx};
+  error_code err;
+  probe.connect(local::endpoint{path}, err);
+  return !err;
+}
+
+} // namespace
+
+namespace detail {
+
+// -- listener ----------------------------------------------------------------
+
+/// What the server and its sessions share; outlives the server object while
+/// sessions still run.
+struct http_listener : std::enable_shared_from_this<http_listener> {
+  http_listener(asio::io_context& ctx, handler_fn fn, size_t limit, std::string label)
+    : io(ctx), handler(std::move(fn)), body_limit(limit), name(std::move(label)), acceptor(ctx),
+      retry(ctx) {
+  }
+
+  asio::io_context& io;
+  const handler_fn handler;
+  const size_t body_limit;
+  const std::string name;
+  std::atomic<bool> stopped{false};
+  std::atomic<size_t> in_flight{0};
+
+  std::mutex mtx; ///< guards everything below
+  local::acceptor acceptor;
+  asio::steady_timer retry; ///< backs off after accept errors (EMFILE)
+  std::string path;
+  bool bound = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+
+  /// Starts one asynchronous accept. Requires `mtx`.
+  void accept_next();
+};
+
+// -- session -----------------------------------------------------------------
+
+/// One connection: reads a request, hands it to the handler, writes the reply
+/// when it comes, repeats while keep-alive.
+class http_session : public std::enable_shared_from_this<http_session> {
+public:
+  http_session(local::socket socket, std::shared_ptr<http_listener> owner)
+    : socket_(std::move(socket)), owner_(std::move(owner)) {
+  }
+
+  void start() {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->read_next(); });
+  }
+
+  /// Posts a response onto this session's strand (from any thread).
+  void post_reply(unsigned status, std::string content_type, std::string body) {
+    asio::post(socket_.get_executor(),
+               [self = shared_from_this(), status, content_type = std::move(content_type),
+                body = std::move(body)]() mutable {
+                 self->write(status, std::move(content_type), std::move(body), true);
+               });
+  }
+
+private:
+  void read_next() {
+    parser_.emplace();
+    parser_->body_limit(static_cast<std::uint64_t>(owner_->body_limit));
+    http::async_read(socket_, buffer_, *parser_,
+                     [self = shared_from_this()](error_code err, size_t) { self->on_read(err); });
+  }
+
+  void on_read(error_code err) {
+    if (err) {
+      on_read_error(err);
+      return;
+    }
+    auto req = parser_->release();
+    keep_alive_ = req.keep_alive();
+    version_ = req.version();
+    ++owner_->in_flight;
+    auto pending = std::make_shared<pending_reply>(shared_from_this());
+    reply_fn reply = [pending](unsigned status, std::string content_type, std::string body) {
+      pending->send(status, std::move(content_type), std::move(body));
+    };
+    try {
+      owner_->handler(std::string{req.method_string()}, std::string{req.target()},
+                      std::move(req.body()), std::move(reply));
+    } catch (const std::exception& e) {
+      spdlog::error("{}: handler failed: {}", owner_->name, e.what());
+      pending->send(500, json_type, transport_error(std::string{"internal error: "} + e.what()));
+    } catch (...) {
+      spdlog::error("{}: handler failed with an unknown exception", owner_->name);
+      pending->send(500, json_type, transport_error("internal error"));
+    }
+  }
+
+  void on_read_error(error_code err) {
+    static const auto& http_category = http::make_error_code(http::error::bad_target).category();
+    if (err == http::error::body_limit) {
+      keep_alive_ = false;
+      write(413, json_type,
+            transport_error("request body exceeds the limit of " +
+                            std::to_string(owner_->body_limit) + " bytes"),
+            false);
+    } else if (err == http::error::header_limit) {
+      keep_alive_ = false;
+      write(431, json_type, transport_error("request header too large"), false);
+    } else if (err.category() == http_category && err != http::error::end_of_stream &&
+               err != http::error::partial_message) {
+      keep_alive_ = false;
+      spdlog::debug("{}: malformed request: {}", owner_->name, err.message());
+      write(400, json_type, transport_error("malformed HTTP request: " + err.message()), false);
+    } else {
+      close(); // the peer closed or the connection broke: nobody to answer
+    }
+  }
+
+  /// Writes a response; `counted` when it answers a request in in_flight.
+  void write(unsigned status, std::string content_type, std::string body, bool counted) {
+    if (status < 100 || status > 999) {
+      status = 500;
+    }
+    res_ = {};
+    res_.version(version_);
+    res_.result(status);
+    res_.set(http::field::server, "berth");
+    res_.set(http::field::content_type, content_type);
+    res_.body() = std::move(body);
+    bool close_after = !keep_alive_ || owner_->stopped;
+    res_.keep_alive(!close_after);
+    res_.prepare_payload();
+    http::async_write(socket_, res_,
+                      [self = shared_from_this(), close_after, counted](error_code err, size_t) {
+                        if (counted) {
+                          --self->owner_->in_flight;
+                        }
+                        if (err || close_after) {
+                          self->close();
+                        } else {
+                          self->read_next();
+                        }
+                      });
+  }
+
+  void close() {
+    error_code ignored;
+    socket_.shutdown(local::socket::shutdown_send, ignored);
+    socket_.close(ignored);
+  }
+
+  /// Sends the reply once; answers 500 if dropped without a reply.
+  struct pending_reply {
+    explicit pending_reply(std::shared_ptr<http_session> s) : session(std::move(s)) {
+    }
+    ~pending_reply() {
+      if (!done) {
+        spdlog::error("{}: a request was dropped without a reply", session->owner_->name);
+        send(500, json_type, transport_error("internal error: the request got no reply"));
+      }
+    }
+    void send(unsigned status, std::string content_type, std::string body) {
+      if (!done.exchange(true)) {
+        session->post_reply(status, std::move(content_type), std::move(body));
+      }
+    }
+    std::shared_ptr<http_session> session;
+    std::atomic<bool> done{false};
+  };
+
+  local::socket socket_;
+  std::shared_ptr<http_listener> owner_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+  bool keep_alive_ = true;
+  unsigned version_ = 11;
+};
+
+void http_listener::accept_next() {
+  acceptor.async_accept(
+    asio::make_strand(io), [self = shared_from_this()](error_code err, local::socket socket) {
+      if (err == asio::error::operation_aborted) {
+        return;
+      }
+      std::lock_guard<std::mutex> guard{self->mtx};
+      if (!err) {
+        std::make_shared<http_session>(std::move(socket), self)->start();
+      }
+      if (self->stopped || !self->acceptor.is_open()) {
+        return;
+      }
+      if (!err) {
+        self->accept_next();
+        return;
+      }
+      spdlog::warn("{}: accept on {} failed: {}; retrying", self->name, self->path, err.message());
+      self->retry.expires_after(std::chrono::milliseconds(100));
+      self->retry.async_wait([self](error_code timer_err) {
+        std::lock_guard<std::mutex> guard{self->mtx};
+        if (!timer_err && !self->stopped && self->acceptor.is_open()) {
+          self->accept_next();
+        }
+      });
+    });
+}
+
+} // namespace detail
+
+// -- server --------------------------------------------------------------------
+
+unix_http_server::unix_http_server(asio::io_context& io, handler_fn handler, size_t body_limit,
+                                   std::string name)
+  : listener_(std::make_shared<detail::http_listener>(io, std::move(handler), body_limit,
+                                                      std::move(name))) {
+}
+
+unix_http_server::~unix_http_server() {
+  stop();
+}
+
+caf::error unix_http_server::listen(const std::string& path) {
+  auto& l = *listener_;
+  std::lock_guard<std::mutex> guard{l.mtx};
+  if (l.bound) {
+    return make_error(ec::invalid_argument, l.name + " server already listens on " + l.path);
+  }
+  if (path.empty()) {
+    return make_error(ec::invalid_argument, l.name + " socket path is empty");
+  }
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+    return make_error(ec::invalid_argument,
+                      "socket path " + path + " is too long (" + std::to_string(path.size()) +
+                        " bytes, at most " + std::to_string(sizeof(sockaddr_un::sun_path) - 1) +
+                        ")");
+  }
+  std::error_code fs_err;
+  auto parent = std::filesystem::path{path}.parent_path();
+  if (!parent.empty()) {
+    std::filesystem::create_directories(parent, fs_err);
+    if (fs_err) {
+      return make_error(ec::invalid_argument,
+                        "cannot create directory " + parent.string() + ": " + fs_err.message());
+    }
+  }
+  auto status = std::filesystem::symlink_status(path, fs_err);
+  if (std::filesystem::exists(status)) {
+    if (!std::filesystem::is_socket(status)) {
+      return make_error(ec::invalid_argument,
+                        path + " exists and is not a socket; refusing to replace it");
+    }
+    if (answers(path)) {
+      return make_error(ec::unavailable,
+                        "another process is serving " + path + " (is another berthd running?)");
+    }
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return make_error(ec::unavailable, "cannot remove stale socket " + path + ": " +
+                                           std::generic_category().message(errno));
+    }
+    spdlog::info("{}: replaced stale socket {}", l.name, path);
+  }
+  error_code err;
+  auto fail = [&](const char* what) {
+    error_code ignored;
+    l.acceptor.close(ignored);
+    return make_error(ec::unavailable,
+                      std::string{"cannot "} + what + " " + path + ": " + err.message());
+  };
+  if (l.acceptor.open(local{}, err); err) {
+    return fail("open a socket for");
+  }
+  if (l.acceptor.bind(local::endpoint{path}, err); err) {
+    return fail("bind");
+  }
+  if (l.acceptor.listen(asio::socket_base::max_listen_connections, err); err) {
+    ::unlink(path.c_str());
+    return fail("listen on");
+  }
+  struct stat st {};
+  if (::chmod(path.c_str(), 0660) != 0 || ::stat(path.c_str(), &st) != 0) {
+    err.assign(errno, boost::system::generic_category());
+    ::unlink(path.c_str());
+    return fail("set the mode of");
+  }
+  if (::geteuid() == 0 && ::chown(path.c_str(), 0, 0) != 0) {
+    err.assign(errno, boost::system::generic_category());
+    ::unlink(path.c_str());
+    return fail("chown");
+  }
+  l.path = path;
+  l.dev = st.st_dev;
+  l.ino = st.st_ino;
+  l.bound = true;
+  l.stopped = false;
+  l.accept_next();
+  return {};
+}
+
+void unix_http_server::stop() {
+  auto& l = *listener_;
+  std::lock_guard<std::mutex> guard{l.mtx};
+  l.stopped = true;
+  error_code ignored;
+  l.acceptor.close(ignored);
+  l.retry.cancel();
+  if (!l.bound) {
+    return;
+  }
+  l.bound = false;
+  // Remove the file only while it is still ours, not a successor's.
+  struct stat st {};
+  if (::stat(l.path.c_str(), &st) == 0 && st.st_dev == l.dev && st.st_ino == l.ino) {
+    ::unlink(l.path.c_str());
+  }
+  spdlog::info("{}: stopped accepting on {}", l.name, l.path);
+}
+
+size_t unix_http_server::in_flight() const {
+  return listener_->in_flight.load();
+}
+
+} // namespace berth

@@ -1,0 +1,116 @@
+#include "recovery/reconcile.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "core/errors.hpp"
+#include "core/names.hpp"
+
+namespace berth {
+
+namespace {
+
+backend& backend_of(const volume_record& rec,
+                    const std::map<std::string, std::shared_ptr<backend>>& backends) {
+  auto it = backends.find(rec.backend);
+  if (it == backends.end()) {
+    return *backends.at("local");
+  }
+  return *it->second;
+}
+
+void clear_mounts(volume_record& rec) {
+  rec.mounts.clear();
+  rec.mounted = false;
+  rec.mountpoint.clear();
+}
+
+/// Unmounts mounts under volumes_root/NAME/mnt whose NAME has no record.
+void unmount_strays(const state_snapshot& state, const std::set<std::string>& mount_points,
+                    const std::string& volumes_root, backend& local, reconcile_report& report) {
+  auto prefix = volumes_root + "/";
+  for (const auto& mp : mount_points) {
+    if (mp.compare(0, prefix.size(), prefix) != 0) {
+      continue;
+    }
+    auto rest = mp.substr(prefix.size());
+    auto slash = rest.find('/');
+    if (slash == std::string::npos || rest.substr(slash) != "/mnt") {
+      continue;
+    }
+    auto name = rest.substr(0, slash);
+    if (!is_valid_volume_name(name) || state.volumes.count(name) > 0) {
+      continue;
+    }
+    volume_record ghost;
+    ghost.name = name;
+    ghost.mountpoint = mp;
+    if (auto err = local.unmount(ghost, true)) {
+      spdlog::error("reconcile: cannot unmount {} of unknown volume {}: {}", mp, name,
+                    describe(err));
+    } else {
+      spdlog::warn("reconcile: unmounted {}: no volume {} in the state", mp, name);
+      ++report.unmounted;
+    }
+  }
+}
+
+} // namespace
+
+reconcile_report reconcile(state_snapshot& state, const std::string& boot_id,
+                           const std::map<std::string, std::shared_ptr<backend>>& backends,
+                           const std::set<std::string>& mount_points,
+                           const std::string& volumes_root) {
+  reconcile_report report;
+  report.new_boot = !state.imported && !state.boot_id.empty() && !boot_id.empty()
+                    && state.boot_id != boot_id;
+  for (auto& [name, rec] : state.volumes) {
+    auto& storage = backend_of(rec, backends);
+    auto mp = storage.mountpoint(rec);
+    bool on_host = mount_points.count(mp) > 0;
+    if (report.new_boot) {
+      if (!rec.mounts.empty() || rec.mounted) {
+        ++report.cleared;
+      }
+      clear_mounts(rec);
+    }
+    if (total_mounts(rec) == 0) {
+      if (on_host) {
+        // Mounted but held by nobody: a crash between mount(2) and its commit.
+        if (auto err = storage.unmount(rec, true)) {
+          spdlog::error("reconcile: volume {}: cannot unmount {}: {}", name, mp, describe(err));
+          continue;
+        }
+        spdlog::warn("reconcile: volume {}: unmounted {} that no mount ID holds", name, mp);
+        ++report.unmounted;
+      }
+      clear_mounts(rec);
+      continue;
+    }
+    if (on_host) {
+      rec.mounted = true;
+      rec.mountpoint = mp;
+      continue;
+    }
+    // Same boot, counted, but the host mount is gone: containers still expect it.
+    auto remade = storage.mount(rec);
+    if (!remade) {
+      spdlog::error("reconcile: volume {}: cannot mount again at {}: {}", name, mp,
+                    describe(remade.error()));
+      rec.mounted = false;
+      rec.mountpoint.clear();
+      ++report.failed;
+      continue;
+    }
+    spdlog::warn("reconcile: volume {}: host mount had vanished, mounted again at {}", name,
+                 *remade);
+    rec.mounted = true;
+    rec.mountpoint = *remade;
+    ++report.remounted;
+  }
+  unmount_strays(state, mount_points, volumes_root, backend_of(volume_record{}, backends), report);
+  state.boot_id = boot_id;
+  state.imported = false;
+  return report;
+}
+
+} // namespace berth

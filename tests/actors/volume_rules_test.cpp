@@ -1,0 +1,79 @@
+#include "actors/volume_rules.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+
+using namespace berth;
+
+namespace {
+
+volume_record mounted_by(std::map<std::string, uint32_t> counts) {
+  volume_record rec;
+  rec.name = "v1";
+  rec.mounts = std::move(counts);
+  rec.mounted = !rec.mounts.empty();
+  rec.mountpoint = rec.mounted ? "/mnt/v1" : "";
+  return rec;
+}
+
+} // namespace
+
+TEST(volume_rules, first_mount_mounts_the_host_later_ones_only_count) {
+  auto rec = mounted_by({});
+  EXPECT_EQ(apply_mount(rec, "c1"), mount_action::mount_host);
+  set_mounted(rec, "/mnt/v1");
+  EXPECT_EQ(apply_mount(rec, "c2"), mount_action::count_only);
+  EXPECT_EQ(apply_mount(rec, "c1"), mount_action::count_only);
+  EXPECT_EQ(rec.mounts.at("c1"), 2u);
+  EXPECT_EQ(total_mounts(rec), 3u);
+}
+
+TEST(volume_rules, docker_cp_mount_and_unmount_with_the_same_id_keeps_the_mount) {
+  // dockerd mounts with the container's ID again for `docker cp` (DESIGN bug 2).
+  auto rec = mounted_by({{"c1", 1}});
+  EXPECT_EQ(apply_mount(rec, "c1"), mount_action::count_only);
+  EXPECT_EQ(apply_unmount(rec, "c1"), unmount_action::count_only);
+  EXPECT_EQ(rec.mounts.at("c1"), 1u);
+  EXPECT_EQ(apply_unmount(rec, "c1"), unmount_action::unmount_host);
+  EXPECT_TRUE(rec.mounts.empty());
+}
+
+TEST(volume_rules, last_unmount_across_ids_unmounts) {
+  auto rec = mounted_by({{"a", 1}, {"b", 1}});
+  EXPECT_EQ(apply_unmount(rec, "a"), unmount_action::count_only);
+  EXPECT_EQ(apply_unmount(rec, "b"), unmount_action::unmount_host);
+}
+
+TEST(volume_rules, unmount_of_an_unknown_id_changes_nothing) {
+  auto rec = mounted_by({{"a", 1}});
+  auto before = rec;
+  EXPECT_EQ(apply_unmount(rec, "zzz"), unmount_action::unknown_id);
+  EXPECT_EQ(rec, before);
+}
+
+TEST(volume_rules, remove_is_refused_while_any_id_holds_the_volume) {
+  auto rec = mounted_by({{"abcdef0123456789", 2}});
+  auto err = check_remove(rec);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), static_cast<uint8_t>(ec::in_use));
+  EXPECT_NE(describe(err).find("volume in use"), std::string::npos);
+  EXPECT_NE(describe(err).find("abcdef012345:2"), std::string::npos);
+  EXPECT_FALSE(check_remove(mounted_by({})));
+}
+
+TEST(volume_rules, recreate_is_idempotent_only_with_equal_options) {
+  auto rec = mounted_by({});
+  rec.options = {{"type", "tmpfs"}};
+  EXPECT_FALSE(check_recreate(rec, {{"type", "tmpfs"}}));
+  auto err = check_recreate(rec, {{"type", "nfs"}});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), static_cast<uint8_t>(ec::already_exists));
+}
+
+TEST(volume_rules, unmounted_clears_the_mountpoint) {
+  auto rec = mounted_by({{"a", 1}});
+  set_unmounted(rec);
+  EXPECT_FALSE(rec.mounted);
+  EXPECT_TRUE(rec.mountpoint.empty());
+}

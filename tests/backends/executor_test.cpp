@@ -1,0 +1,97 @@
+#include "backends/executor.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+using namespace std::chrono_literals;
+
+namespace berth {
+namespace {
+
+TEST(executor, runs_tasks_on_worker_threads) {
+  executor ex(3, 100);
+  std::mutex mtx;
+  std::set<std::thread::id> ids;
+  std::atomic<int> done{0};
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(ex.submit([&] {
+      std::this_thread::sleep_for(2ms);
+      std::lock_guard<std::mutex> lock(mtx);
+      ids.insert(std::this_thread::get_id());
+      ++done;
+    }));
+  }
+  ex.stop();
+  EXPECT_EQ(done.load(), 30); // stop() lets queued tasks run
+  EXPECT_EQ(ids.count(std::this_thread::get_id()), 0u);
+  EXPECT_GE(ids.size(), 2u);
+}
+
+TEST(executor, bounded_queue_refuses_when_full) {
+  executor ex(1, 2);
+  std::promise<void> release;
+  auto gate = release.get_future().share();
+  std::promise<void> started;
+  ASSERT_TRUE(ex.submit([&, gate] {
+    started.set_value();
+    gate.wait();
+  }));
+  started.get_future().wait(); // the worker holds task 1; the queue is empty
+  EXPECT_TRUE(ex.submit([] {}));
+  EXPECT_TRUE(ex.submit([] {}));
+  EXPECT_FALSE(ex.submit([] {})) << "a third queued task must be refused";
+  release.set_value();
+  ex.stop();
+  EXPECT_FALSE(ex.submit([] {})) << "a stopped executor takes nothing";
+}
+
+TEST(executor, throwing_task_does_not_kill_the_worker) {
+  executor ex(1, 10);
+  std::promise<int> result;
+  ASSERT_TRUE(ex.submit([] { throw std::runtime_error("boom"); }));
+  ASSERT_TRUE(ex.submit([] { throw 42; }));
+  ASSERT_TRUE(ex.submit([&] { result.set_value(7); }));
+  auto f = result.get_future();
+  ASSERT_EQ(f.wait_for(2s), std::future_status::ready);
+  EXPECT_EQ(f.get(), 7);
+}
+
+TEST(executor, hung_task_does_not_block_others) {
+  executor ex(2, 10);
+  std::promise<void> release;
+  auto gate = release.get_future().share();
+  ASSERT_TRUE(ex.submit([gate] { gate.wait_for(10s); }));
+  std::promise<void> other;
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(ex.submit([&] { other.set_value(); }));
+  auto f = other.get_future();
+  EXPECT_EQ(f.wait_for(1s), std::future_status::ready);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  release.set_value();
+}
+
+TEST(executor, stop_returns_with_a_hung_task) {
+  auto ex = std::make_unique<executor>(2, 10);
+  std::atomic<bool> ran{false};
+  // The hung task keeps only what it captures by value alive.
+  ASSERT_TRUE(ex->submit([] { std::this_thread::sleep_for(4s); }));
+  ASSERT_TRUE(ex->submit([&ran] { ran = true; }));
+  auto start = std::chrono::steady_clock::now();
+  ex->stop(300ms);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(ran.load());
+  EXPECT_LT(took, 2s);
+  start = std::chrono::steady_clock::now();
+  ex->stop(); // idempotent, and does not wait for the detached worker again
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 100ms);
+  ex.reset(); // destroying with a detached worker must be safe
+}
+
+} // namespace
+} // namespace berth

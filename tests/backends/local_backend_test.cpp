@@ -1,0 +1,349 @@
+#include "backends/local_backend.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "backends/helper_process.hpp"
+#include "backends/mountinfo.hpp"
+#include "core/errors.hpp"
+#include "temp_state.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace berth {
+namespace {
+
+volume_record make_record(const std::string& name, option_map options = {}) {
+  volume_record rec;
+  rec.name = name;
+  rec.options = std::move(options);
+  return rec;
+}
+
+/// How many mounts /proc/self/mountinfo lists at `point`.
+size_t mounts_at(const std::string& point) {
+  auto entries = read_mountinfo();
+  EXPECT_TRUE(entries);
+  size_t n = 0;
+  for (const auto& e : entries ? *entries : std::vector<mount_entry>{}) {
+    n += e.mount_point == point ? 1 : 0;
+  }
+  return n;
+}
+
+const mount_entry* find_mount(const std::vector<mount_entry>& entries, const std::string& point) {
+  for (const auto& e : entries) {
+    if (e.mount_point == point) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+ec code_of(const caf::error& err) {
+  return static_cast<ec>(err.code());
+}
+
+class local_backend_test : public ::testing::Test {
+protected:
+  void SetUp() override {
+    BERTH_REQUIRE_ROOT();
+    ASSERT_FALSE(state_.path().empty());
+    backend_ = std::make_unique<local_backend>(state_.path());
+  }
+  void TearDown() override {
+    state_.cleanup();
+  }
+
+  test::temp_state state_;
+  std::unique_ptr<local_backend> backend_;
+};
+
+// -- names --------------------------------------------------------------------
+
+TEST(local_backend_names, refuses_names_that_could_leave_the_state_root) {
+  test::temp_state state;
+  local_backend b(state.path());
+  EXPECT_EQ(b.name(), "local");
+  for (const std::string& bad : std::vector<std::string>{"", "..", "../etc", "a/b", ".hidden", "-x",
+                                                      std::string(129, 'a')}) {
+    auto rec = make_record(bad);
+    auto err = b.validate(bad, {});
+    ASSERT_TRUE(err) << bad;
+    EXPECT_EQ(code_of(err), ec::invalid_argument);
+    EXPECT_NE(describe(err).find("\"" + bad + "\""), std::string::npos) << describe(err);
+    EXPECT_TRUE(b.create(rec));
+    EXPECT_FALSE(b.mount(rec));
+    EXPECT_TRUE(b.unmount(rec, false));
+    EXPECT_TRUE(b.remove(rec));
+    EXPECT_EQ(b.mountpoint(rec), "");
+  }
+  EXPECT_FALSE(fs::exists(state.path() + "/volumes"));
+  EXPECT_FALSE(b.validate("ok.name-1_x", {}));
+  EXPECT_TRUE(b.validate("ok", {{"bogus", "1"}}));
+}
+
+// -- a plain directory volume -------------------------------------------------
+
+TEST_F(local_backend_test, plain_volume_lifecycle) {
+  auto rec = make_record("v1");
+  const std::string dir = state_.path() + "/volumes/v1";
+  ASSERT_FALSE(backend_->create(rec));
+  ASSERT_FALSE(backend_->create(rec)) << "create is idempotent";
+  EXPECT_TRUE(fs::is_directory(dir + "/data"));
+  EXPECT_TRUE(fs::is_directory(dir + "/mnt"));
+  EXPECT_EQ(fs::status(dir + "/mnt").permissions(), fs::perms(0755));
+  EXPECT_EQ(backend_->mountpoint(rec), dir + "/mnt");
+
+  auto mnt = backend_->mount(rec);
+  ASSERT_TRUE(mnt) << describe(mnt.error());
+  EXPECT_EQ(*mnt, dir + "/mnt");
+  EXPECT_EQ(mounts_at(*mnt), 1u);
+  EXPECT_TRUE(is_mount_point(*mnt));
+  std::ofstream(*mnt + "/hello.txt") << "through the mount";
+  EXPECT_EQ(read_text(dir + "/data/hello.txt"), "through the mount");
+
+  auto again = backend_->mount(rec);
+  ASSERT_TRUE(again) << describe(again.error());
+  EXPECT_EQ(*again, *mnt);
+  EXPECT_EQ(mounts_at(*mnt), 1u) << "mounting twice must not stack mounts";
+
+  EXPECT_FALSE(backend_->unmount(rec, false));
+  EXPECT_EQ(mounts_at(*mnt), 0u);
+  EXPECT_FALSE(fs::exists(*mnt + "/hello.txt"));
+  EXPECT_FALSE(backend_->unmount(rec, false)) << "unmounting twice is success";
+
+  EXPECT_FALSE(backend_->remove(rec));
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_FALSE(backend_->remove(rec)) << "remove is idempotent";
+}
+
+TEST_F(local_backend_test, mount_without_create_makes_the_dirs) {
+  auto rec = make_record("late");
+  auto mnt = backend_->mount(rec);
+  ASSERT_TRUE(mnt) << describe(mnt.error());
+  EXPECT_EQ(mounts_at(*mnt), 1u);
+  EXPECT_FALSE(backend_->unmount(rec, false));
+}
+
+TEST_F(local_backend_test, busy_unmount_fails_and_lazy_unmount_detaches) {
+  auto rec = make_record("busy");
+  ASSERT_FALSE(backend_->create(rec));
+  auto mnt = backend_->mount(rec);
+  ASSERT_TRUE(mnt);
+  int fd = ::open((*mnt + "/open.txt").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  auto err = backend_->unmount(rec, false);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(code_of(err), ec::in_use) << describe(err);
+  EXPECT_NE(describe(err).find("busy"), std::string::npos) << describe(err);
+  EXPECT_FALSE(backend_->unmount(rec, true));
+  EXPECT_EQ(mounts_at(*mnt), 0u);
+  EXPECT_EQ(::write(fd, "x", 1), 1) << "a detached mount stays usable for open files";
+  ::close(fd);
+  EXPECT_FALSE(backend_->unmount(rec, true)) << "lazy unmount of nothing is success";
+}
+
+TEST_F(local_backend_test, remove_is_refused_while_mounted) {
+  auto rec = make_record("live");
+  ASSERT_FALSE(backend_->create(rec));
+  auto mnt = backend_->mount(rec);
+  ASSERT_TRUE(mnt);
+  std::ofstream(*mnt + "/keep.txt") << "keep";
+  auto err = backend_->remove(rec);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(code_of(err), ec::in_use);
+  EXPECT_NE(describe(err).find("live"), std::string::npos) << describe(err);
+  EXPECT_EQ(read_text(state_.path() + "/volumes/live/data/keep.txt"), "keep");
+  EXPECT_FALSE(backend_->unmount(rec, false));
+  EXPECT_FALSE(backend_->remove(rec));
+}
+
+TEST_F(local_backend_test, remove_is_refused_with_a_mount_nested_in_data) {
+  auto rec = make_record("nested");
+  ASSERT_FALSE(backend_->create(rec));
+  std::string sub = state_.path() + "/volumes/nested/data/sub";
+  fs::create_directories(sub);
+  ASSERT_EQ(::mount("tmpfs", sub.c_str(), "tmpfs", 0, "size=1m"), 0);
+  std::ofstream(sub + "/precious") << "x";
+  auto err = backend_->remove(rec);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(code_of(err), ec::in_use);
+  EXPECT_NE(describe(err).find(sub), std::string::npos) << describe(err);
+  EXPECT_TRUE(fs::exists(sub + "/precious"));
+}
+
+TEST_F(local_backend_test, remove_does_not_follow_symlinks_out_of_the_volume) {
+  auto rec = make_record("links");
+  ASSERT_FALSE(backend_->create(rec));
+  std::string outside = state_.path() + "/outside";
+  fs::create_directories(outside);
+  std::ofstream(outside + "/victim") << "must survive";
+  std::string data = state_.path() + "/volumes/links/data";
+  fs::create_directory_symlink(outside, data + "/dirlink");
+  fs::create_symlink(outside + "/victim", data + "/filelink");
+  ASSERT_FALSE(backend_->remove(rec));
+  EXPECT_FALSE(fs::exists(state_.path() + "/volumes/links"));
+  EXPECT_EQ(read_text(outside + "/victim"), "must survive");
+}
+
+TEST_F(local_backend_test, imported_volume_keeps_its_mountpoint) {
+  auto rec = make_record("ecs1");
+  rec.mountpoint = state_.path() + "/ecs/volumes/ecs1";
+  ASSERT_FALSE(backend_->create(rec));
+  EXPECT_EQ(backend_->mountpoint(rec), rec.mountpoint);
+  auto mnt = backend_->mount(rec);
+  ASSERT_TRUE(mnt) << describe(mnt.error());
+  EXPECT_EQ(*mnt, rec.mountpoint);
+  EXPECT_EQ(mounts_at(rec.mountpoint), 1u);
+  EXPECT_TRUE(backend_->remove(rec)) << "still mounted at its own path";
+  EXPECT_FALSE(backend_->unmount(rec, false));
+  EXPECT_EQ(mounts_at(rec.mountpoint), 0u);
+  EXPECT_FALSE(backend_->remove(rec));
+}
+
+// -- typed volumes ------------------------------------------------------------
+
+TEST_F(local_backend_test, tmpfs_with_size) {
+  auto rec = make_record("t1", {{"type", "tmpfs"}, {"size", "2m"}, {"o", "mode=700,nosuid"}});
+  ASSERT_FALSE(backend_->validate(rec.name, rec.options));
+  ASSERT_FALSE(backend_->create(rec));
+  auto mnt = backend_->mount(rec);
+  ASSERT_TRUE(mnt) << describe(mnt.error());
+  auto entries = read_mountinfo();
+  ASSERT_TRUE(entries);
+  auto e = find_mount(*entries, *mnt);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->fstype, "tmpfs");
+  EXPECT_NE(e->super_options.find("size=2048k"), std::string::npos) << e->super_options;
+  EXPECT_NE(e->super_options.find("mode=700"), std::string::npos) << e->super_options;
+  EXPECT_NE(e->options.find("nosuid"), std::string::npos) << e->options;
+  EXPECT_FALSE(fs::exists(state_.path() + "/volumes/t1/data/x"));
+  EXPECT_FALSE(backend_->unmount(rec, false));
+  EXPECT_FALSE(backend_->remove(rec));
+}
+
+TEST_F(local_backend_test, bind_of_a_host_directory) {
+  std::string host = state_.path() + "/host-dir";
+  fs::create_directories(host);
+  auto rec = make_record("b1", {{"type", "bind"}, {"device", host}});
+  ASSERT_FALSE(backend_->create(rec));
+  auto mnt = backend_->mount(rec);
+  ASSERT_TRUE(mnt) << describe(mnt.error());
+  std::ofstream(*mnt + "/f") << "bound";
+  EXPECT_EQ(read_text(host + "/f"), "bound");
+  EXPECT_FALSE(backend_->unmount(rec, false));
+
+  auto ro = make_record("b2", {{"type", "none"}, {"device", host}, {"o", "bind,ro"}});
+  auto rmnt = backend_->mount(ro);
+  ASSERT_TRUE(rmnt) << describe(rmnt.error());
+  EXPECT_EQ(read_text(*rmnt + "/f"), "bound");
+  EXPECT_LT(::open((*rmnt + "/g").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644), 0);
+  EXPECT_EQ(errno, EROFS);
+  EXPECT_FALSE(backend_->unmount(ro, false));
+
+  auto missing = make_record("b3", {{"type", "bind"}, {"device", host + "/nope"}});
+  auto err = backend_->mount(missing);
+  ASSERT_FALSE(err);
+  auto msg = describe(err.error());
+  EXPECT_NE(msg.find("b3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(host + "/nope"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("No such file"), std::string::npos) << msg;
+}
+
+TEST_F(local_backend_test, ext4_on_a_loop_device) {
+  if (::access("/usr/sbin/losetup", X_OK) != 0 && ::access("/sbin/losetup", X_OK) != 0) {
+    GTEST_SKIP() << "SKIPPED LOUDLY: losetup is not installed; ext4 on a loop device untested";
+  }
+  std::string image = state_.path() + "/disk.img";
+  {
+    std::ofstream f(image);
+  }
+  fs::resize_file(image, 32 << 20);
+  auto mkfs = run_helper_checked({"mkfs.ext4", "-q", "-F", image}, 30s, "mkfs.ext4");
+  if (!mkfs) {
+    GTEST_SKIP() << "SKIPPED LOUDLY: mkfs.ext4 unavailable: " << describe(mkfs.error());
+  }
+  auto loop = run_helper_checked({"losetup", "-f", "--show", image}, 30s, "losetup");
+  if (!loop) {
+    GTEST_SKIP() << "SKIPPED LOUDLY: no loop device here: " << describe(loop.error());
+  }
+  std::string dev = *loop;
+  while (!dev.empty() && dev.back() == '\n') {
+    dev.pop_back();
+  }
+  auto rec = make_record("e1", {{"type", "ext4"}, {"device", dev}, {"o", "noatime,data=ordered"}});
+  ASSERT_FALSE(backend_->validate(rec.name, rec.options));
+  ASSERT_FALSE(backend_->create(rec));
+  auto mnt = backend_->mount(rec);
+  if (mnt) {
+    auto entries = read_mountinfo();
+    ASSERT_TRUE(entries);
+    auto e = find_mount(*entries, *mnt);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->fstype, "ext4");
+    EXPECT_EQ(e->source, dev);
+    EXPECT_NE(e->options.find("noatime"), std::string::npos) << e->options;
+    EXPECT_TRUE(fs::exists(*mnt + "/lost+found"));
+    EXPECT_FALSE(backend_->unmount(rec, false));
+  }
+  run_helper({"losetup", "-d", dev}, 10s);
+  ASSERT_TRUE(mnt) << describe(mnt.error());
+}
+
+TEST_F(local_backend_test, nfs_helper_failure_names_volume_and_device) {
+  backend_ = std::make_unique<local_backend>(state_.path(), 3s);
+  // Nothing serves NFS on port 1; the helper fails or is killed at the timeout.
+  auto rec = make_record("n1", {{"type", "nfs4"},
+                                {"device", "127.0.0.1:/export"},
+                                {"o", "port=1,proto=tcp,soft,timeo=5,retrans=0,netns=/proc/self/ns/net"}});
+  ASSERT_FALSE(backend_->create(rec));
+  auto start = std::chrono::steady_clock::now();
+  auto mnt = backend_->mount(rec);
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(mnt);
+  auto code = code_of(mnt.error());
+  EXPECT_TRUE(code == ec::backend_failure || code == ec::timeout) << describe(mnt.error());
+  auto msg = describe(mnt.error());
+  EXPECT_NE(msg.find("n1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("127.0.0.1:/export"), std::string::npos) << msg;
+  EXPECT_LT(took, 6s);
+  std::cout << "[ info ] nfs failure after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+            << " ms: " << msg << "\n";
+}
+
+// -- measurement --------------------------------------------------------------
+
+TEST_F(local_backend_test, measure_plain_mount_unmount_pair) {
+  auto rec = make_record("bench");
+  ASSERT_FALSE(backend_->create(rec));
+  constexpr int pairs = 1000;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < pairs; ++i) {
+    auto mnt = backend_->mount(rec);
+    ASSERT_TRUE(mnt) << describe(mnt.error());
+    ASSERT_FALSE(backend_->unmount(rec, false));
+  }
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+              std::chrono::steady_clock::now() - start).count();
+  std::cout << "[ perf ] plain mount()+unmount() pair: " << static_cast<double>(us) / pairs
+            << " us per pair (" << pairs << " pairs)\n";
+}
+
+} // namespace
+} // namespace berth

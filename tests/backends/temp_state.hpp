@@ -1,0 +1,81 @@
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "backends/mountinfo.hpp"
+
+namespace berth::test {
+
+/// A fresh state dir under /tmp; unmounts everything below it and deletes it.
+class temp_state {
+public:
+  temp_state() {
+    char tmpl[] = "/tmp/berth-backends-XXXXXX";
+    const char* dir = ::mkdtemp(tmpl);
+    path_ = dir != nullptr ? dir : "";
+  }
+  ~temp_state() {
+    cleanup();
+  }
+  temp_state(const temp_state&) = delete;
+  temp_state& operator=(const temp_state&) = delete;
+
+  const std::string& path() const {
+    return path_;
+  }
+
+  /// Lazily unmounts every mount at or below the dir (deepest first), then removes it.
+  void cleanup() {
+    if (path_.empty()) {
+      return;
+    }
+    for (int round = 0; round < 8; ++round) {
+      auto points = read_mount_points();
+      if (!points) {
+        break;
+      }
+      std::vector<std::string> mine;
+      for (const auto& p : *points) {
+        if (p.compare(0, path_.size() + 1, path_ + "/") == 0) {
+          mine.push_back(p);
+        }
+      }
+      if (mine.empty()) {
+        break;
+      }
+      std::sort(mine.begin(), mine.end(),
+                [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+      for (const auto& p : mine) {
+        ::umount2(p.c_str(), MNT_DETACH);
+      }
+    }
+    std::error_code err;
+    std::filesystem::remove_all(path_, err);
+    path_.clear();
+  }
+
+private:
+  std::string path_;
+};
+
+/// True when running as root; otherwise the caller should GTEST_SKIP().
+inline bool is_root() {
+  return ::geteuid() == 0;
+}
+
+} // namespace berth::test
+
+#define BERTH_REQUIRE_ROOT()                                                                    \
+  do {                                                                                          \
+    if (!::berth::test::is_root()) {                                                            \
+      GTEST_SKIP() << "SKIPPED: this test makes real mounts and needs root (geteuid() != 0)";   \
+    }                                                                                           \
+  } while (false)

@@ -1,0 +1,172 @@
+#include "protocols/docker/docker_api.hpp"
+
+#include <atomic>
+#include <thread>
+
+#include <caf/all.hpp>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include "core/errors.hpp"
+#include "protocols/http/unix_http_client.hpp"
+#include "tests/protocols/fake_registry.hpp"
+#include "tests/protocols/test_util.hpp"
+
+using namespace berth;
+
+namespace {
+
+class docker_api_test : public ::testing::Test {
+protected:
+  test::temp_dir dir;
+  std::string path = dir.path + "/plugins/berth.sock";
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  registry_actor reg;
+  std::unique_ptr<docker_api> api;
+  test::io_threads io;
+  std::unique_ptr<unix_http_server> srv;
+
+  void SetUp() override {
+    cfg.add_message_types<caf::id_block::berth>();
+    sys = std::make_unique<caf::actor_system>(cfg);
+    reg = sys->spawn(test::fake_registry);
+    api = std::make_unique<docker_api>(*sys, reg);
+    srv = std::make_unique<unix_http_server>(
+      io.io,
+      [this](const std::string& method, const std::string& target, std::string body,
+             reply_fn reply) { api->handle(method, target, std::move(body), std::move(reply)); },
+      4096, "docker");
+    ASSERT_FALSE(srv->listen(path));
+  }
+
+  void TearDown() override {
+    srv->stop();
+    io.stop();
+    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
+  }
+
+  /// POSTs to /VolumeDriver.<endpoint> and expects HTTP 200.
+  std::string call(const std::string& endpoint, const std::string& body) {
+    unix_http_client client{path};
+    auto res = client.post(endpoint[0] == '/' ? endpoint : "/VolumeDriver." + endpoint, body);
+    EXPECT_TRUE(res) << describe(res.error());
+    if (!res) {
+      return {};
+    }
+    EXPECT_EQ(res->status, 200u) << res->body;
+    return res->body;
+  }
+};
+
+std::string err_of(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse(body.c_str());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("Err")) {
+    return "<no Err in " + body + ">";
+  }
+  return doc["Err"].GetString();
+}
+
+} // namespace
+
+TEST_F(docker_api_test, activate_and_capabilities) {
+  EXPECT_EQ(call("/Plugin.Activate", ""), R"({"Implements":["VolumeDriver"]})");
+  EXPECT_EQ(call("Capabilities", "{}"), R"({"Capabilities":{"Scope":"local"}})");
+}
+
+TEST_F(docker_api_test, volume_lifecycle_through_every_endpoint) {
+  EXPECT_EQ(call("Create", R"({"Name":"v1","Opts":{"type":"tmpfs"}})"), R"({"Err":""})");
+  EXPECT_EQ(call("Create", R"({"Name":"v2"})"), R"({"Err":""})");
+  EXPECT_EQ(call("Path", R"({"Name":"v1"})"), R"({"Mountpoint":"","Err":""})");
+  EXPECT_EQ(call("Mount", R"({"Name":"v1","ID":"c1"})"),
+            R"({"Mountpoint":"/mnt/berth/v1","Err":""})");
+  EXPECT_EQ(call("Mount", R"({"Name":"v1","ID":"c1"})"),
+            R"({"Mountpoint":"/mnt/berth/v1","Err":""})");
+  EXPECT_EQ(call("Path", R"({"Name":"v1"})"), R"({"Mountpoint":"/mnt/berth/v1","Err":""})");
+  EXPECT_EQ(call("Get", R"({"Name":"v1"})"),
+            R"({"Volume":{"Name":"v1","Mountpoint":"/mnt/berth/v1",)"
+            R"("CreatedAt":"2026-01-02T03:04:05Z","Status":{"mounts":{"c1":2},)"
+            R"("backend":"local","created_at":"2026-01-02T03:04:05Z",)"
+            R"("options":{"type":"tmpfs"},"mounted":true}},"Err":""})");
+  EXPECT_EQ(call("List", "{}"),
+            R"({"Volumes":[{"Name":"v1","Mountpoint":"/mnt/berth/v1"},)"
+            R"({"Name":"v2","Mountpoint":""}],"Err":""})");
+  EXPECT_EQ(err_of(call("Remove", R"({"Name":"v1"})")), R"(volume "v1" is in use)");
+  EXPECT_EQ(call("Unmount", R"({"Name":"v1","ID":"c1"})"), R"({"Err":""})");
+  EXPECT_EQ(call("Unmount", R"({"Name":"v1","ID":"c1"})"), R"({"Err":""})");
+  EXPECT_EQ(call("Path", R"({"Name":"v1"})"), R"({"Mountpoint":"","Err":""})");
+  EXPECT_EQ(call("Remove", R"({"Name":"v1"})"), R"({"Err":""})");
+  EXPECT_EQ(call("List", "{}"), R"({"Volumes":[{"Name":"v2","Mountpoint":""}],"Err":""})");
+}
+
+TEST_F(docker_api_test, registry_errors_travel_as_err) {
+  EXPECT_EQ(err_of(call("Get", R"({"Name":"nope"})")), R"(no volume named "nope")");
+  EXPECT_EQ(err_of(call("Mount", R"({"Name":"nope","ID":"c"})")), R"(no volume named "nope")");
+  EXPECT_EQ(err_of(call("Path", R"({"Name":"nope"})")), R"(no volume named "nope")");
+  EXPECT_EQ(call("Create", R"({"Name":"v","Opts":{"a":"1"}})"), R"({"Err":""})");
+  EXPECT_EQ(err_of(call("Create", R"({"Name":"v","Opts":{"a":"2"}})")),
+            R"(volume "v" exists with other options)");
+}
+
+TEST_F(docker_api_test, invalid_requests_are_refused_with_a_clear_err) {
+  EXPECT_EQ(err_of(call("Create", R"({"Name":)")), "malformed JSON at offset 8: Invalid value.");
+  EXPECT_EQ(err_of(call("Create", "[]")), "request body must be a JSON object, got an array");
+  EXPECT_EQ(err_of(call("Remove", "{}")), R"(missing "Name")");
+  EXPECT_EQ(err_of(call("Mount", R"({"Name":"../x","ID":"c"})")),
+            R"(invalid volume name "../x": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+  EXPECT_EQ(err_of(call("Unmount", R"({"Name":"v"})")), R"(missing "ID")");
+  EXPECT_EQ(err_of(call("Create", R"({"Name":"v","Opts":{"size":1}})")),
+            R"(option "size" must be a string, got a number)");
+  // Nothing reached the registry.
+  EXPECT_EQ(call("List", "{}"), R"({"Volumes":[],"Err":""})");
+}
+
+TEST_F(docker_api_test, unknown_endpoint_is_404_and_wrong_method_405) {
+  unix_http_client client{path};
+  auto unknown = client.post("/VolumeDriver.Explode", "{}");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404u);
+  EXPECT_EQ(err_of(unknown->body), R"(unknown endpoint "/VolumeDriver.Explode")");
+  auto get = client.get("/VolumeDriver.List");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 405u);
+  EXPECT_EQ(err_of(get->body), R"(method "GET" not allowed on /VolumeDriver.List: use POST)");
+}
+
+TEST_F(docker_api_test, oversized_body_is_413) {
+  unix_http_client client{path};
+  auto res = client.post("/VolumeDriver.Create", std::string(8000, ' '));
+  ASSERT_TRUE(res) << describe(res.error());
+  EXPECT_EQ(res->status, 413u);
+  EXPECT_EQ(err_of(res->body), "request body exceeds the limit of 4096 bytes");
+}
+
+TEST_F(docker_api_test, many_concurrent_clients_are_all_answered) {
+  constexpr int threads = 16;
+  constexpr int rounds = 200;
+  for (int t = 0; t < threads; ++t) {
+    ASSERT_EQ(call("Create", R"({"Name":"vol)" + std::to_string(t) + "\"}"), R"({"Err":""})");
+  }
+  std::atomic<int> good{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < threads; ++t) {
+    clients.emplace_back([&, t] {
+      unix_http_client client{path};
+      auto body = R"({"Name":"vol)" + std::to_string(t) + R"(","ID":"id)" + std::to_string(t) +
+                  "\"}";
+      for (int i = 0; i < rounds; ++i) {
+        auto m = client.post(i % 2 == 0 ? "/VolumeDriver.Mount" : "/VolumeDriver.Unmount", body);
+        if (m && m->status == 200 && err_of(m->body).empty()) {
+          ++good;
+        }
+      }
+    });
+  }
+  for (auto& c : clients) {
+    c.join();
+  }
+  EXPECT_EQ(good.load(), threads * rounds);
+  EXPECT_EQ(srv->in_flight(), 0u);
+  EXPECT_EQ(call("List", "{}").find("/mnt"), std::string::npos);
+}

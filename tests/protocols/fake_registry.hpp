@@ -1,0 +1,106 @@
+#pragma once
+
+// A registry that keeps records in a std::map: enough to drive the adapters.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "actors/actors.hpp"
+#include "core/errors.hpp"
+
+namespace berth::test {
+
+struct fake_registry_state {
+  static inline const char* name = "fake_registry";
+  std::map<std::string, volume_record> volumes;
+};
+
+inline registry_actor::behavior_type
+fake_registry(registry_actor::stateful_pointer<fake_registry_state> self) {
+  auto find = [self](const std::string& name) -> volume_record* {
+    auto it = self->state.volumes.find(name);
+    return it == self->state.volumes.end() ? nullptr : &it->second;
+  };
+  auto missing = [](const std::string& name) {
+    return make_error(ec::not_found, "no volume named \"" + name + "\"");
+  };
+  return {
+    [self, find](atom::create, std::string& name, option_map& opts) -> caf::result<atom::ok> {
+      if (auto* rec = find(name)) {
+        if (rec->options != opts) {
+          return make_error(ec::already_exists,
+                            "volume \"" + name + "\" exists with other options");
+        }
+        return atom::ok_v;
+      }
+      volume_record rec;
+      rec.name = name;
+      rec.options = std::move(opts);
+      rec.created_at = "2026-01-02T03:04:05Z";
+      self->state.volumes.emplace(name, std::move(rec));
+      return atom::ok_v;
+    },
+    [find, missing](atom::mount, std::string& name,
+                    std::string& id) -> caf::result<std::string> {
+      auto* rec = find(name);
+      if (!rec) {
+        return missing(name);
+      }
+      ++rec->mounts[id];
+      rec->mounted = true;
+      rec->mountpoint = "/mnt/berth/" + name;
+      return rec->mountpoint;
+    },
+    [find, missing](atom::unmount, std::string& name,
+                    std::string& id) -> caf::result<atom::ok> {
+      auto* rec = find(name);
+      if (!rec) {
+        return missing(name);
+      }
+      auto it = rec->mounts.find(id);
+      if (it == rec->mounts.end()) {
+        return make_error(ec::invalid_argument,
+                          "volume \"" + name + "\" is not mounted by \"" + id + "\"");
+      }
+      if (--it->second == 0) {
+        rec->mounts.erase(it);
+      }
+      if (rec->mounts.empty()) {
+        rec->mounted = false;
+        rec->mountpoint.clear();
+      }
+      return atom::ok_v;
+    },
+    [self, find, missing](atom::remove, std::string& name) -> caf::result<atom::ok> {
+      auto* rec = find(name);
+      if (!rec) {
+        return missing(name);
+      }
+      if (!rec->mounts.empty()) {
+        return make_error(ec::in_use, "volume \"" + name + "\" is in use");
+      }
+      self->state.volumes.erase(name);
+      return atom::ok_v;
+    },
+    [find, missing](atom::get, std::string& name) -> caf::result<volume_record> {
+      auto* rec = find(name);
+      if (!rec) {
+        return missing(name);
+      }
+      return *rec;
+    },
+    [self](atom::list) {
+      std::vector<volume_record> out;
+      for (const auto& [name, rec] : self->state.volumes) {
+        out.push_back(rec);
+      }
+      return out;
+    },
+    [](atom::drain) { return atom::ok_v; },
+  };
+}
+
+} // namespace berth::test
