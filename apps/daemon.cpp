@@ -15,6 +15,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/scoped_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/registry.hpp"
@@ -229,7 +230,7 @@ int run_daemon(const daemon_options& opts) {
   for (auto& [name, rec] : state->volumes) {
     records.push_back(std::move(rec));
   }
-  state.reset();
+  state->volumes.clear();
   auto reg = sys.spawn(registry, std::move(rc), std::move(records));
 
   servers srv;

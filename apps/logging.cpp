@@ -44,9 +44,9 @@ void setup_logging(const std::string& format, const std::string& level) {
   auto logger = std::make_shared<spdlog::logger>(
     "berthd", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   if (format == "json") {
-    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
     formatter->add_flag<json_escaped_message>('j').set_pattern(
-      R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%j"})", spdlog::pattern_time_type::utc);
+      R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%j"})");
     logger->set_formatter(std::move(formatter));
   } else {
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");

@@ -59,13 +59,17 @@ inline const caf::duration query_timeout{std::chrono::minutes(2)};
 template <class Handle, class OnOk, class OnErr, class... Ts>
 void ask(caf::actor_system& sys, const Handle& dest, caf::duration timeout, OnOk on_ok,
          OnErr on_err, Ts... xs) {
-  sys.spawn([=](caf::event_based_actor* self) mutable {
-    // With no behavior left, the actor lives until this response arrives
-    // (scheduled_actor::alive() counts awaited responses), then terminates.
-    self->request(dest, timeout, std::move(xs)...)
-      .then(detail::guarded_callback<OnOk>{std::move(on_ok)},
-            detail::guarded_callback<OnErr>{std::move(on_err)});
-  });
+  // `dest` travels as a spawn argument: CAF 0.17 dereferences a null argument
+  // tuple when a function actor is spawned without arguments (UBSan).
+  sys.spawn(
+    [=](caf::event_based_actor* self, Handle receiver) mutable {
+      // With no behavior left, the actor lives until this response arrives
+      // (scheduled_actor::alive() counts awaited responses), then terminates.
+      self->request(receiver, timeout, std::move(xs)...)
+        .then(detail::guarded_callback<OnOk>{std::move(on_ok)},
+              detail::guarded_callback<OnErr>{std::move(on_err)});
+    },
+    dest);
 }
 
 } // namespace berth

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mount.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backends/mountinfo.hpp"
@@ -65,6 +66,14 @@ public:
 private:
   std::string path_;
 };
+
+/// CPU time of the calling thread in microseconds: unlike wall time, it does
+/// not grow when other processes load the machine.
+inline long long thread_cpu_us() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
 
 /// True when running as root; otherwise the caller should GTEST_SKIP().
 inline bool is_root() {

@@ -28,7 +28,7 @@ protected:
   void SetUp() override {
     cfg.add_message_types<caf::id_block::berth>();
     sys = std::make_unique<caf::actor_system>(cfg);
-    reg = sys->spawn(test::fake_registry);
+    reg = sys->spawn(test::fake_registry, std::string{"2026-01-02T03:04:05Z"});
     api = std::make_unique<admin_api>(*sys, reg);
     srv = std::make_unique<unix_http_server>(
       io.io,

@@ -19,7 +19,9 @@ struct fake_registry_state {
 };
 
 inline registry_actor::behavior_type
-fake_registry(registry_actor::stateful_pointer<fake_registry_state> self) {
+fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::string created_at) {
+  // (created_at is also a spawn argument because CAF 0.17 trips UBSan when a
+  // function actor is spawned without arguments.)
   auto find = [self](const std::string& name) -> volume_record* {
     auto it = self->state.volumes.find(name);
     return it == self->state.volumes.end() ? nullptr : &it->second;
@@ -28,7 +30,8 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self) {
     return make_error(ec::not_found, "no volume named \"" + name + "\"");
   };
   return {
-    [self, find](atom::create, std::string& name, option_map& opts) -> caf::result<atom::ok> {
+    [self, find, created_at](atom::create, std::string& name,
+                             option_map& opts) -> caf::result<atom::ok> {
       if (auto* rec = find(name)) {
         if (rec->options != opts) {
           return make_error(ec::already_exists,
@@ -39,7 +42,7 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self) {
       volume_record rec;
       rec.name = name;
       rec.options = std::move(opts);
-      rec.created_at = "2026-01-02T03:04:05Z";
+      rec.created_at = created_at;
       self->state.volumes.emplace(name, std::move(rec));
       return atom::ok_v;
     },

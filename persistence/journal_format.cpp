@@ -1,0 +1,201 @@
+#include "persistence/journal_format.hpp"
+
+#include <cstring>
+
+#include <boost/crc.hpp>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "core/errors.hpp"
+#include "core/names.hpp"
+#include "core/record_json.hpp"
+
+namespace berth::detail {
+
+namespace {
+
+constexpr size_t header_bytes = 8;
+/// A record larger than this is corruption, not a volume.
+constexpr uint32_t max_record_bytes = 16u << 20;
+
+uint32_t crc32(const char* data, size_t size) {
+  boost::crc_32_type crc;
+  crc.process_bytes(data, size);
+  return crc.checksum();
+}
+
+void put_u32(std::string& out, uint32_t x) {
+  for (int i = 0; i < 4; ++i) {
+    out.push_back(static_cast<char>((x >> (8 * i)) & 0xff));
+  }
+}
+
+uint32_t get_u32(const char* p) {
+  uint32_t x = 0;
+  for (int i = 3; i >= 0; --i) {
+    x = (x << 8) | static_cast<unsigned char>(p[i]);
+  }
+  return x;
+}
+
+caf::error bad(const std::string& what) {
+  return make_error(ec::persist_failure, what);
+}
+
+} // namespace
+
+void encode_entry(const journal_entry& entry, std::string& out) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("op");
+  if (entry.erase) {
+    w.String("erase");
+    w.Key("name");
+    w.String(entry.record.name.c_str(),
+             static_cast<rapidjson::SizeType>(entry.record.name.size()));
+  } else {
+    w.String("put");
+    w.Key("record");
+    write_record(w, entry.record);
+  }
+  w.EndObject();
+  auto size = static_cast<uint32_t>(buf.GetSize());
+  put_u32(out, size);
+  put_u32(out, crc32(buf.GetString(), size));
+  out.append(buf.GetString(), size);
+}
+
+std::vector<journal_entry> decode_entries(const std::string& data, size_t& good_bytes,
+                                          std::string& problem) {
+  std::vector<journal_entry> entries;
+  size_t pos = 0;
+  good_bytes = 0;
+  while (pos < data.size()) {
+    if (data.size() - pos < header_bytes) {
+      problem = "torn record header at byte " + std::to_string(pos);
+      break;
+    }
+    auto size = get_u32(data.data() + pos);
+    auto crc = get_u32(data.data() + pos + 4);
+    if (size > max_record_bytes || data.size() - pos - header_bytes < size) {
+      problem = "torn record at byte " + std::to_string(pos);
+      break;
+    }
+    const char* payload = data.data() + pos + header_bytes;
+    if (crc32(payload, size) != crc) {
+      problem = "checksum mismatch at byte " + std::to_string(pos);
+      break;
+    }
+    rapidjson::Document doc;
+    doc.Parse(payload, size);
+    journal_entry entry;
+    bool ok = !doc.HasParseError() && doc.IsObject() && doc.HasMember("op")
+              && doc["op"].IsString();
+    if (ok && std::strcmp(doc["op"].GetString(), "erase") == 0 && doc.HasMember("name")
+        && doc["name"].IsString()) {
+      entry.erase = true;
+      entry.record.name = doc["name"].GetString();
+    } else if (ok && std::strcmp(doc["op"].GetString(), "put") == 0 && doc.HasMember("record")) {
+      auto rec = read_record(doc["record"]);
+      ok = static_cast<bool>(rec);
+      if (ok) {
+        entry.record = std::move(*rec);
+      }
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      problem = "unreadable record at byte " + std::to_string(pos);
+      break;
+    }
+    entries.push_back(std::move(entry));
+    pos += header_bytes + size;
+    good_bytes = pos;
+  }
+  return entries;
+}
+
+std::string encode_snapshot(const state_snapshot& state) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("version");
+  w.Uint(1);
+  w.Key("boot_id");
+  w.String(state.boot_id.c_str(), static_cast<rapidjson::SizeType>(state.boot_id.size()));
+  w.Key("volumes");
+  w.StartArray();
+  for (const auto& [name, rec] : state.volumes) {
+    write_record(w, rec);
+  }
+  w.EndArray();
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
+caf::expected<state_snapshot> decode_snapshot(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return bad("snapshot is not a JSON object");
+  }
+  if (!doc.HasMember("version") || !doc["version"].IsUint() || doc["version"].GetUint() != 1) {
+    return bad("snapshot has an unknown version (this berthd reads version 1)");
+  }
+  state_snapshot state;
+  if (doc.HasMember("boot_id") && doc["boot_id"].IsString()) {
+    state.boot_id = doc["boot_id"].GetString();
+  }
+  if (!doc.HasMember("volumes") || !doc["volumes"].IsArray()) {
+    return bad("snapshot lacks a \"volumes\" array");
+  }
+  for (const auto& v : doc["volumes"].GetArray()) {
+    auto rec = read_record(v);
+    if (!rec) {
+      return rec.error();
+    }
+    auto name = rec->name;
+    state.volumes.emplace(std::move(name), std::move(*rec));
+  }
+  return state;
+}
+
+caf::expected<state_snapshot> decode_legacy_state(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("volumes")
+      || !doc["volumes"].IsObject()) {
+    return bad("legacy state.json lacks a \"volumes\" object");
+  }
+  state_snapshot state;
+  for (auto& m : doc["volumes"].GetObject()) {
+    std::string name = m.name.GetString();
+    if (!is_valid_volume_name(name)) {
+      return bad("legacy state.json names an invalid volume \"" + name + "\"");
+    }
+    if (!m.value.IsObject()) {
+      return bad("legacy state.json: volume " + name + " is not an object");
+    }
+    m.value.RemoveMember("name");
+    m.value.AddMember("name", rapidjson::Value(name.c_str(), doc.GetAllocator()),
+                      doc.GetAllocator());
+    auto rec = read_record(m.value);
+    if (!rec) {
+      return rec.error();
+    }
+    state.volumes.emplace(name, std::move(*rec));
+  }
+  return state;
+}
+
+void apply_entry(state_snapshot& state, const journal_entry& entry) {
+  if (entry.erase) {
+    state.volumes.erase(entry.record.name);
+  } else {
+    state.volumes[entry.record.name] = entry.record;
+  }
+}
+
+} // namespace berth::detail

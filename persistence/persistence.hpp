@@ -1,0 +1,39 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/response_promise.hpp>
+
+#include "actors/actors.hpp"
+#include "persistence/store.hpp"
+
+namespace berth {
+
+struct persistence_config {
+  /// Compact (snapshot + empty journal) once the journal grows past this.
+  size_t compact_after_bytes = 16u << 20;
+};
+
+struct persistence_state {
+  static inline const char* name = "persistence";
+  std::shared_ptr<store> st;
+  persistence_config cfg;
+  state_snapshot state;                          ///< what is durable
+  std::vector<journal_entry> batch;              ///< waiting for the next fsync
+  std::vector<caf::response_promise> waiting;    ///< one per entry in batch
+  std::vector<caf::response_promise> flush_waiters;
+  bool commit_scheduled = false;
+};
+
+/// The persistence actor's behaviour: group commit over `st`.
+persistence_actor::behavior_type
+persistence(persistence_actor::stateful_pointer<persistence_state> self,
+            std::shared_ptr<store> st, state_snapshot initial, persistence_config cfg);
+
+/// Spawns the persistence actor detached: it blocks in fsync, so it owns a thread.
+persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<store> st,
+                                    state_snapshot initial, persistence_config cfg = {});
+
+} // namespace berth
