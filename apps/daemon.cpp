@@ -217,6 +217,9 @@ int run_daemon(const daemon_options& opts) {
 
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::berth>();
+  // Work stealing parks idle workers in 10 ms sleeps (CAF 0.17's relaxed polling), which
+  // shows up directly as request latency; the sharing policy wakes a worker per message.
+  cfg.set("scheduler.policy", caf::atom("sharing"));
   caf::actor_system sys{cfg};
   auto exec = std::make_shared<executor>(opts.executor_threads, 1 << 16);
   auto persistence = spawn_persistence(sys, st, *state);

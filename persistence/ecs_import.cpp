@@ -1,9 +1,12 @@
 #include "persistence/ecs_import.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 
 #include "core/errors.hpp"
 #include "core/names.hpp"
@@ -29,14 +32,19 @@ std::string string_member(const rapidjson::Value& v, const char* key) {
 caf::expected<state_snapshot> import_ecs_state(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return bad(path, "cannot be read");
+    return bad(path, std::string{"cannot be read: "} + std::strerror(errno));
   }
   std::ostringstream ss;
   ss << in.rdbuf();
   auto text = ss.str();
   rapidjson::Document doc;
   doc.Parse(text.c_str(), text.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  if (doc.HasParseError()) {
+    return bad(path, std::string{"malformed JSON at byte "}
+                       + std::to_string(doc.GetErrorOffset()) + ": "
+                       + rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  if (!doc.IsObject()) {
     return bad(path, "is not a JSON object");
   }
   auto vols = doc.FindMember("volumes");
@@ -77,17 +85,27 @@ caf::expected<state_snapshot> import_ecs_state(const std::string& path) {
     if (auto mounts = m.value.FindMember("mounts");
         mounts != m.value.MemberEnd() && mounts->value.IsObject()) {
       for (const auto& id : mounts->value.GetObject()) {
+        std::string mount_id = id.name.GetString();
+        if (!is_valid_mount_id(mount_id)) {
+          return bad(path, "volume " + name + " has an invalid mount ID \"" + mount_id + "\"");
+        }
+        if (!id.value.IsNull() && !id.value.IsNumber()) {
+          return bad(path, "volume " + name + ": the count of mount ID " + mount_id
+                             + " is neither null nor a number");
+        }
+        // The ECS plugin writes null per ID: it still counts once (DESIGN bug 4).
         uint32_t n = 1;
         if (id.value.IsUint() && id.value.GetUint() > 0) {
           n = id.value.GetUint();
         }
-        rec.mounts[id.name.GetString()] = n;
+        rec.mounts[mount_id] = n;
       }
+    } else if (mounts != m.value.MemberEnd() && !mounts->value.IsNull()) {
+      return bad(path, "volume " + name + ": \"mounts\" is not an object");
     }
     rec.mounted = !rec.mounts.empty();
-    if (!rec.mounted) {
-      rec.mountpoint.clear();
-    }
+    // The host mount lives at ECS's path; it is kept even while unmounted, and
+    // reconciliation clears it for a volume that no mount ID holds.
     state.volumes.emplace(name, std::move(rec));
   }
   return state;

@@ -2,10 +2,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -17,20 +16,44 @@ namespace berth {
 
 namespace {
 
+// -- file helpers -------------------------------------------------------------------------
+
 caf::error io_error(const std::string& what, const std::string& path, int err) {
   return make_error(ec::persist_failure, what + " " + path + ": " + std::strerror(err));
 }
 
-/// Reads a whole file; false when it does not exist.
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return false;
+/// Reads all of `fd` from offset 0.
+caf::error read_fd(int fd, const std::string& path, std::string& out) {
+  out.clear();
+  char buf[1 << 16];
+  off_t offset = 0;
+  for (;;) {
+    auto n = ::pread(fd, buf, sizeof(buf), offset);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return io_error("cannot read", path, errno);
+    }
+    if (n == 0) {
+      return {};
+    }
+    out.append(buf, static_cast<size_t>(n));
+    offset += n;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
+}
+
+/// Reads a whole file. `found` is false (and no error) when it does not exist.
+caf::error read_file(const std::string& path, std::string& out, bool& found) {
+  found = false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return errno == ENOENT ? caf::error{} : io_error("cannot open", path, errno);
+  }
+  auto err = read_fd(fd, path, out);
+  ::close(fd);
+  found = !err;
+  return err;
 }
 
 caf::error write_all(int fd, const char* data, size_t size, off_t offset,
@@ -61,12 +84,65 @@ caf::error fsync_dir(const std::string& dir) {
   return rc == 0 ? caf::error{} : io_error("cannot fsync directory", dir, err);
 }
 
+/// Writes a new file durably: temp file, write, fsync, rename, fsync the directory.
+caf::error write_file_atomically(const std::string& dir, const std::string& path,
+                                 const std::string& text) {
+  auto tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return io_error("cannot create", tmp, errno);
+  }
+  auto err = write_all(fd, text.data(), text.size(), 0, tmp);
+  if (!err && ::fsync(fd) != 0) {
+    err = io_error("cannot fsync", tmp, errno);
+  }
+  if (::close(fd) != 0 && !err) {
+    err = io_error("cannot close", tmp, errno);
+  }
+  if (!err && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = io_error("cannot rename to", path, errno);
+  }
+  if (!err) {
+    err = fsync_dir(dir);
+  }
+  if (err) {
+    ::unlink(tmp.c_str());
+  }
+  return err;
+}
+
+/// Creates `dir` (mode 0700) and its parents when missing; the new entry is fsync'd.
+caf::error ensure_dir(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) {
+    return S_ISDIR(st.st_mode) ? caf::error{} : io_error("cannot use", dir, ENOTDIR);
+  }
+  auto parent = std::filesystem::path(dir).parent_path();
+  if (parent.empty()) {
+    parent = ".";
+  }
+  std::error_code fs_err;
+  std::filesystem::create_directories(parent, fs_err);
+  if (fs_err) {
+    return make_error(ec::persist_failure,
+                      "cannot create " + parent.string() + ": " + fs_err.message());
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return io_error("cannot create", dir, errno);
+  }
+  return fsync_dir(parent.string());
+}
+
 } // namespace
 
-file_store::file_store(std::string dir)
-  : dir_(std::move(dir)),
-    journal_path_(dir_ + "/journal.log"),
-    snapshot_path_(dir_ + "/snapshot.json") {
+// -- file_store ---------------------------------------------------------------------------
+
+file_store::file_store(std::string dir) : dir_(std::move(dir)) {
+  while (dir_.size() > 1 && dir_.back() == '/') {
+    dir_.pop_back();
+  }
+  journal_path_ = dir_ + "/journal.log";
+  snapshot_path_ = dir_ + "/snapshot.json";
 }
 
 file_store::~file_store() {
@@ -79,31 +155,82 @@ caf::error file_store::open_journal() {
   if (fd_ >= 0) {
     return {};
   }
-  std::error_code ec_fs;
-  std::filesystem::create_directories(dir_, ec_fs);
-  if (ec_fs) {
-    return make_error(ec::persist_failure, "cannot create " + dir_ + ": " + ec_fs.message());
+  if (auto err = ensure_dir(dir_)) {
+    return err;
   }
-  ::chmod(dir_.c_str(), 0700);
+  bool existed = ::access(journal_path_.c_str(), F_OK) == 0;
   fd_ = ::open(journal_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) {
     return io_error("cannot open", journal_path_, errno);
   }
   if (::fstat(fd_, &opened_) != 0) {
-    return io_error("cannot stat", journal_path_, errno);
+    auto err = io_error("cannot stat", journal_path_, errno);
+    ::close(fd_);
+    fd_ = -1;
+    return err;
   }
-  return {};
+  good_bytes_ = static_cast<size_t>(opened_.st_size);
+  // A journal whose directory entry is lost in a crash would lose every record in it.
+  return existed ? caf::error{} : fsync_dir(dir_);
 }
 
 caf::error file_store::check_journal_reachable() const {
   struct stat now {};
+  struct stat open_now {};
   if (::stat(journal_path_.c_str(), &now) != 0 || now.st_dev != opened_.st_dev
-      || now.st_ino != opened_.st_ino) {
+      || now.st_ino != opened_.st_ino || ::fstat(fd_, &open_now) != 0
+      || open_now.st_nlink == 0) {
     // Writes to an unlinked file are not durable state: refuse them.
-    return make_error(ec::persist_failure, "state directory " + dir_
-                                             + " is gone or its journal was replaced");
+    return make_error(ec::persist_failure, "state directory " + dir_ + " is gone: "
+                                             + journal_path_
+                                             + " no longer names the open journal");
   }
   return {};
+}
+
+caf::error file_store::cut_journal(size_t size) {
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0 || ::fsync(fd_) != 0) {
+    needs_cut_ = true;
+    return io_error("cannot truncate", journal_path_, errno);
+  }
+  good_bytes_ = size;
+  needs_cut_ = false;
+  return {};
+}
+
+caf::error file_store::keep_damaged(const std::string& journal) {
+  auto path = journal_path_ + ".damaged-" + std::to_string(std::time(nullptr));
+  if (auto err = write_file_atomically(dir_, path, journal)) {
+    return err;
+  }
+  spdlog::error("journal {}: the damaged journal is kept as {}", journal_path_, path);
+  return {};
+}
+
+caf::expected<state_snapshot> file_store::load_legacy() {
+  for (const auto& legacy : {dir_ + "/state.json", dir_ + "/../state.json"}) {
+    std::string text;
+    bool found = false;
+    if (auto err = read_file(legacy, text, found)) {
+      return err;
+    }
+    if (!found) {
+      continue;
+    }
+    auto old = detail::decode_legacy_state(text);
+    if (!old) {
+      return make_error(ec::persist_failure,
+                        "cannot read " + legacy + ": " + describe(old.error()));
+    }
+    // Written once in today's format, so later journal records apply on top of it.
+    if (auto err = compact(*old)) {
+      return err;
+    }
+    spdlog::info("loaded {} volume(s) from the older state file {}", old->volumes.size(),
+                 legacy);
+    return old;
+  }
+  return state_snapshot{};
 }
 
 caf::expected<state_snapshot> file_store::load() {
@@ -112,7 +239,10 @@ caf::expected<state_snapshot> file_store::load() {
   }
   state_snapshot state;
   std::string text;
-  bool have_snapshot = read_file(snapshot_path_, text);
+  bool have_snapshot = false;
+  if (auto err = read_file(snapshot_path_, text, have_snapshot)) {
+    return err;
+  }
   if (have_snapshot) {
     auto snap = detail::decode_snapshot(text);
     if (!snap) {
@@ -122,43 +252,54 @@ caf::expected<state_snapshot> file_store::load() {
     state = std::move(*snap);
   }
   std::string journal;
-  read_file(journal_path_, journal);
-  std::string problem;
-  auto entries = detail::decode_entries(journal, good_bytes_, problem);
-  for (const auto& entry : entries) {
-    detail::apply_entry(state, entry);
+  if (auto err = read_fd(fd_, journal_path_, journal)) {
+    return err;
   }
-  if (good_bytes_ < journal.size()) {
-    // Never acknowledged: a crash cut it off mid-write. Drop it so appends continue cleanly.
-    spdlog::warn("journal {}: {}; dropping the last {} byte(s)", journal_path_, problem,
-                 journal.size() - good_bytes_);
-    if (::ftruncate(fd_, static_cast<off_t>(good_bytes_)) != 0 || ::fsync(fd_) != 0) {
-      return io_error("cannot truncate", journal_path_, errno);
-    }
+  auto decoded = detail::decode_entries(journal);
+  bool have_records = !decoded.entries.empty();
+  for (auto& entry : decoded.entries) {
+    detail::apply_entry(state, std::move(entry));
   }
-  if (!have_snapshot && entries.empty()) {
-    for (const auto& legacy : {dir_ + "/state.json", dir_ + "/../state.json"}) {
-      if (read_file(legacy, text)) {
-        auto old = detail::decode_legacy_state(text);
-        if (!old) {
-          return make_error(ec::persist_failure,
-                            "cannot read " + legacy + ": " + describe(old.error()));
-        }
-        spdlog::info("loaded {} volume(s) from the older state file {}", old->volumes.size(),
-                     legacy);
-        return old;
+  if (decoded.good_bytes < journal.size()) {
+    auto dropped = journal.size() - decoded.good_bytes;
+    if (decoded.corrupt_middle) {
+      spdlog::error("journal {}: {}; replay stops there, the last {} byte(s) are not applied",
+                    journal_path_, decoded.problem, dropped);
+      if (auto err = keep_damaged(journal)) {
+        return err;
       }
+    } else {
+      // Never acknowledged: a crash cut it off mid-write.
+      spdlog::warn("journal {}: {}; dropping the last {} byte(s)", journal_path_,
+                   decoded.problem, dropped);
     }
+  }
+  if (decoded.good_bytes < journal.size()) {
+    if (auto err = cut_journal(decoded.good_bytes)) {
+      return err;
+    }
+  }
+  good_bytes_ = decoded.good_bytes;
+  if (!have_snapshot && !have_records) {
+    return load_legacy();
   }
   return state;
 }
 
 caf::error file_store::append(const std::vector<journal_entry>& entries) {
+  if (entries.empty()) {
+    return {};
+  }
   if (auto err = open_journal()) {
     return err;
   }
   if (auto err = check_journal_reachable()) {
     return err;
+  }
+  if (needs_cut_) {
+    if (auto err = cut_journal(good_bytes_)) {
+      return err;
+    }
   }
   std::string buf;
   for (const auto& entry : entries) {
@@ -171,9 +312,9 @@ caf::error file_store::append(const std::vector<journal_entry>& entries) {
   }
   if (err) {
     // Nobody will be told these records are durable: make sure a load never sees them.
-    if (::ftruncate(fd_, static_cast<off_t>(good_bytes_)) != 0) {
+    if (auto cut_err = cut_journal(good_bytes_)) {
       spdlog::error("journal {}: cannot cut off a failed write: {}", journal_path_,
-                    std::strerror(errno));
+                    describe(cut_err));
     }
     return err;
   }
@@ -188,33 +329,12 @@ caf::error file_store::compact(const state_snapshot& state) {
   if (auto err = check_journal_reachable()) {
     return err;
   }
-  auto tmp = snapshot_path_ + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return io_error("cannot create", tmp, errno);
-  }
-  auto text = detail::encode_snapshot(state);
-  auto err = write_all(fd, text.data(), text.size(), 0, tmp);
-  if (!err && ::fsync(fd) != 0) {
-    err = io_error("cannot fsync", tmp, errno);
-  }
-  ::close(fd);
-  if (!err && ::rename(tmp.c_str(), snapshot_path_.c_str()) != 0) {
-    err = io_error("cannot rename to", snapshot_path_, errno);
-  }
-  if (!err) {
-    err = fsync_dir(dir_);
-  }
-  if (err) {
-    ::unlink(tmp.c_str());
+  if (auto err = write_file_atomically(dir_, snapshot_path_, detail::encode_snapshot(state))) {
     return err;
   }
-  // The snapshot holds everything now; the journal starts over.
-  if (::ftruncate(fd_, 0) != 0 || ::fsync(fd_) != 0) {
-    return io_error("cannot truncate", journal_path_, errno);
-  }
-  good_bytes_ = 0;
-  return {};
+  // The snapshot holds everything now; the journal starts over. A crash before the cut
+  // is harmless: replaying whole records over the snapshot yields the same state.
+  return cut_journal(0);
 }
 
 size_t file_store::journal_bytes() const {

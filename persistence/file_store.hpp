@@ -11,33 +11,55 @@ namespace berth {
 /// - `journal.log`: records `[u32 length][u32 crc32][JSON]`, little-endian; the JSON is
 ///   {"op":"put","record":{...}} or {"op":"erase","name":"..."};
 /// - `snapshot.json`: {"version":1,"boot_id":"...","volumes":[record,...]}.
+///
 /// Loading reads the snapshot, then replays the journal up to the first record that is
-/// torn or fails its checksum; the rest is cut off (it was never acknowledged). With
-/// neither file, an older berth's `state.json` (in the folder or its parent) is read.
+/// torn or fails its checksum, and cuts the journal there so appends continue cleanly.
+/// - A bad *tail* is a write that a crash interrupted; its caller never got a reply, so it
+///   is dropped with a warning.
+/// - A bad record in the *middle* (a good record follows it, or its checksum matches but
+///   it cannot be read) is damage to acknowledged state. Replay still stops there: applying
+///   later records over a hole could resurrect or mix volumes, and a prefix of the history
+///   is a state that really existed. The error is logged and the dropped bytes are kept in
+///   `journal.log.damaged-<unix time>` for a human to inspect.
+/// With neither a snapshot nor journal records, an older berth's `state.json` (in the
+/// folder or its parent) is read and written as the first snapshot.
 class file_store : public store {
 public:
-  /// `dir` is created (mode 0700) at load() when missing.
+  /// `dir` is created (mode 0700) at the first load() or append() when missing.
   explicit file_store(std::string dir);
   ~file_store() override;
 
   file_store(const file_store&) = delete;
   file_store& operator=(const file_store&) = delete;
 
+  /// Snapshot + journal replay (see the class comment); may cut off a bad journal tail.
   caf::expected<state_snapshot> load() override;
+
+  /// One write of all entries, one fdatasync. On failure the journal is cut back, so a
+  /// later load never sees entries whose caller got the error. Fails with persist_failure
+  /// when the journal path no longer names the open file (state directory removed).
   caf::error append(const std::vector<journal_entry>& entries) override;
+
+  /// Writes snapshot.json (temp, fsync, rename, fsync dir), then empties the journal.
   caf::error compact(const state_snapshot& state) override;
+
+  /// Bytes of durable records in the journal.
   size_t journal_bytes() const override;
 
 private:
   caf::error open_journal();
   caf::error check_journal_reachable() const;
+  caf::error cut_journal(size_t size);
+  caf::error keep_damaged(const std::string& journal);
+  caf::expected<state_snapshot> load_legacy();
 
   std::string dir_;
   std::string journal_path_;
   std::string snapshot_path_;
   int fd_ = -1;
-  size_t good_bytes_ = 0; ///< journal length up to the last durable record
-  struct stat opened_ {};  ///< identity of the journal file we write
+  size_t good_bytes_ = 0;   ///< journal length up to the last durable record
+  bool needs_cut_ = false;  ///< a failed append may have left bytes past good_bytes_
+  struct stat opened_ {};   ///< identity of the journal file we write
 };
 
 } // namespace berth

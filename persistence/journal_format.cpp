@@ -67,54 +67,96 @@ void encode_entry(const journal_entry& entry, std::string& out) {
   out.append(buf.GetString(), size);
 }
 
-std::vector<journal_entry> decode_entries(const std::string& data, size_t& good_bytes,
-                                          std::string& problem) {
-  std::vector<journal_entry> entries;
-  size_t pos = 0;
-  good_bytes = 0;
-  while (pos < data.size()) {
-    if (data.size() - pos < header_bytes) {
-      problem = "torn record header at byte " + std::to_string(pos);
-      break;
-    }
-    auto size = get_u32(data.data() + pos);
-    auto crc = get_u32(data.data() + pos + 4);
-    if (size > max_record_bytes || data.size() - pos - header_bytes < size) {
-      problem = "torn record at byte " + std::to_string(pos);
-      break;
-    }
-    const char* payload = data.data() + pos + header_bytes;
-    if (crc32(payload, size) != crc) {
-      problem = "checksum mismatch at byte " + std::to_string(pos);
-      break;
-    }
-    rapidjson::Document doc;
-    doc.Parse(payload, size);
-    journal_entry entry;
-    bool ok = !doc.HasParseError() && doc.IsObject() && doc.HasMember("op")
-              && doc["op"].IsString();
-    if (ok && std::strcmp(doc["op"].GetString(), "erase") == 0 && doc.HasMember("name")
-        && doc["name"].IsString()) {
-      entry.erase = true;
-      entry.record.name = doc["name"].GetString();
-    } else if (ok && std::strcmp(doc["op"].GetString(), "put") == 0 && doc.HasMember("record")) {
-      auto rec = read_record(doc["record"]);
-      ok = static_cast<bool>(rec);
-      if (ok) {
-        entry.record = std::move(*rec);
-      }
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      problem = "unreadable record at byte " + std::to_string(pos);
-      break;
-    }
-    entries.push_back(std::move(entry));
-    pos += header_bytes + size;
-    good_bytes = pos;
+namespace {
+
+/// How the frame at `pos` looks.
+enum class frame_status { good, torn, bad_checksum };
+
+frame_status check_frame(const std::string& data, size_t pos, uint32_t& size) {
+  if (data.size() - pos < header_bytes) {
+    return frame_status::torn;
   }
-  return entries;
+  size = get_u32(data.data() + pos);
+  auto crc = get_u32(data.data() + pos + 4);
+  if (size > max_record_bytes || data.size() - pos - header_bytes < size) {
+    return frame_status::torn;
+  }
+  if (crc32(data.data() + pos + header_bytes, size) != crc) {
+    return frame_status::bad_checksum;
+  }
+  return frame_status::good;
+}
+
+/// Parses one payload; false when it is not a journal entry.
+bool parse_payload(const char* payload, size_t size, journal_entry& entry) {
+  rapidjson::Document doc;
+  doc.Parse(payload, size);
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return false;
+  }
+  auto op = doc.FindMember("op");
+  if (op == doc.MemberEnd() || !op->value.IsString()) {
+    return false;
+  }
+  if (std::strcmp(op->value.GetString(), "erase") == 0) {
+    auto name = doc.FindMember("name");
+    if (name == doc.MemberEnd() || !name->value.IsString()) {
+      return false;
+    }
+    entry.erase = true;
+    entry.record.name = name->value.GetString();
+    return is_valid_volume_name(entry.record.name);
+  }
+  if (std::strcmp(op->value.GetString(), "put") == 0) {
+    auto rec_json = doc.FindMember("record");
+    if (rec_json == doc.MemberEnd()) {
+      return false;
+    }
+    auto rec = read_record(rec_json->value);
+    if (!rec || !is_valid_volume_name(rec->name)) {
+      return false;
+    }
+    entry.erase = false;
+    entry.record = std::move(*rec);
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+decoded_journal decode_entries(const std::string& data) {
+  decoded_journal out;
+  size_t pos = 0;
+  while (pos < data.size()) {
+    uint32_t size = 0;
+    auto status = check_frame(data, pos, size);
+    if (status == frame_status::torn) {
+      out.problem = "torn record at byte " + std::to_string(pos);
+      break;
+    }
+    size_t next = pos + header_bytes + size;
+    if (status == frame_status::bad_checksum) {
+      // A torn write leaves garbage only at the end; a good record behind a bad one is
+      // damage in the middle. (A damaged length field cannot be told apart from a torn tail.)
+      uint32_t next_size = 0;
+      out.problem = "checksum mismatch at byte " + std::to_string(pos);
+      out.corrupt_middle = next < data.size()
+                           && check_frame(data, next, next_size) == frame_status::good;
+      break;
+    }
+    journal_entry entry;
+    if (!parse_payload(data.data() + pos + header_bytes, size, entry)) {
+      // The checksum matched: a writer finished this record, so it is no torn write.
+      out.problem = "unreadable record at byte " + std::to_string(pos);
+      out.corrupt_middle = true;
+      break;
+    }
+    out.entries.push_back(std::move(entry));
+    pos = next;
+    out.good_bytes = pos;
+  }
+  return out;
 }
 
 std::string encode_snapshot(const state_snapshot& state) {
@@ -156,6 +198,9 @@ caf::expected<state_snapshot> decode_snapshot(const std::string& json) {
     if (!rec) {
       return rec.error();
     }
+    if (!is_valid_volume_name(rec->name)) {
+      return bad("snapshot names an invalid volume \"" + rec->name + "\"");
+    }
     auto name = rec->name;
     state.volumes.emplace(std::move(name), std::move(*rec));
   }
@@ -166,10 +211,13 @@ caf::expected<state_snapshot> decode_legacy_state(const std::string& json) {
   rapidjson::Document doc;
   doc.Parse(json.c_str(), json.size());
   if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("volumes")
-      || !doc["volumes"].IsObject()) {
+      || !(doc["volumes"].IsObject() || doc["volumes"].IsNull())) {
     return bad("legacy state.json lacks a \"volumes\" object");
   }
   state_snapshot state;
+  if (doc["volumes"].IsNull()) {
+    return state;
+  }
   for (auto& m : doc["volumes"].GetObject()) {
     std::string name = m.name.GetString();
     if (!is_valid_volume_name(name)) {
@@ -195,6 +243,15 @@ void apply_entry(state_snapshot& state, const journal_entry& entry) {
     state.volumes.erase(entry.record.name);
   } else {
     state.volumes[entry.record.name] = entry.record;
+  }
+}
+
+void apply_entry(state_snapshot& state, journal_entry&& entry) {
+  if (entry.erase) {
+    state.volumes.erase(entry.record.name);
+  } else {
+    auto& slot = state.volumes[entry.record.name];
+    slot = std::move(entry.record);
   }
 }
 

@@ -1,8 +1,16 @@
 #include "persistence/persistence.hpp"
 
-// Group commit: put/erase join `batch`; the first one schedules a `commit` message
-// behind everything already in the mailbox. The commit writes the whole batch with one
-// fsync; requests that arrive while it blocks form the next batch.
+// Group commit:
+//
+//   put/erase ──▶ batch + promise ──(first one sends)──▶ self: commit
+//                                                          │ store::append(batch): ONE fsync
+//                                                          ▼
+//                                  ok (or the error) to every promise of the batch
+//
+// The `commit` message queues behind everything already in the mailbox, so all of it joins
+// the batch; whatever arrives while the fsync blocks forms the next batch.
+
+#include <exception>
 
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
@@ -16,16 +24,39 @@ namespace {
 
 using self_ptr = persistence_actor::stateful_pointer<persistence_state>;
 
+caf::error internal_error(const char* where, const std::exception& e) {
+  return make_error(ec::internal, std::string{"persistence: "} + where + " threw: " + e.what());
+}
+
 caf::response_promise enqueue(self_ptr self, journal_entry entry) {
   auto& st = self->state;
-  st.batch.push_back(std::move(entry));
   auto rp = self->make_response_promise();
   st.waiting.push_back(rp);
+  st.batch.push_back(std::move(entry));
   if (!st.commit_scheduled) {
     st.commit_scheduled = true;
     self->send(caf::actor_cast<persistence_actor>(self), atom::commit_v);
   }
   return rp;
+}
+
+/// Answers every waiting promise with `err`, or ok when `err` is empty.
+void answer_all(self_ptr self, const caf::error& err) {
+  auto& st = self->state;
+  auto waiting = std::move(st.waiting);
+  auto flushers = std::move(st.flush_waiters);
+  st.waiting.clear();
+  st.flush_waiters.clear();
+  st.batch.clear();
+  for (auto* group : {&waiting, &flushers}) {
+    for (auto& rp : *group) {
+      if (err) {
+        rp.deliver(err);
+      } else {
+        rp.deliver(atom::ok_v);
+      }
+    }
+  }
 }
 
 void maybe_compact(self_ptr self) {
@@ -44,36 +75,20 @@ void maybe_compact(self_ptr self) {
 void commit(self_ptr self) {
   auto& st = self->state;
   st.commit_scheduled = false;
-  if (!st.batch.empty()) {
-    caf::error err;
-    try {
-      err = st.st->append(st.batch);
-    } catch (const std::exception& e) {
-      err = make_error(ec::internal, std::string{"journal append threw: "} + e.what());
-    }
-    if (err) {
-      spdlog::error("{} state change(s) not saved: {}", st.batch.size(), describe(err));
-      for (auto& rp : st.waiting) {
-        rp.deliver(err);
-      }
-    } else {
-      for (const auto& entry : st.batch) {
-        detail::apply_entry(st.state, entry);
-      }
-      for (auto& rp : st.waiting) {
-        rp.deliver(atom::ok_v);
-      }
-    }
-    st.batch.clear();
-    st.waiting.clear();
-    if (!err) {
-      maybe_compact(self);
-    }
+  if (st.batch.empty()) {
+    answer_all(self, {});
+    return;
   }
-  for (auto& rp : st.flush_waiters) {
-    rp.deliver(atom::ok_v);
+  if (auto err = st.st->append(st.batch)) {
+    spdlog::error("{} state change(s) not saved: {}", st.batch.size(), describe(err));
+    answer_all(self, err);
+    return;
   }
-  st.flush_waiters.clear();
+  for (auto& entry : st.batch) {
+    detail::apply_entry(st.state, std::move(entry));
+  }
+  answer_all(self, {});
+  maybe_compact(self);
 }
 
 } // namespace
@@ -86,24 +101,44 @@ persistence(persistence_actor::stateful_pointer<persistence_state> self,
   self->state.cfg = cfg;
   return {
     [self](atom::put, volume_record& rec) -> caf::result<atom::ok> {
-      return enqueue(self, journal_entry{false, std::move(rec)});
+      try {
+        return enqueue(self, journal_entry{false, std::move(rec)});
+      } catch (const std::exception& e) {
+        return internal_error("put", e);
+      }
     },
     [self](atom::erase, std::string& name) -> caf::result<atom::ok> {
-      journal_entry entry;
-      entry.erase = true;
-      entry.record.name = std::move(name);
-      return enqueue(self, std::move(entry));
+      try {
+        journal_entry entry;
+        entry.erase = true;
+        entry.record.name = std::move(name);
+        return enqueue(self, std::move(entry));
+      } catch (const std::exception& e) {
+        return internal_error("erase", e);
+      }
     },
     [self](atom::flush) -> caf::result<atom::ok> {
-      auto& st = self->state;
-      if (st.batch.empty() && !st.commit_scheduled) {
-        return atom::ok_v;
+      try {
+        auto& st = self->state;
+        if (!st.commit_scheduled) {
+          return atom::ok_v;
+        }
+        auto rp = self->make_response_promise();
+        st.flush_waiters.push_back(rp);
+        return rp;
+      } catch (const std::exception& e) {
+        return internal_error("flush", e);
       }
-      auto rp = self->make_response_promise();
-      st.flush_waiters.push_back(rp);
-      return rp;
     },
-    [self](atom::commit) { commit(self); },
+    [self](atom::commit) {
+      try {
+        commit(self);
+      } catch (const std::exception& e) {
+        // Every promise is still answered; the in-memory state may lag the journal until
+        // the next load, which only errs on the side of not reporting durability.
+        answer_all(self, internal_error("commit", e));
+      }
+    },
   };
 }
 

@@ -174,8 +174,10 @@ check_contains "(h) docker volume ls lists v3" "$DRIVER v3" "$ls_out"
 status=$(dk volume inspect -f '{{json .Status}}' v1 2>&1)
 check "(h) docker volume inspect shows a Status map" yes \
   "$(json_get "$status" '"yes" if isinstance(d, dict) and len(d) > 0 else "no"' 2>/dev/null || echo "no: $status")"
+check_ok "(h) container h1 uses v1" run_bg h1 v1
 mp=$(dk volume inspect -f '{{.Mountpoint}}' v1 2>&1)
-check "(h) docker volume inspect shows the Mountpoint" "$(vol_mnt v1)" "$mp"
+check "(h) docker volume inspect shows the Mountpoint while mounted" "$(vol_mnt v1)" "$mp"
+check_ok "(h) docker stop h1" stop_rm h1
 check_ok "(h) docker volume rm v1 v2 v3" dk volume rm v1 v2 v3
 check "(h) no berth volume left in docker volume ls" "" \
   "$(dk volume ls -q --filter "driver=$DRIVER" 2>&1)"

@@ -304,14 +304,16 @@ start_berthd() {
   return 0
 }
 
-# stop_berthd: SIGTERM and wait (30 s); returns 1 (and kills -9) when it does not exit in time.
+# stop_berthd: SIGTERM and wait; returns 1 (and kills -9) when it does not exit within
+# BERTH_E2E_STOP_S seconds (default 20: nothing is in flight, a graceful stop is prompt).
 stop_berthd() {
   [[ -n "$BERTHD_PID" ]] || return 0
   kill -TERM "$BERTHD_PID" 2>/dev/null
-  local deadline=$((SECONDS + 30))
+  local limit="${BERTH_E2E_STOP_S:-20}"
+  local deadline=$((SECONDS + limit))
   while kill -0 "$BERTHD_PID" 2>/dev/null; do
     if ((SECONDS >= deadline)); then
-      echo "berthd (pid $BERTHD_PID) did not exit within 30 s of SIGTERM; killing it" >&2
+      echo "berthd (pid $BERTHD_PID) did not exit within $limit s of SIGTERM; killing it" >&2
       kill9_berthd
       return 1
     fi
@@ -337,8 +339,12 @@ kill9_berthd() {
 }
 
 # restart_berthd [EXTRA ARGS]: stop_berthd then start_berthd with the usual paths.
+# Starts berthd even when the stop failed (then returns 1), so later cases still run.
 restart_berthd() {
-  stop_berthd && start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "$@"
+  local rc=0
+  stop_berthd || rc=1
+  start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "$@" || return 1
+  return "$rc"
 }
 
 # -- host mount state --------------------------------------------------------------

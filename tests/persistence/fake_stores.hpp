@@ -1,0 +1,90 @@
+#pragma once
+
+// Stores for the actor tests: one counts calls around the real file_store, one fails on demand.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/errors.hpp"
+#include "persistence/file_store.hpp"
+
+namespace berth::test {
+
+/// A file_store that counts appends and makes each fsync look slower, so that
+/// requests pile up while one commit runs.
+class counting_store : public store {
+public:
+  counting_store(std::string dir, std::chrono::milliseconds delay)
+    : inner_(std::move(dir)), delay_(delay) {
+  }
+
+  caf::expected<state_snapshot> load() override {
+    return inner_.load();
+  }
+
+  caf::error append(const std::vector<journal_entry>& entries) override {
+    ++appends;
+    entries_written += entries.size();
+    std::this_thread::sleep_for(delay_);
+    return inner_.append(entries);
+  }
+
+  caf::error compact(const state_snapshot& state) override {
+    ++compactions;
+    return inner_.compact(state);
+  }
+
+  size_t journal_bytes() const override {
+    return inner_.journal_bytes();
+  }
+
+  std::atomic<size_t> appends{0};
+  std::atomic<size_t> entries_written{0};
+  std::atomic<size_t> compactions{0};
+
+private:
+  file_store inner_;
+  std::chrono::milliseconds delay_;
+};
+
+/// A store whose append fails while `failing` is set; it remembers what it was given.
+class failing_store : public store {
+public:
+  caf::expected<state_snapshot> load() override {
+    return state_snapshot{};
+  }
+
+  caf::error append(const std::vector<journal_entry>& entries) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::lock_guard<std::mutex> guard{mtx};
+    ++appends;
+    if (failing) {
+      return make_error(ec::persist_failure, "cannot write /fake/journal.log: No space left");
+    }
+    bytes += entries.size() * 100;
+    return {};
+  }
+
+  caf::error compact(const state_snapshot& state) override {
+    std::lock_guard<std::mutex> guard{mtx};
+    compacted.push_back(state);
+    bytes = 0;
+    return {};
+  }
+
+  size_t journal_bytes() const override {
+    std::lock_guard<std::mutex> guard{mtx};
+    return bytes;
+  }
+
+  mutable std::mutex mtx;
+  bool failing = true;
+  size_t appends = 0;
+  size_t bytes = 0;
+  std::vector<state_snapshot> compacted;
+};
+
+} // namespace berth::test

@@ -1,0 +1,209 @@
+#include "persistence/persistence.hpp"
+
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+#include <gtest/gtest.h>
+
+#include "actors/type_ids.hpp"
+#include "core/errors.hpp"
+#include "fake_stores.hpp"
+#include "records.hpp"
+#include "temp_dir.hpp"
+
+namespace berth {
+namespace {
+
+using test::make_record;
+using test::temp_dir;
+
+namespace fs = std::filesystem;
+
+/// An actor system config that knows berth's message types.
+struct berth_config : caf::actor_system_config {
+  berth_config() {
+    add_message_types<caf::id_block::berth>();
+  }
+};
+
+/// An actor system with berth's types, and the persistence actor under test.
+class persistence_fixture : public ::testing::Test {
+protected:
+  persistence_fixture() : sys_(cfg_) {
+  }
+
+  ~persistence_fixture() override {
+    if (actor_) {
+      caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
+    }
+  }
+
+  void spawn(std::shared_ptr<store> st, state_snapshot initial = {},
+             persistence_config cfg = {}) {
+    actor_ = spawn_persistence(sys_, std::move(st), std::move(initial), cfg);
+  }
+
+  /// Sends one message and waits for the reply: empty error means ok.
+  template <class... Ts>
+  caf::error ask(Ts&&... xs) {
+    caf::scoped_actor self{sys_};
+    caf::error result;
+    self->request(actor_, caf::infinite, std::forward<Ts>(xs)...)
+      .receive([](atom::ok) {}, [&](caf::error& err) { result = std::move(err); });
+    return result;
+  }
+
+  /// `threads` scoped actors at once, each putting `per_thread` records one after another.
+  /// Returns the errors of all replies (empty ones for ok).
+  std::vector<caf::error> put_concurrently(int threads, int per_thread,
+                                           const std::string& prefix) {
+    std::vector<caf::error> results(static_cast<size_t>(threads * per_thread));
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        caf::scoped_actor self{sys_};
+        for (int i = 0; i < per_thread; ++i) {
+          auto n = static_cast<size_t>(t * per_thread + i);
+          auto& slot = results[n];
+          slot = make_error(ec::internal, "no reply");
+          self->request(actor_, caf::infinite, atom::put_v,
+                        make_record(prefix + std::to_string(n), i % 3))
+            .receive([&](atom::ok) { slot = caf::error{}; },
+                     [&](caf::error& err) { slot = std::move(err); });
+        }
+      });
+    }
+    for (auto& w : workers) {
+      w.join();
+    }
+    return results;
+  }
+
+  berth_config cfg_;
+  caf::actor_system sys_;
+  persistence_actor actor_;
+};
+
+TEST_F(persistence_fixture, group_commit_answers_every_put_with_few_fsyncs) {
+  temp_dir tmp;
+  auto dir = tmp / "state";
+  auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(2));
+  ASSERT_TRUE(st->load());
+  spawn(st);
+  auto results = put_concurrently(20, 10, "v");
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_FALSE(results[i]) << "put " << i << ": " << describe(results[i]);
+  }
+  RecordProperty("appends", static_cast<int>(st->appends.load()));
+  EXPECT_EQ(st->entries_written.load(), 200u);
+  EXPECT_LE(st->appends.load(), 50u) << "group commit should batch concurrent puts";
+  EXPECT_FALSE(ask(atom::flush_v));
+  file_store fresh{dir};
+  auto loaded = fresh.load();
+  ASSERT_TRUE(loaded);
+  ASSERT_EQ(loaded->volumes.size(), 200u);
+  EXPECT_EQ(loaded->volumes.at("v37"), make_record("v37", 37 % 10 % 3));
+}
+
+TEST_F(persistence_fixture, erase_and_flush_are_durable) {
+  temp_dir tmp;
+  auto dir = tmp / "state";
+  auto st = std::make_shared<file_store>(dir);
+  ASSERT_TRUE(st->load());
+  spawn(st);
+  EXPECT_FALSE(ask(atom::flush_v)); // nothing pending
+  EXPECT_FALSE(ask(atom::put_v, make_record("a", 1)));
+  EXPECT_FALSE(ask(atom::put_v, make_record("b")));
+  EXPECT_FALSE(ask(atom::erase_v, std::string{"a"}));
+  EXPECT_FALSE(ask(atom::flush_v));
+  auto loaded = file_store{dir}.load();
+  ASSERT_TRUE(loaded);
+  ASSERT_EQ(loaded->volumes.size(), 1u);
+  EXPECT_EQ(loaded->volumes.count("b"), 1u);
+}
+
+TEST_F(persistence_fixture, compacts_past_the_threshold_keeping_boot_id) {
+  temp_dir tmp;
+  auto dir = tmp / "state";
+  auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(0));
+  ASSERT_TRUE(st->load());
+  state_snapshot initial;
+  initial.boot_id = "boot-1";
+  initial.volumes["pre"] = make_record("pre", 1);
+  persistence_config cfg;
+  cfg.compact_after_bytes = 300;
+  spawn(st, initial, cfg);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_FALSE(ask(atom::put_v, make_record("v" + std::to_string(i), i)));
+  }
+  EXPECT_FALSE(ask(atom::erase_v, std::string{"v0"}));
+  EXPECT_FALSE(ask(atom::flush_v)); // a compaction after the last commit has finished
+  EXPECT_GE(st->compactions.load(), 1u);
+  EXPECT_TRUE(fs::exists(dir + "/snapshot.json"));
+  EXPECT_LE(st->journal_bytes(), cfg.compact_after_bytes);
+  EXPECT_EQ(fs::file_size(dir + "/journal.log"), st->journal_bytes());
+  auto loaded = file_store{dir}.load();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->boot_id, "boot-1");
+  ASSERT_EQ(loaded->volumes.size(), 6u);
+  EXPECT_EQ(loaded->volumes.at("pre"), make_record("pre", 1));
+  EXPECT_EQ(loaded->volumes.at("v5"), make_record("v5", 5));
+  EXPECT_EQ(loaded->volumes.count("v0"), 0u);
+}
+
+TEST_F(persistence_fixture, failing_store_fails_every_waiting_put_and_keeps_state) {
+  auto st = std::make_shared<test::failing_store>();
+  state_snapshot initial;
+  initial.boot_id = "boot-1";
+  initial.volumes["pre"] = make_record("pre");
+  persistence_config cfg;
+  cfg.compact_after_bytes = 0; // compact after every successful commit: shows the state
+  spawn(st, initial, cfg);
+  auto results = put_concurrently(8, 3, "lost");
+  for (const auto& err : results) {
+    EXPECT_EQ(err, ec::persist_failure) << describe(err);
+    EXPECT_NE(describe(err).find("/fake/journal.log"), std::string::npos);
+  }
+  EXPECT_FALSE(ask(atom::flush_v));
+  EXPECT_EQ(ask(atom::erase_v, std::string{"pre"}), ec::persist_failure);
+  {
+    std::lock_guard<std::mutex> guard{st->mtx};
+    EXPECT_TRUE(st->compacted.empty());
+    st->failing = false;
+  }
+  EXPECT_FALSE(ask(atom::put_v, make_record("after")));
+  // Compaction runs after the replies of its commit; the next message waits for it.
+  EXPECT_FALSE(ask(atom::flush_v));
+  std::lock_guard<std::mutex> guard{st->mtx};
+  ASSERT_EQ(st->compacted.size(), 1u);
+  const auto& state = st->compacted.front();
+  EXPECT_EQ(state.boot_id, "boot-1");
+  ASSERT_EQ(state.volumes.size(), 2u) << "no failed put or erase was applied";
+  EXPECT_EQ(state.volumes.count("pre"), 1u);
+  EXPECT_EQ(state.volumes.count("after"), 1u);
+}
+
+TEST_F(persistence_fixture, removed_state_dir_fails_puts_and_nothing_is_durable) {
+  temp_dir tmp;
+  auto dir = tmp / "state";
+  auto st = std::make_shared<file_store>(dir);
+  ASSERT_TRUE(st->load());
+  spawn(st);
+  EXPECT_FALSE(ask(atom::put_v, make_record("kept")));
+  fs::remove_all(dir);
+  auto results = put_concurrently(4, 2, "lost");
+  for (const auto& err : results) {
+    EXPECT_EQ(err, ec::persist_failure) << describe(err);
+    EXPECT_NE(describe(err).find("is gone"), std::string::npos) << describe(err);
+  }
+  auto loaded = file_store{dir}.load();
+  ASSERT_TRUE(loaded);
+  EXPECT_TRUE(loaded->volumes.empty());
+}
+
+} // namespace
+} // namespace berth
