@@ -186,6 +186,14 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
     entry.hdl = spawn_volume(self, std::move(rec), true);
     entry.created = true;
   }
+  // Volumes are not linked (one failing volume must not take the registry down), so the
+  // registry stops them itself; otherwise the actor system would wait for them forever.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    for (auto& [name, entry] : self->state.volumes) {
+      self->send_exit(entry.hdl, msg.reason);
+    }
+    self->quit(msg.reason);
+  });
   spdlog::info("registry serving {} volume(s)", self->state.volumes.size());
   return {
     [self](atom::create, const std::string& name, option_map& options) {

@@ -20,6 +20,7 @@
 
 #include "actors/registry.hpp"
 #include "apps/logging.hpp"
+#include "apps/state_lock.hpp"
 #include "backends/local_backend.hpp"
 #include "backends/mountinfo.hpp"
 #include "backends/stall_backend.hpp"
@@ -190,6 +191,11 @@ int run_daemon(const daemon_options& opts) {
   setup_logging(opts.log_format, opts.log_level);
   spdlog::info("berthd {} starting, state in {}", BERTH_VERSION, opts.state_dir);
   if (auto err = prepare_dirs(opts)) {
+    spdlog::critical("{}", describe(err));
+    return 1;
+  }
+  state_lock lock;
+  if (auto err = lock.acquire(opts.state_dir)) {
     spdlog::critical("{}", describe(err));
     return 1;
   }
