@@ -48,7 +48,7 @@ unsigned http_status_of(const caf::error& err) {
 }
 
 admin_api::admin_api(caf::actor_system& sys, registry_actor registry)
-  : sys_(sys), registry_(std::move(registry)) {
+  : registry_(std::move(registry)), gw_(sys) {
 }
 
 void admin_api::handle(const std::string& method, const std::string& target, std::string,
@@ -70,8 +70,8 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   }
   auto on_err = [reply](caf::error& err) { fail(reply, http_status_of(err), describe(err)); };
   if (is_list) {
-    ask(
-      sys_, registry_, query_timeout,
+    gw_.ask(
+      registry_, query_timeout,
       [reply](std::vector<volume_record>& recs) {
         rapidjson::StringBuffer buf;
         rapidjson::Writer<rapidjson::StringBuffer> w{buf};
@@ -92,8 +92,8 @@ void admin_api::handle(const std::string& method, const std::string& target, std
            ": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     return;
   }
-  ask(
-    sys_, registry_, query_timeout,
+  gw_.ask(
+    registry_, query_timeout,
     [reply](volume_record& rec) { reply(200, json_type, record_to_json(rec)); }, on_err,
     atom::get_v, std::move(name));
 }

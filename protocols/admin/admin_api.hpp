@@ -5,6 +5,7 @@
 #include <caf/actor_system.hpp>
 
 #include "actors/actors.hpp"
+#include "protocols/bridge.hpp"
 #include "protocols/http/unix_http_server.hpp"
 
 namespace berth {
@@ -22,8 +23,8 @@ public:
               reply_fn reply);
 
 private:
-  caf::actor_system& sys_;
   registry_actor registry_;
+  gateway gw_;
 };
 
 /// The HTTP status for an error from the registry (not_found -> 404, ...).

@@ -26,7 +26,7 @@ auto on_error(reply_fn reply) {
 } // namespace
 
 docker_api::docker_api(caf::actor_system& sys, registry_actor registry)
-  : sys_(sys), registry_(std::move(registry)) {
+  : registry_(std::move(registry)), gw_(sys) {
 }
 
 void docker_api::handle(const std::string& method, const std::string& target, std::string body,
@@ -61,8 +61,8 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       fail(reply, req.error());
       return;
     }
-    ask(
-      sys_, registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
+    gw_.ask(
+      registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
       on_error(reply), atom::create_v, std::move(req->name), std::move(req->options));
   } else if (endpoint == "/VolumeDriver.Remove") {
     auto req = docker::decode_name(body);
@@ -70,8 +70,8 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       fail(reply, req.error());
       return;
     }
-    ask(
-      sys_, registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
+    gw_.ask(
+      registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
       on_error(reply), atom::remove_v, std::move(req->name));
   } else if (endpoint == "/VolumeDriver.Mount") {
     auto req = docker::decode_mount(body);
@@ -79,8 +79,8 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       fail(reply, req.error());
       return;
     }
-    ask(
-      sys_, registry_, transition_timeout,
+    gw_.ask(
+      registry_, transition_timeout,
       [reply](std::string& mountpoint) { ok(reply, docker::encode_mountpoint(mountpoint)); },
       on_error(reply), atom::mount_v, std::move(req->name), std::move(req->id));
   } else if (endpoint == "/VolumeDriver.Unmount") {
@@ -89,8 +89,8 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       fail(reply, req.error());
       return;
     }
-    ask(
-      sys_, registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
+    gw_.ask(
+      registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
       on_error(reply), atom::unmount_v, std::move(req->name), std::move(req->id));
   } else if (endpoint == "/VolumeDriver.Path") {
     auto req = docker::decode_name(body);
@@ -98,8 +98,8 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       fail(reply, req.error());
       return;
     }
-    ask(
-      sys_, registry_, query_timeout,
+    gw_.ask(
+      registry_, query_timeout,
       [reply](volume_record& rec) {
         ok(reply, docker::encode_mountpoint(rec.mounted ? rec.mountpoint : std::string{}));
       },
@@ -110,13 +110,13 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       fail(reply, req.error());
       return;
     }
-    ask(
-      sys_, registry_, query_timeout,
+    gw_.ask(
+      registry_, query_timeout,
       [reply](volume_record& rec) { ok(reply, docker::encode_get(rec)); }, on_error(reply),
       atom::get_v, std::move(req->name));
   } else { // "/VolumeDriver.List"
-    ask(
-      sys_, registry_, query_timeout,
+    gw_.ask(
+      registry_, query_timeout,
       [reply](std::vector<volume_record>& recs) { ok(reply, docker::encode_list(recs)); },
       on_error(reply), atom::list_v);
   }

@@ -5,6 +5,7 @@
 #include <caf/actor_system.hpp>
 
 #include "actors/actors.hpp"
+#include "protocols/bridge.hpp"
 #include "protocols/http/unix_http_server.hpp"
 
 namespace berth {
@@ -23,8 +24,8 @@ public:
               reply_fn reply);
 
 private:
-  caf::actor_system& sys_;
   registry_actor registry_;
+  gateway gw_;
 };
 
 } // namespace berth
