@@ -3,6 +3,7 @@
 // The vocabulary of berth: every typed actor interface in one place.
 //
 //   protocols/docker ─┐
+//   protocols/csi    ─┤
 //   protocols/admin  ─┴─▶ registry_actor ──delegate──▶ volume_actor (one per volume)
 //                                                          │        │
 //                                       persistence_actor ◀┘        ▼ backend on the executor
@@ -40,14 +41,31 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::mount, std::string>::with<std::string>,
   /// Uncounts one Mount for a mount ID; unmounts at the last.
   replies_to<atom::unmount, std::string>::with<atom::ok>,
-  /// Removes the volume; refused while mounted by any ID.
+  /// Removes the volume; refused while mounted by any ID, staged or published.
   replies_to<atom::remove>::with<atom::ok>,
+  /// CSI CreateVolume/CreateSnapshot: creates, or returns the existing compatible
+  /// record (idempotent); ec::already_exists when incompatible.
+  replies_to<atom::create, volume_spec>::with<volume_record>,
+  /// NodeStageVolume (idempotent at the same path).
+  replies_to<atom::stage, stage_request>::with<atom::ok>,
+  /// NodeUnstageVolume at a staging path; refused while published.
+  replies_to<atom::unstage, std::string>::with<atom::ok>,
+  /// NodePublishVolume (idempotent for the same target and capability).
+  replies_to<atom::publish, publish_request>::with<atom::ok>,
+  /// NodeUnpublishVolume of a target path.
+  replies_to<atom::unpublish, std::string>::with<atom::ok>,
+  /// ControllerExpandVolume to at least these bytes; returns the new capacity.
+  replies_to<atom::expand, uint64_t>::with<uint64_t>,
+  /// NodeExpandVolume: grows the filesystem; returns the capacity.
+  replies_to<atom::grow, std::string>::with<uint64_t>,
+  /// NodeGetVolumeStats at a staging path or published target.
+  replies_to<atom::stats, std::string>::with<volume_stats>,
   /// The current record.
   replies_to<atom::get>::with<volume_record>,
   /// Answers when no transition is running or queued (used at shutdown).
   replies_to<atom::drain>::with<atom::ok>,
-  /// Internal: a backend call finished (token, error or empty, mountpoint).
-  reacts_to<atom::done, uint64_t, caf::error, std::string>,
+  /// Internal: a backend call finished (token, error or empty, result).
+  reacts_to<atom::done, uint64_t, caf::error, caf::message>,
   /// Internal: a backend call's timeout fired (token).
   reacts_to<atom::deadline, uint64_t>,
   /// The registry forgot this volume: answer what is queued, then quit.
@@ -60,6 +78,15 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::unmount, std::string, std::string>::with<atom::ok>,
   replies_to<atom::remove, std::string>::with<atom::ok>,
   replies_to<atom::get, std::string>::with<volume_record>,
+  /// CSI: the volume actor's handlers above, by name.
+  replies_to<atom::create, std::string, volume_spec>::with<volume_record>,
+  replies_to<atom::stage, std::string, stage_request>::with<atom::ok>,
+  replies_to<atom::unstage, std::string, std::string>::with<atom::ok>,
+  replies_to<atom::publish, std::string, publish_request>::with<atom::ok>,
+  replies_to<atom::unpublish, std::string, std::string>::with<atom::ok>,
+  replies_to<atom::expand, std::string, uint64_t>::with<uint64_t>,
+  replies_to<atom::grow, std::string, std::string>::with<uint64_t>,
+  replies_to<atom::stats, std::string, std::string>::with<volume_stats>,
   /// Every volume's record, sorted by name.
   replies_to<atom::list>::with<std::vector<volume_record>>,
   /// Waits until every volume is idle (graceful stop).

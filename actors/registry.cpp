@@ -44,6 +44,16 @@ registry_entry* find(self_ptr self, const std::string& name) {
   return &it->second;
 }
 
+/// Hands a request for `name` to its volume actor, which answers the sender.
+template <class Result, class... Ts>
+caf::result<Result> forward(self_ptr self, const std::string& name, Ts&&... xs) {
+  auto entry = find(self, name);
+  if (entry == nullptr) {
+    return no_such_volume(name);
+  }
+  return self->delegate(entry->hdl, std::forward<Ts>(xs)...);
+}
+
 /// Drops a name whose actor holds no volume and no pending creation.
 void forget_if_unused(self_ptr self, const std::string& name, const volume_actor& hdl) {
   auto it = self->state.volumes.find(name);
@@ -58,34 +68,30 @@ void forget_if_unused(self_ptr self, const std::string& name, const volume_actor
   self->state.volumes.erase(it);
 }
 
-caf::result<atom::ok> create(self_ptr self, const std::string& name, option_map& options) {
-  if (!is_valid_volume_name(name)) {
-    return bad_name(name);
-  }
-  auto& cfg = self->state.cfg;
-  auto& storage = cfg.backends.at(cfg.default_backend);
-  if (auto err = storage->validate(name, options)) {
-    return err;
-  }
+/// Spawns (or reuses) the actor for `name` and asks it to create itself with `xs`,
+/// delivering its answer to `rp`. Counts the pending creation so a concurrent
+/// Remove or failed Create does not drop the name under it.
+template <class Result, class... Ts>
+void create_entry(self_ptr self, const std::string& name, const std::string& backend_name,
+                  caf::typed_response_promise<Result> rp, Ts... xs) {
   auto& entry = self->state.volumes[name];
   if (!entry.hdl) {
     volume_record rec;
     rec.name = name;
-    rec.backend = storage->name();
+    rec.backend = backend_name;
     entry.hdl = spawn_volume(self, std::move(rec), false);
   }
   ++entry.pending_creates;
   auto hdl = entry.hdl;
-  auto rp = self->make_response_promise<atom::ok>();
-  self->request(hdl, caf::infinite, atom::create_v, std::move(options))
+  self->request(hdl, caf::infinite, atom::create_v, std::move(xs)...)
     .then(
-      [self, name, hdl, rp](atom::ok) mutable {
+      [self, name, hdl, rp](Result& out) mutable {
         auto it = self->state.volumes.find(name);
         if (it != self->state.volumes.end() && it->second.hdl == hdl) {
           --it->second.pending_creates;
           it->second.created = true;
         }
-        rp.deliver(atom::ok_v);
+        rp.deliver(std::move(out));
       },
       [self, name, hdl, rp](caf::error& err) mutable {
         auto it = self->state.volumes.find(name);
@@ -95,6 +101,74 @@ caf::result<atom::ok> create(self_ptr self, const std::string& name, option_map&
         forget_if_unused(self, name, hdl);
         rp.deliver(err);
       });
+}
+
+caf::result<atom::ok> create(self_ptr self, const std::string& name, option_map& options) {
+  if (!is_valid_volume_name(name)) {
+    return bad_name(name);
+  }
+  auto& cfg = self->state.cfg;
+  auto& storage = cfg.backends.at(cfg.default_backend);
+  if (auto err = storage->validate(name, options)) {
+    return err;
+  }
+  auto rp = self->make_response_promise<atom::ok>();
+  create_entry(self, name, storage->name(), rp, std::move(options));
+  return rp;
+}
+
+/// Splits a CSI content source "snapshot:NAME" / "volume:NAME" into kind and name.
+std::pair<std::string, std::string> split_source(const std::string& source) {
+  auto colon = source.find(':');
+  if (colon == std::string::npos) {
+    return {"", source};
+  }
+  return {source.substr(0, colon), source.substr(colon + 1)};
+}
+
+/// CSI CreateVolume/CreateSnapshot. With a content source, the source's record is
+/// read first: it must exist and be of the named kind, and its size goes into
+/// the spec (a restored volume is at least as large as its source).
+caf::result<volume_record> create_csi(self_ptr self, const std::string& name, volume_spec spec) {
+  if (!is_valid_volume_name(name)) {
+    return bad_name(name);
+  }
+  auto& cfg = self->state.cfg;
+  if (cfg.backends.count(spec.backend) == 0) {
+    return make_error(ec::invalid_argument, "unknown backend \"" + spec.backend + "\"");
+  }
+  auto rp = self->make_response_promise<volume_record>();
+  if (spec.source.empty()) {
+    create_entry(self, name, spec.backend, rp, std::move(spec));
+    return rp;
+  }
+  auto [kind, source_name] = split_source(spec.source);
+  auto missing = make_error(ec::not_found, "source " + spec.source + " of " + name + " not found");
+  if ((kind != kind_snapshot && kind != kind_volume) || source_name == name) {
+    return make_error(ec::invalid_argument, "invalid content source \"" + spec.source
+                                              + "\" for " + name);
+  }
+  auto entry = find(self, source_name);
+  if (entry == nullptr) {
+    return missing;
+  }
+  self->request(entry->hdl, caf::infinite, atom::get_v)
+    .then(
+      [self, name, spec, kind = kind, missing, rp](volume_record& src) mutable {
+        if (src.kind != kind) {
+          rp.deliver(missing);
+          return;
+        }
+        if (src.backend != spec.backend) {
+          rp.deliver(make_error(ec::invalid_argument, "source " + spec.source + " is on backend "
+                                                        + src.backend + ", " + name
+                                                        + " asks for " + spec.backend));
+          return;
+        }
+        spec.source_bytes = src.capacity_bytes;
+        create_entry(self, name, spec.backend, rp, std::move(spec));
+      },
+      [rp, missing](caf::error&) mutable { rp.deliver(missing); });
   return rp;
 }
 
@@ -119,7 +193,7 @@ caf::result<atom::ok> remove(self_ptr self, const std::string& name) {
   return rp;
 }
 
-/// Asks every volume for `msg`, collecting what each answers.
+/// Asks every created volume for its record, collecting them sorted by name.
 caf::result<std::vector<volume_record>> list(self_ptr self) {
   auto rp = self->make_response_promise<std::vector<volume_record>>();
   auto out = std::make_shared<std::map<std::string, volume_record>>();
@@ -201,29 +275,47 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
     },
     [self](atom::mount, const std::string& name,
            std::string& id) -> caf::result<std::string> {
-      auto entry = find(self, name);
-      if (entry == nullptr) {
-        return no_such_volume(name);
-      }
-      return self->delegate(entry->hdl, atom::mount_v, std::move(id));
+      return forward<std::string>(self, name, atom::mount_v, std::move(id));
     },
     [self](atom::unmount, const std::string& name,
            std::string& id) -> caf::result<atom::ok> {
-      auto entry = find(self, name);
-      if (entry == nullptr) {
-        return no_such_volume(name);
-      }
-      return self->delegate(entry->hdl, atom::unmount_v, std::move(id));
+      return forward<atom::ok>(self, name, atom::unmount_v, std::move(id));
     },
     [self](atom::remove, const std::string& name) { return remove(self, name); },
     [self](atom::get, const std::string& name) -> caf::result<volume_record> {
-      auto entry = find(self, name);
-      if (entry == nullptr) {
-        return no_such_volume(name);
-      }
-      return self->delegate(entry->hdl, atom::get_v);
+      return forward<volume_record>(self, name, atom::get_v);
     },
     [self](atom::list) { return list(self); },
+    // -- CSI ---------------------------------------------------------------------
+    [self](atom::create, const std::string& name, volume_spec& spec) {
+      return create_csi(self, name, std::move(spec));
+    },
+    [self](atom::stage, const std::string& name,
+           stage_request& req) -> caf::result<atom::ok> {
+      return forward<atom::ok>(self, name, atom::stage_v, std::move(req));
+    },
+    [self](atom::unstage, const std::string& name,
+           std::string& path) -> caf::result<atom::ok> {
+      return forward<atom::ok>(self, name, atom::unstage_v, std::move(path));
+    },
+    [self](atom::publish, const std::string& name,
+           publish_request& req) -> caf::result<atom::ok> {
+      return forward<atom::ok>(self, name, atom::publish_v, std::move(req));
+    },
+    [self](atom::unpublish, const std::string& name,
+           std::string& target) -> caf::result<atom::ok> {
+      return forward<atom::ok>(self, name, atom::unpublish_v, std::move(target));
+    },
+    [self](atom::expand, const std::string& name, uint64_t bytes) -> caf::result<uint64_t> {
+      return forward<uint64_t>(self, name, atom::expand_v, bytes);
+    },
+    [self](atom::grow, const std::string& name, std::string& path) -> caf::result<uint64_t> {
+      return forward<uint64_t>(self, name, atom::grow_v, std::move(path));
+    },
+    [self](atom::stats, const std::string& name,
+           std::string& path) -> caf::result<volume_stats> {
+      return forward<volume_stats>(self, name, atom::stats_v, std::move(path));
+    },
     [self](atom::drain) { return drain(self); },
   };
 }

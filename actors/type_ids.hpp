@@ -5,6 +5,7 @@
 
 #include <caf/type_id.hpp>
 
+#include "core/csi_types.hpp"
 #include "core/volume_record.hpp"
 
 // One block for every atom and message type berth sends between actors.
@@ -13,6 +14,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(berth, (berth::volume_record))
   CAF_ADD_TYPE_ID(berth, (std::vector<berth::volume_record>))
   CAF_ADD_TYPE_ID(berth, (berth::option_map))
+  CAF_ADD_TYPE_ID(berth, (berth::volume_spec))
+  CAF_ADD_TYPE_ID(berth, (berth::stage_request))
+  CAF_ADD_TYPE_ID(berth, (berth::publish_request))
+  CAF_ADD_TYPE_ID(berth, (berth::volume_stats))
 
   CAF_ADD_ATOM(berth, berth::atom, create, "create")
   CAF_ADD_ATOM(berth, berth::atom, mount, "mount")
@@ -30,5 +35,12 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_ATOM(berth, berth::atom, drain, "drain")
   CAF_ADD_ATOM(berth, berth::atom, retire, "retire")
   CAF_ADD_ATOM(berth, berth::atom, ok, "ok")
+  CAF_ADD_ATOM(berth, berth::atom, stage, "stage")
+  CAF_ADD_ATOM(berth, berth::atom, unstage, "unstage")
+  CAF_ADD_ATOM(berth, berth::atom, publish, "publish")
+  CAF_ADD_ATOM(berth, berth::atom, unpublish, "unpublish")
+  CAF_ADD_ATOM(berth, berth::atom, expand, "expand")
+  CAF_ADD_ATOM(berth, berth::atom, grow, "grow")
+  CAF_ADD_ATOM(berth, berth::atom, stats, "stats")
 
 CAF_END_TYPE_ID_BLOCK(berth)

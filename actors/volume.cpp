@@ -1,4 +1,5 @@
 #include "actors/volume.hpp"
+#include "actors/detail/volume_steps.hpp"
 
 // One transition at a time, all or nothing:
 //
@@ -18,10 +19,9 @@
 
 namespace berth {
 
-namespace {
+using namespace detail;
 
-using self_ptr = volume_actor::stateful_pointer<volume_state>;
-using done_fn = std::function<void(caf::error)>;
+namespace detail {
 
 caf::error no_such_volume(const std::string& name) {
   return make_error(ec::not_found, "no such volume: " + name);
@@ -29,7 +29,6 @@ caf::error no_such_volume(const std::string& name) {
 
 void pump(self_ptr self);
 
-/// Ends the running transition and starts the next one.
 void finish(self_ptr self) {
   self->state.busy = false;
   pump(self);
@@ -37,10 +36,6 @@ void finish(self_ptr self) {
 
 // -- backend calls ------------------------------------------------------------
 
-using backend_work = std::function<std::pair<caf::error, std::string>(backend&)>;
-
-/// Runs `work` on the executor; `then` runs in the actor with its result, or
-/// with ec::timeout when it does not finish within the backend timeout.
 void call_backend(self_ptr self, std::string what, backend_work work,
                   backend_continuation then) {
   auto& st = self->state;
@@ -51,7 +46,7 @@ void call_backend(self_ptr self, std::string what, backend_work work,
   auto hdl = caf::actor_cast<volume_actor>(self);
   auto storage = st.env.storage;
   auto queued = st.env.exec->submit([hdl, token, storage, work = std::move(work), what] {
-    std::pair<caf::error, std::string> out;
+    std::pair<caf::error, caf::message> out;
     try {
       out = work(*storage);
     } catch (const std::exception& e) {
@@ -64,55 +59,58 @@ void call_backend(self_ptr self, std::string what, backend_work work,
     auto k = std::move(st.continuation);
     k(make_error(ec::unavailable, "backend executor is full or stopped; " + what + " of volume "
                                     + st.rec.name + " not started"),
-      "");
+      caf::message{});
     return;
   }
   self->delayed_send(hdl, st.env.backend_timeout, atom::deadline_v, token);
 }
 
+void call_backend(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
+                  done_fn then) {
+  call_backend(
+    self, std::move(what),
+    [work = std::move(work)](backend& b) { return std::make_pair(work(b), caf::message{}); },
+    [then = std::move(then)](caf::error err, caf::message) { then(std::move(err)); });
+}
+
+} // namespace detail
+
+namespace {
+
+/// The mountpoint a mount call returned (empty on error).
+std::string mountpoint_of(const caf::message& msg) {
+  return msg.match_elements<std::string>() ? msg.get_as<std::string>(0) : std::string{};
+}
+
 backend_work do_mount(volume_record rec) {
-  return [rec](backend& b) -> std::pair<caf::error, std::string> {
+  return [rec](backend& b) -> std::pair<caf::error, caf::message> {
     auto mp = b.mount(rec);
     if (!mp) {
-      return {mp.error(), ""};
+      return {mp.error(), caf::message{}};
     }
-    return {caf::error{}, *mp};
-  };
-}
-
-backend_work do_unmount(volume_record rec, bool lazy) {
-  return [rec, lazy](backend& b) -> std::pair<caf::error, std::string> {
-    return {b.unmount(rec, lazy), ""};
-  };
-}
-
-backend_work do_create(volume_record rec) {
-  return [rec](backend& b) -> std::pair<caf::error, std::string> {
-    return {b.create(rec), ""};
-  };
-}
-
-backend_work do_remove(volume_record rec) {
-  return [rec](backend& b) -> std::pair<caf::error, std::string> {
-    return {b.remove(rec), ""};
+    return {caf::error{}, caf::make_message(*mp)};
   };
 }
 
 /// Unmounts the host mount; a timeout falls back to a lazy detach so a dead
 /// NFS server or a vanished network namespace never hangs the volume.
 void unmount_host(self_ptr self, const volume_record& rec, done_fn then) {
-  call_backend(self, "unmount", do_unmount(rec, false),
-               [self, rec, then](caf::error err, std::string) {
+  call_backend(self, "unmount", [rec](backend& b) { return b.unmount(rec, false); },
+               [self, rec, then](caf::error err) {
                  if (err && err.category() == caf::atom("berth")
                      && static_cast<ec>(err.code()) == ec::timeout) {
                    spdlog::warn("volume {}: unmount timed out, detaching lazily", rec.name);
-                   call_backend(self, "lazy unmount", do_unmount(rec, true),
-                                [then](caf::error err2, std::string) { then(err2); });
+                   call_backend(self, "lazy unmount",
+                                [rec](backend& b) { return b.unmount(rec, true); }, then);
                    return;
                  }
                  then(err);
                });
 }
+
+} // namespace
+
+namespace detail {
 
 // -- persistence ----------------------------------------------------------------
 
@@ -125,6 +123,10 @@ void persist_erase(self_ptr self, const std::string& name, done_fn then) {
   self->request(self->state.env.persistence, caf::infinite, atom::erase_v, name)
     .then([then](atom::ok) { then({}); }, [then](caf::error& err) { then(err); });
 }
+
+} // namespace detail
+
+namespace {
 
 // -- transitions ----------------------------------------------------------------
 
@@ -144,7 +146,8 @@ void run_create(self_ptr self, pending_op op) {
   next.backend = st.env.storage->name();
   next.options = op.options;
   next.created_at = now_rfc3339();
-  call_backend(self, "create", do_create(next), [self, next, op](caf::error err, std::string) mutable {
+  call_backend(self, "create", [next](backend& b) { return b.create(next); },
+               [self, next, op](caf::error err) mutable {
     if (err) {
       spdlog::error("volume {}: create failed: {}", next.name, describe(err));
       op.rp.deliver(err);
@@ -154,8 +157,8 @@ void run_create(self_ptr self, pending_op op) {
     persist(self, next, [self, next, op](caf::error perr) mutable {
       if (perr) {
         spdlog::error("volume {}: create not saved, undoing: {}", next.name, describe(perr));
-        call_backend(self, "remove", do_remove(next),
-                     [self, op, perr](caf::error, std::string) mutable {
+        call_backend(self, "remove", [next](backend& b) { return b.remove(next); },
+                     [self, op, perr](caf::error) mutable {
                        op.rp.deliver(perr);
                        finish(self);
                      });
@@ -175,21 +178,17 @@ void run_mount(self_ptr self, pending_op op) {
   auto next = st.rec;
   auto action = apply_mount(next, op.id);
   if (action == mount_action::count_only) {
-    persist(self, next, [self, next, op](caf::error err) mutable {
-      if (err) {
-        op.rp.deliver(err);
-      } else {
-        self->state.rec = next;
-        spdlog::info("volume {} mount counted (id {}, count {})", next.name, op.id.substr(0, 12),
-                     next.mounts[op.id]);
-        op.rp.deliver(next.mountpoint);
-      }
-      finish(self);
+    auto mp = next.mountpoint;
+    auto count = next.mounts[op.id];
+    persist_and_reply(self, std::move(next), op, mp, [self, op, count] {
+      spdlog::info("volume {} mount counted (id {}, count {})", self->state.rec.name,
+                   op.id.substr(0, 12), count);
     });
     return;
   }
   call_backend(self, "mount", do_mount(st.rec),
-               [self, next, op](caf::error err, std::string mp) mutable {
+               [self, next, op](caf::error err, caf::message result) mutable {
+    auto mp = mountpoint_of(result);
     if (err) {
       spdlog::error("volume {}: mount failed: {}", next.name, describe(err));
       op.rp.deliver(err);
@@ -230,16 +229,10 @@ void run_unmount(self_ptr self, pending_op op) {
     return;
   }
   if (action == unmount_action::count_only) {
-    persist(self, next, [self, next, op](caf::error err) mutable {
-      if (err) {
-        op.rp.deliver(err);
-      } else {
-        self->state.rec = next;
-        spdlog::info("volume {} unmount counted (id {}, {} mount(s) left)", next.name,
-                     op.id.substr(0, 12), total_mounts(next));
-        op.rp.deliver(atom::ok_v);
-      }
-      finish(self);
+    auto left = total_mounts(next);
+    persist_and_reply(self, std::move(next), op, atom::ok_v, [self, op, left] {
+      spdlog::info("volume {} unmount counted (id {}, {} mount(s) left)", self->state.rec.name,
+                   op.id.substr(0, 12), left);
     });
     return;
   }
@@ -257,7 +250,7 @@ void run_unmount(self_ptr self, pending_op op) {
         spdlog::error("volume {}: unmount not saved, mounting again: {}", next.name,
                       describe(perr));
         call_backend(self, "mount", do_mount(before),
-                     [self, op, perr, name = next.name](caf::error merr, std::string) mutable {
+                     [self, op, perr, name = next.name](caf::error merr, caf::message) mutable {
                        if (merr) {
                          spdlog::error("volume {}: rollback mount failed: {}", name,
                                        describe(merr));
@@ -284,8 +277,8 @@ void remove_storage(self_ptr self, pending_op op) {
       finish(self);
       return;
     }
-    call_backend(self, "remove", do_remove(rec),
-                 [self, rec, op](caf::error err, std::string) mutable {
+    call_backend(self, "remove", [rec](backend& b) { return b.remove(rec); },
+                 [self, rec, op](caf::error err) mutable {
       if (err) {
         // The volume is gone from berth's state; only its directory is left behind.
         spdlog::error("volume {} removed, but its storage was not deleted: {}", rec.name,
@@ -330,7 +323,8 @@ void run_remove(self_ptr self, pending_op op) {
 
 void start(self_ptr self, pending_op op) {
   auto& st = self->state;
-  if (op.what != pending_op::kind::create && !st.exists) {
+  bool creates = op.what == pending_op::kind::create || op.what == pending_op::kind::csi_create;
+  if (!creates && !st.exists) {
     op.rp.deliver(no_such_volume(st.rec.name));
     finish(self);
     return;
@@ -348,10 +342,36 @@ void start(self_ptr self, pending_op op) {
     case pending_op::kind::remove:
       run_remove(self, std::move(op));
       return;
+    case pending_op::kind::csi_create:
+      run_csi_create(self, std::move(op));
+      return;
+    case pending_op::kind::stage:
+      run_stage(self, std::move(op));
+      return;
+    case pending_op::kind::unstage:
+      run_unstage(self, std::move(op));
+      return;
+    case pending_op::kind::publish:
+      run_publish(self, std::move(op));
+      return;
+    case pending_op::kind::unpublish:
+      run_unpublish(self, std::move(op));
+      return;
+    case pending_op::kind::expand:
+      run_expand(self, std::move(op));
+      return;
+    case pending_op::kind::grow:
+      run_grow(self, std::move(op));
+      return;
+    case pending_op::kind::stats:
+      run_stats(self, std::move(op));
+      return;
   }
 }
 
-void pump(self_ptr self) {
+} // namespace
+
+void detail::pump(self_ptr self) {
   auto& st = self->state;
   while (!st.busy && !st.queue.empty()) {
     auto op = std::move(st.queue.front());
@@ -367,12 +387,23 @@ void pump(self_ptr self) {
   }
 }
 
-caf::response_promise enqueue(self_ptr self, pending_op::kind what, std::string id,
-                              option_map options) {
-  auto rp = self->make_response_promise();
-  self->state.queue.push_back(pending_op{what, std::move(id), std::move(options), rp});
+namespace {
+
+/// Queues a request; `fill` sets its payload.
+template <class Fill>
+caf::response_promise enqueue(self_ptr self, pending_op::kind what, Fill fill) {
+  pending_op op;
+  op.what = what;
+  op.rp = self->make_response_promise();
+  fill(op);
+  auto rp = op.rp;
+  self->state.queue.push_back(std::move(op));
   pump(self);
   return rp;
+}
+
+caf::response_promise enqueue(self_ptr self, pending_op::kind what, std::string id = {}) {
+  return enqueue(self, what, [&](pending_op& op) { op.id = std::move(id); });
 }
 
 } // namespace
@@ -384,16 +415,45 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
   self->state.exists = exists;
   return {
     [self](atom::create, option_map& options) -> caf::result<atom::ok> {
-      return enqueue(self, pending_op::kind::create, {}, std::move(options));
+      return enqueue(self, pending_op::kind::create,
+                     [&](pending_op& op) { op.options = std::move(options); });
     },
     [self](atom::mount, std::string& id) -> caf::result<std::string> {
-      return enqueue(self, pending_op::kind::mount, std::move(id), {});
+      return enqueue(self, pending_op::kind::mount, std::move(id));
     },
     [self](atom::unmount, std::string& id) -> caf::result<atom::ok> {
-      return enqueue(self, pending_op::kind::unmount, std::move(id), {});
+      return enqueue(self, pending_op::kind::unmount, std::move(id));
     },
     [self](atom::remove) -> caf::result<atom::ok> {
-      return enqueue(self, pending_op::kind::remove, {}, {});
+      return enqueue(self, pending_op::kind::remove);
+    },
+    // -- CSI ---------------------------------------------------------------------
+    [self](atom::create, volume_spec& spec) -> caf::result<volume_record> {
+      return enqueue(self, pending_op::kind::csi_create,
+                     [&](pending_op& op) { op.spec = std::move(spec); });
+    },
+    [self](atom::stage, stage_request& req) -> caf::result<atom::ok> {
+      return enqueue(self, pending_op::kind::stage,
+                     [&](pending_op& op) { op.stage = std::move(req); });
+    },
+    [self](atom::unstage, std::string& path) -> caf::result<atom::ok> {
+      return enqueue(self, pending_op::kind::unstage, std::move(path));
+    },
+    [self](atom::publish, publish_request& req) -> caf::result<atom::ok> {
+      return enqueue(self, pending_op::kind::publish,
+                     [&](pending_op& op) { op.pub = std::move(req); });
+    },
+    [self](atom::unpublish, std::string& target) -> caf::result<atom::ok> {
+      return enqueue(self, pending_op::kind::unpublish, std::move(target));
+    },
+    [self](atom::expand, uint64_t bytes) -> caf::result<uint64_t> {
+      return enqueue(self, pending_op::kind::expand, [&](pending_op& op) { op.bytes = bytes; });
+    },
+    [self](atom::grow, std::string& path) -> caf::result<uint64_t> {
+      return enqueue(self, pending_op::kind::grow, std::move(path));
+    },
+    [self](atom::stats, std::string& path) -> caf::result<volume_stats> {
+      return enqueue(self, pending_op::kind::stats, std::move(path));
     },
     [self](atom::get) -> caf::result<volume_record> {
       if (!self->state.exists) {
@@ -407,7 +467,7 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
       pump(self);
       return rp;
     },
-    [self](atom::done, uint64_t token, caf::error& err, std::string& out) {
+    [self](atom::done, uint64_t token, caf::error& err, caf::message& out) {
       auto& st = self->state;
       if (token == st.current_token) {
         st.current_token = 0;
@@ -439,7 +499,7 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
       k(make_error(ec::timeout, st.current_call + " of volume " + st.rec.name
                                   + " did not finish within "
                                   + std::to_string(st.env.backend_timeout.count()) + " ms"),
-        "");
+        caf::message{});
     },
     [self](atom::retire) {
       auto& st = self->state;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <caf/message.hpp>
 #include <caf/response_promise.hpp>
 
 #include "actors/actors.hpp"
@@ -27,15 +28,23 @@ struct volume_env {
 
 /// One request waiting for its turn (the volume runs one transition at a time).
 struct pending_op {
-  enum class kind { create, mount, unmount, remove };
+  enum class kind {
+    create, mount, unmount, remove,                            // Docker
+    csi_create, stage, unstage, publish, unpublish, expand, grow, stats // CSI
+  };
   kind what;
-  std::string id;      ///< mount ID for mount/unmount
-  option_map options;  ///< for create
   caf::response_promise rp;
+  std::string id;      ///< mount ID (mount/unmount), or a path (unstage, unpublish, grow, stats)
+  option_map options;  ///< create
+  volume_spec spec;    ///< csi_create
+  stage_request stage; ///< stage
+  publish_request pub; ///< publish
+  uint64_t bytes = 0;  ///< expand
 };
 
-/// A continuation run when the current backend call finishes or times out.
-using backend_continuation = std::function<void(caf::error, std::string)>;
+/// A continuation run when the current backend call finishes (with its result:
+/// empty, a string or a value) or times out.
+using backend_continuation = std::function<void(caf::error, caf::message)>;
 
 struct volume_state {
   static inline const char* name = "volume";

@@ -34,6 +34,14 @@ void set_unmounted(volume_record& next) {
 }
 
 caf::error check_remove(const volume_record& rec) {
+  if (!rec.staging_path.empty()) {
+    return make_error(ec::in_use, "volume in use: " + rec.name + " is staged at "
+                                    + rec.staging_path);
+  }
+  if (!rec.published.empty()) {
+    return make_error(ec::in_use, "volume in use: " + rec.name + " is published at "
+                                    + rec.published.begin()->first);
+  }
   if (total_mounts(rec) == 0) {
     return {};
   }

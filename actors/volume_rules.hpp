@@ -34,7 +34,8 @@ unmount_action apply_unmount(volume_record& next, const std::string& id);
 void set_mounted(volume_record& next, const std::string& mountpoint);
 void set_unmounted(volume_record& next);
 
-/// Empty when Remove may proceed; `ec::in_use` naming the mount IDs otherwise.
+/// Empty when Remove may proceed; `ec::in_use` naming the mount IDs, the staging
+/// path or a published target otherwise.
 caf::error check_remove(const volume_record& rec);
 
 /// Empty when a Create with `options` matches the existing record (idempotent);

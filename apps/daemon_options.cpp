@@ -1,6 +1,9 @@
 #include "apps/daemon_options.hpp"
 
+#include <cstdlib>
 #include <functional>
+
+#include <unistd.h>
 #include <map>
 
 #include "core/errors.hpp"
@@ -24,7 +27,7 @@ caf::expected<size_t> parse_count(const std::string& flag, const std::string& va
 } // namespace
 
 std::string daemon_usage() {
-  return R"(berthd - durable volumes for containers (Docker volume plugin)
+  return R"(berthd - durable volumes for containers (Docker volume plugin, CSI driver)
 
 Usage: berthd [options]
 
@@ -36,6 +39,11 @@ Usage: berthd [options]
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   --import-ecs-state FILE   import an amazon-ecs-volume-plugin state file when the
                             berth state is empty (replacing that plugin on a host)
+  --csi-endpoint unix:///PATH  serve CSI (Identity, Controller, Node) on this socket;
+                            empty turns CSI off (default $CSI_ENDPOINT, else off)
+  --node-id ID              CSI node ID (default $NODE_ID, else the hostname)
+  --csi-driver-name NAME    CSI plugin name (default berth.csi.dev)
+  --max-volumes-per-node N  NodeGetInfo's limit; 0 = none (default 0)
   --backend-timeout-ms N    a mount/unmount that takes longer fails (unmount falls
                             back to a lazy detach) (default 30000)
   --stop-timeout-ms N       on SIGTERM, wait this long for in-flight requests (default 30000)
@@ -49,6 +57,8 @@ Usage: berthd [options]
 
 caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* argv) {
   daemon_options opts;
+  bool csi_endpoint_given = false;
+  bool node_id_given = false;
   using setter = std::function<caf::error(const std::string&)>;
   auto millis = [](std::chrono::milliseconds& out, const char* flag) {
     return [&out, flag](const std::string& v) -> caf::error {
@@ -87,6 +97,35 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
      }},
     {"--import-ecs-state",
      [&](const std::string& v) { opts.import_ecs_state = v; return caf::error{}; }},
+    {"--csi-endpoint", [&](const std::string& v) -> caf::error {
+       if (!v.empty() && (v.rfind("unix:///", 0) != 0 || v.size() == 8)) {
+         return usage_error("--csi-endpoint must be unix:///ABSOLUTE/PATH, got \"" + v + "\"");
+       }
+       opts.csi_endpoint = v;
+       return {};
+     }},
+    {"--node-id", [&](const std::string& v) -> caf::error {
+       if (v.empty() || v.size() > 128) {
+         return usage_error("--node-id must be 1 to 128 characters, got \"" + v + "\"");
+       }
+       opts.node_id = v;
+       return {};
+     }},
+    {"--csi-driver-name", [&](const std::string& v) -> caf::error {
+       if (v.empty() || v.size() > 63) {
+         return usage_error("--csi-driver-name must be 1 to 63 characters, got \"" + v + "\"");
+       }
+       opts.csi_driver_name = v;
+       return {};
+     }},
+    {"--max-volumes-per-node", [&](const std::string& v) -> caf::error {
+       auto n = parse_count("--max-volumes-per-node", v);
+       if (!n) {
+         return n.error();
+       }
+       opts.max_volumes_per_node = static_cast<int64_t>(*n);
+       return {};
+     }},
     {"--backend-timeout-ms", millis(opts.backend_timeout, "--backend-timeout-ms")},
     {"--stop-timeout-ms", millis(opts.stop_timeout, "--stop-timeout-ms")},
     {"--executor-threads", [&](const std::string& v) -> caf::error {
@@ -130,6 +169,24 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
     }
     if (auto err = it->second(value)) {
       return err;
+    }
+    csi_endpoint_given |= arg == "--csi-endpoint";
+    node_id_given |= arg == "--node-id";
+  }
+  if (const char* env = std::getenv("CSI_ENDPOINT"); env != nullptr && !csi_endpoint_given) {
+    if (auto err = with_value.at("--csi-endpoint")(env)) {
+      return make_error(ec::invalid_argument, "CSI_ENDPOINT: " + describe(err));
+    }
+  }
+  if (const char* env = std::getenv("NODE_ID"); env != nullptr && !node_id_given) {
+    if (auto err = with_value.at("--node-id")(env)) {
+      return make_error(ec::invalid_argument, "NODE_ID: " + describe(err));
+    }
+  }
+  if (opts.node_id.empty()) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) == 0) {
+      opts.node_id = host;
     }
   }
   return opts;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include <caf/expected.hpp>
@@ -16,6 +17,11 @@ struct daemon_options {
   std::string log_format = "text"; ///< text | json
   std::string log_level = "info";
   std::string import_ecs_state;    ///< amazon-ecs-volume-plugin state file to import
+  /// CSI: "unix:///PATH"; empty turns CSI off. Falls back to $CSI_ENDPOINT.
+  std::string csi_endpoint;
+  std::string node_id;             ///< CSI node ID; falls back to $NODE_ID, then the hostname
+  std::string csi_driver_name = "berth.csi.dev";
+  int64_t max_volumes_per_node = 0; ///< NodeGetInfo; 0 = no limit
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds stop_timeout{std::chrono::seconds(30)};
   size_t executor_threads = 16;
@@ -27,6 +33,8 @@ struct daemon_options {
 };
 
 /// Parses `--flag VALUE` and `--flag=VALUE`; errors name the bad flag or value.
+/// CSI_ENDPOINT and NODE_ID in the environment fill --csi-endpoint and --node-id
+/// when those are not given (the CSI sidecars' convention).
 caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* argv);
 
 /// The --help text.

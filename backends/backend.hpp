@@ -5,6 +5,8 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "core/csi_types.hpp"
+#include "core/errors.hpp"
 #include "core/volume_record.hpp"
 
 namespace berth {
@@ -37,6 +39,77 @@ public:
 
   /// Where the volume is (or would be) mounted on the host.
   virtual std::string mountpoint(const volume_record& rec) const = 0;
+
+  // -- CSI (a backend that does not serve CSI keeps these defaults) -------------
+
+  /// Rounds and checks a CreateVolume's capacity (required/limit in `spec`, 0 = unset)
+  /// against the backend's unit and minimum. Returns the size to provision;
+  /// ec::out_of_range naming the sizes when none fits.
+  virtual caf::expected<uint64_t> choose_capacity(const volume_spec& spec) const {
+    return spec.required_bytes;
+  }
+
+  /// Bytes a new volume could still get (CSI GetCapacity).
+  virtual caf::expected<uint64_t> available_capacity() const {
+    return unsupported("GetCapacity");
+  }
+
+  /// NodeStageVolume. `rec` is the committed record (capacity, options["fsType"]).
+  /// Attaches the storage, formats it on first use only, and mounts it at
+  /// req.staging_path (for req.block: attaches only). Returns the device path
+  /// ("" when there is none). Already staged there is success.
+  virtual caf::expected<std::string> stage(const volume_record& rec, const stage_request& req) {
+    (void)rec, (void)req;
+    return unsupported("NodeStageVolume");
+  }
+
+  /// NodeUnstageVolume: unmounts rec.staging_path, detaches rec.device.
+  /// Not staged is success.
+  virtual caf::error unstage(const volume_record& rec) {
+    (void)rec;
+    return unsupported("NodeUnstageVolume");
+  }
+
+  /// NodePublishVolume: bind-mounts the staged volume (or for how.block its device
+  /// node rec.device) at `target`, creating the directory or file. Already
+  /// published there is success.
+  virtual caf::error publish(const volume_record& rec, const std::string& target,
+                             const publication& how) {
+    (void)rec, (void)target, (void)how;
+    return unsupported("NodePublishVolume");
+  }
+
+  /// NodeUnpublishVolume: unmounts `target` and deletes what publish created there.
+  /// Not published is success.
+  virtual caf::error unpublish(const volume_record& rec, const std::string& target) {
+    (void)rec, (void)target;
+    return unsupported("NodeUnpublishVolume");
+  }
+
+  /// ControllerExpandVolume: grows the storage to `bytes` (already rounded by
+  /// choose_capacity); also the attached device while staged. Never shrinks.
+  virtual caf::error expand(const volume_record& rec, uint64_t bytes) {
+    (void)rec, (void)bytes;
+    return unsupported("ControllerExpandVolume");
+  }
+
+  /// NodeExpandVolume: grows the filesystem mounted at rec.staging_path to fill the
+  /// device (xfs_growfs, resize2fs). Returns the new size in bytes.
+  virtual caf::expected<uint64_t> grow_filesystem(const volume_record& rec) {
+    (void)rec;
+    return unsupported("NodeExpandVolume");
+  }
+
+  /// NodeGetVolumeStats at `path` (the staging path or a published target).
+  virtual caf::expected<volume_stats> stats(const volume_record& rec, const std::string& path) {
+    (void)rec, (void)path;
+    return unsupported("NodeGetVolumeStats");
+  }
+
+protected:
+  caf::error unsupported(const std::string& what) const {
+    return make_error(ec::unsupported, what + " is not supported by backend " + name());
+  }
 };
 
 } // namespace berth

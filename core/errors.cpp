@@ -16,6 +16,9 @@ const char* to_string(ec code) {
     case ec::timeout: return "timeout";
     case ec::unavailable: return "unavailable";
     case ec::internal: return "internal";
+    case ec::out_of_range: return "out_of_range";
+    case ec::failed_precondition: return "failed_precondition";
+    case ec::unsupported: return "unsupported";
   }
   return "unknown";
 }

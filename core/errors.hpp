@@ -20,6 +20,9 @@ enum class ec : uint8_t {
   timeout,              ///< a backend call did not finish in time
   unavailable,          ///< berthd is shutting down or overloaded
   internal,             ///< a bug: an exception or an impossible state
+  out_of_range,         ///< a size outside what is allowed (capacity, shrink)
+  failed_precondition,  ///< the volume is not in the state the request needs
+  unsupported,          ///< the backend or berth does not do this
 };
 
 /// Returns the short name of a code, e.g. "not_found".

@@ -4,6 +4,68 @@
 
 namespace berth {
 
+namespace {
+
+using json_writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void put_string(json_writer& w, const std::string& s) {
+  w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void put_strings(json_writer& w, const std::vector<std::string>& xs) {
+  w.StartArray();
+  for (const auto& x : xs) {
+    put_string(w, x);
+  }
+  w.EndArray();
+}
+
+/// The CSI fields, written only when set so Docker records stay as small as before.
+void write_csi_fields(json_writer& w, const volume_record& rec) {
+  if (rec.kind != kind_volume) {
+    w.Key("kind");
+    put_string(w, rec.kind);
+  }
+  if (rec.capacity_bytes != 0) {
+    w.Key("capacity_bytes");
+    w.Uint64(rec.capacity_bytes);
+  }
+  if (!rec.source.empty()) {
+    w.Key("source");
+    put_string(w, rec.source);
+  }
+  if (!rec.staging_path.empty()) {
+    w.Key("staging_path");
+    put_string(w, rec.staging_path);
+    w.Key("staged_block");
+    w.Bool(rec.staged_block);
+    w.Key("stage_flags");
+    put_strings(w, rec.stage_flags);
+  }
+  if (!rec.device.empty()) {
+    w.Key("device");
+    put_string(w, rec.device);
+  }
+  if (!rec.published.empty()) {
+    w.Key("published");
+    w.StartObject();
+    for (const auto& [target, how] : rec.published) {
+      w.Key(target.c_str(), static_cast<rapidjson::SizeType>(target.size()));
+      w.StartObject();
+      w.Key("readonly");
+      w.Bool(how.readonly);
+      w.Key("block");
+      w.Bool(how.block);
+      w.Key("flags");
+      put_strings(w, how.flags);
+      w.EndObject();
+    }
+    w.EndObject();
+  }
+}
+
+} // namespace
+
 void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_record& rec) {
   w.StartObject();
   w.Key("name");
@@ -30,6 +92,7 @@ void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_re
   w.Bool(rec.mounted);
   w.Key("mountpoint");
   w.String(rec.mountpoint.c_str(), static_cast<rapidjson::SizeType>(rec.mountpoint.size()));
+  write_csi_fields(w, rec);
   w.EndObject();
 }
 
@@ -44,6 +107,75 @@ namespace {
 
 caf::error bad(const std::string& what) {
   return make_error(ec::invalid_argument, "invalid volume record: " + what);
+}
+
+caf::error read_bool(const rapidjson::Value& v, const char* key, bool& out) {
+  auto it = v.FindMember(key);
+  if (it == v.MemberEnd() || it->value.IsNull()) {
+    return {};
+  }
+  if (!it->value.IsBool()) {
+    return bad(std::string{"\""} + key + "\" is not a boolean");
+  }
+  out = it->value.GetBool();
+  return {};
+}
+
+caf::error read_strings(const rapidjson::Value& v, const char* key,
+                        std::vector<std::string>& out) {
+  auto it = v.FindMember(key);
+  if (it == v.MemberEnd() || it->value.IsNull()) {
+    return {};
+  }
+  if (!it->value.IsArray()) {
+    return bad(std::string{"\""} + key + "\" is not an array");
+  }
+  for (const auto& x : it->value.GetArray()) {
+    if (!x.IsString()) {
+      return bad(std::string{"an element of \""} + key + "\" is not a string");
+    }
+    out.emplace_back(x.GetString(), x.GetStringLength());
+  }
+  return {};
+}
+
+caf::error read_csi_fields(const rapidjson::Value& v, volume_record& rec) {
+  if (auto it = v.FindMember("capacity_bytes"); it != v.MemberEnd() && !it->value.IsNull()) {
+    if (!it->value.IsUint64()) {
+      return bad("\"capacity_bytes\" is not an unsigned integer");
+    }
+    rec.capacity_bytes = it->value.GetUint64();
+  }
+  if (auto err = read_bool(v, "staged_block", rec.staged_block)) {
+    return err;
+  }
+  if (auto err = read_strings(v, "stage_flags", rec.stage_flags)) {
+    return err;
+  }
+  auto it = v.FindMember("published");
+  if (it == v.MemberEnd() || it->value.IsNull()) {
+    return {};
+  }
+  if (!it->value.IsObject()) {
+    return bad("\"published\" is not an object");
+  }
+  for (const auto& m : it->value.GetObject()) {
+    if (!m.value.IsObject()) {
+      return bad(std::string{"publication \""} + m.name.GetString() + "\" is not an object");
+    }
+    publication how;
+    if (auto err = read_bool(m.value, "readonly", how.readonly)) {
+      return err;
+    }
+    if (auto err = read_bool(m.value, "block", how.block)) {
+      return err;
+    }
+    if (auto err = read_strings(m.value, "flags", how.flags)) {
+      return err;
+    }
+    rec.published.emplace(m.name.GetString(), std::move(how));
+  }
+  return {};
 }
 
 } // namespace
@@ -76,7 +208,17 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
   if (auto err = str("created_at", rec.created_at, false)) {
     return err;
   }
-  if (auto err = str("mountpoint", rec.mountpoint, false)) {
+  for (auto [key, field] : {std::pair{"mountpoint", &rec.mountpoint}, {"kind", &rec.kind},
+                            {"source", &rec.source}, {"staging_path", &rec.staging_path},
+                            {"device", &rec.device}}) {
+    if (auto err = str(key, *field, false)) {
+      return err;
+    }
+  }
+  if (rec.kind != kind_volume && rec.kind != kind_snapshot) {
+    return bad("unknown \"kind\" \"" + rec.kind + "\"");
+  }
+  if (auto err = read_csi_fields(v, rec)) {
     return err;
   }
   if (auto it = v.FindMember("options"); it != v.MemberEnd() && !it->value.IsNull()) {

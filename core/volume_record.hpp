@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <caf/meta/type_name.hpp>
 
@@ -14,15 +15,51 @@ using option_map = std::map<std::string, std::string>;
 /// Mount ID -> how many Mounts with that ID are outstanding (DESIGN bug 2).
 using mount_counts = std::map<std::string, uint32_t>;
 
+/// One CSI NodePublish of a volume at a target path.
+struct publication {
+  bool readonly = false;
+  bool block = false;             ///< raw block: the device node is bind-mounted on a file
+  std::vector<std::string> flags; ///< mount flags from the volume capability
+};
+
+bool operator==(const publication& a, const publication& b);
+inline bool operator!=(const publication& a, const publication& b) {
+  return !(a == b);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, publication& x) {
+  return f(caf::meta::type_name("publication"), x.readonly, x.block, x.flags);
+}
+
+/// Target path -> how the volume is published there.
+using publication_map = std::map<std::string, publication>;
+
+/// The two kinds of record: a volume, or a CSI snapshot of one.
+inline constexpr const char* kind_volume = "volume";
+inline constexpr const char* kind_snapshot = "snapshot";
+
 /// Everything berth knows about one volume; the unit of persistence.
 struct volume_record {
   std::string name;
   std::string backend = "local";
-  option_map options;
+  option_map options;     ///< Docker driver options, or CSI parameters
   std::string created_at; ///< RFC 3339, UTC
   mount_counts mounts;
   bool mounted = false;   ///< the host mount exists (made at first Mount)
   std::string mountpoint; ///< where it is mounted on the host, while mounted
+
+  // -- CSI ---------------------------------------------------------------------
+  std::string kind = kind_volume; ///< kind_volume or kind_snapshot
+  uint64_t capacity_bytes = 0;    ///< provisioned size (block backend; 0: unbounded)
+  /// Content source: "snapshot:NAME" or "volume:NAME" for a volume made from one;
+  /// for a snapshot, "volume:NAME" of the volume it was taken of.
+  std::string source;
+  std::string staging_path;       ///< NodeStageVolume path while staged, else ""
+  bool staged_block = false;      ///< staged for raw block access (nothing mounted)
+  std::vector<std::string> stage_flags; ///< mount flags used at stage (for remounts)
+  std::string device;             ///< the attached loop device while staged, e.g. /dev/loop3
+  publication_map published;      ///< NodePublishVolume targets
 };
 
 /// Sum of all mount-ID counts.
@@ -36,8 +73,12 @@ inline bool operator!=(const volume_record& a, const volume_record& b) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, volume_record& x) {
   return f(caf::meta::type_name("volume_record"), x.name, x.backend, x.options,
-           x.created_at, x.mounts, x.mounted, x.mountpoint);
+           x.created_at, x.mounts, x.mounted, x.mountpoint, x.kind, x.capacity_bytes,
+           x.source, x.staging_path, x.staged_block, x.stage_flags, x.device, x.published);
 }
+
+/// True while the volume is staged or published on this node (CSI).
+bool in_csi_use(const volume_record& rec);
 
 /// Current time as RFC 3339 UTC, e.g. "2026-11-30T18:00:00Z".
 std::string now_rfc3339();

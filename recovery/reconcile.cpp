@@ -54,6 +54,76 @@ void unmount_strays(const state_snapshot& state, const std::set<std::string>& mo
   }
 }
 
+void clear_csi(volume_record& rec) {
+  rec.staging_path.clear();
+  rec.staged_block = false;
+  rec.stage_flags.clear();
+  rec.device.clear();
+  rec.published.clear();
+}
+
+/// CSI staging and publications. New boot: cleared (kubelet stages and publishes
+/// again for the pods it restarts). Same boot: a vanished staging mount or loop
+/// device is staged again and a vanished publication is published again, so a
+/// running pod keeps its volume; what cannot be remade is cleared from the record,
+/// so the next NodeStage/NodePublish really runs instead of answering "done".
+void reconcile_csi(volume_record& rec, backend& storage, const std::set<std::string>& mount_points,
+                   bool new_boot, reconcile_report& report) {
+  if (!in_csi_use(rec)) {
+    return;
+  }
+  if (new_boot) {
+    clear_csi(rec);
+    ++report.cleared;
+    return;
+  }
+  if (rec.staging_path.empty()) {
+    // Published without a staging record cannot be served; the record is stale.
+    spdlog::error("reconcile: volume {}: published but not staged; clearing", rec.name);
+    clear_csi(rec);
+    ++report.failed;
+    return;
+  }
+  bool staged_on_host = !rec.staged_block && mount_points.count(rec.staging_path) > 0;
+  if (!staged_on_host) {
+    stage_request req;
+    req.staging_path = rec.staging_path;
+    req.block = rec.staged_block;
+    req.flags = rec.stage_flags;
+    auto device = storage.stage(rec, req);
+    if (!device) {
+      spdlog::error("reconcile: volume {}: cannot stage again at {}: {}; clearing its staging",
+                    rec.name, rec.staging_path, describe(device.error()));
+      clear_csi(rec);
+      ++report.failed;
+      return;
+    }
+    if (*device != rec.device) {
+      spdlog::warn("reconcile: volume {}: staged again at {} on {}", rec.name, rec.staging_path,
+                   *device);
+      ++report.remounted;
+    }
+    rec.device = *device;
+  }
+  for (auto it = rec.published.begin(); it != rec.published.end();) {
+    if (mount_points.count(it->first) > 0) {
+      ++it;
+      continue;
+    }
+    if (auto err = storage.publish(rec, it->first, it->second)) {
+      spdlog::error("reconcile: volume {}: cannot publish again at {}: {}", rec.name, it->first,
+                    describe(err));
+      it = rec.published.erase(it);
+      ++report.failed;
+      continue;
+    }
+    spdlog::warn("reconcile: volume {}: publication at {} had vanished, published again",
+                 rec.name, it->first);
+    ++report.remounted;
+    ++it;
+  }
+}
+
 } // namespace
 
 reconcile_report reconcile(state_snapshot& state, const std::string& boot_id,
@@ -65,6 +135,7 @@ reconcile_report reconcile(state_snapshot& state, const std::string& boot_id,
                     && state.boot_id != boot_id;
   for (auto& [name, rec] : state.volumes) {
     auto& storage = backend_of(rec, backends);
+    reconcile_csi(rec, storage, mount_points, report.new_boot, report);
     auto mp = storage.mountpoint(rec);
     bool on_host = mount_points.count(mp) > 0;
     if (report.new_boot) {

@@ -1,0 +1,191 @@
+#include "actors/csi_rules.hpp"
+
+#include "core/errors.hpp"
+
+namespace berth {
+
+namespace {
+
+std::string join(const std::vector<std::string>& xs) {
+  std::string out;
+  for (const auto& x : xs) {
+    out += out.empty() ? x : "," + x;
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+std::string describe_publication(const publication& p) {
+  return std::string(p.block ? "block" : "mount") + (p.readonly ? " ro" : " rw")
+         + " flags " + join(p.flags);
+}
+
+} // namespace
+
+caf::error check_csi_recreate(const volume_record& rec, const volume_spec& spec) {
+  auto differ = [&](const std::string& what) {
+    return make_error(ec::already_exists, rec.kind + " " + rec.name + " already exists with "
+                                            + what);
+  };
+  if (rec.kind != spec.kind) {
+    return differ("kind " + rec.kind + ", not " + spec.kind);
+  }
+  if (rec.backend != spec.backend) {
+    return differ("backend " + rec.backend + ", not " + spec.backend);
+  }
+  if (rec.source != spec.source) {
+    return differ("source \"" + rec.source + "\", not \"" + spec.source + "\"");
+  }
+  if (rec.kind == kind_snapshot) {
+    return {};
+  }
+  if (rec.options != spec.parameters) {
+    return differ("different parameters");
+  }
+  if (rec.capacity_bytes < spec.required_bytes
+      || (spec.limit_bytes != 0 && rec.capacity_bytes > spec.limit_bytes)) {
+    return differ("capacity " + std::to_string(rec.capacity_bytes)
+                  + " bytes, outside the requested range " + std::to_string(spec.required_bytes)
+                  + ".." + (spec.limit_bytes == 0 ? "" : std::to_string(spec.limit_bytes)));
+  }
+  return {};
+}
+
+caf::expected<volume_spec> with_source_size(volume_spec spec) {
+  if (spec.source.empty() || spec.kind == kind_snapshot) {
+    return spec;
+  }
+  if (spec.required_bytes == 0) {
+    spec.required_bytes = spec.source_bytes;
+  } else if (spec.required_bytes < spec.source_bytes) {
+    return make_error(ec::out_of_range, "requested capacity " + std::to_string(spec.required_bytes)
+                                          + " bytes is smaller than the source " + spec.source
+                                          + " (" + std::to_string(spec.source_bytes) + " bytes)");
+  }
+  if (spec.limit_bytes != 0 && spec.limit_bytes < spec.source_bytes) {
+    return make_error(ec::out_of_range, "capacity limit " + std::to_string(spec.limit_bytes)
+                                          + " bytes is smaller than the source " + spec.source
+                                          + " (" + std::to_string(spec.source_bytes) + " bytes)");
+  }
+  return spec;
+}
+
+volume_record make_csi_record(const std::string& name, const volume_spec& spec,
+                              uint64_t capacity) {
+  volume_record rec;
+  rec.name = name;
+  rec.kind = spec.kind;
+  rec.backend = spec.backend;
+  rec.options = spec.parameters;
+  rec.source = spec.source;
+  rec.capacity_bytes = capacity;
+  rec.created_at = now_rfc3339();
+  return rec;
+}
+
+caf::expected<csi_action> check_stage(const volume_record& rec, const stage_request& req) {
+  if (rec.kind != kind_volume) {
+    return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
+  }
+  if (rec.staging_path.empty()) {
+    return csi_action::run;
+  }
+  if (rec.staging_path != req.staging_path) {
+    return make_error(ec::failed_precondition, "volume " + rec.name + " is already staged at "
+                                                 + rec.staging_path + ", not at "
+                                                 + req.staging_path);
+  }
+  if (rec.staged_block != req.block || (!req.block && rec.stage_flags != req.flags)) {
+    return make_error(ec::already_exists,
+                      "volume " + rec.name + " is staged at " + rec.staging_path + " as "
+                        + (rec.staged_block ? "block" : "mount with flags " + join(rec.stage_flags))
+                        + ", incompatible with this request");
+  }
+  return csi_action::done;
+}
+
+void set_staged(volume_record& next, const stage_request& req, const std::string& device) {
+  next.staging_path = req.staging_path;
+  next.staged_block = req.block;
+  next.stage_flags = req.flags;
+  next.device = device;
+}
+
+caf::expected<csi_action> check_unstage(const volume_record& rec, const std::string& path) {
+  if (rec.staging_path.empty() || rec.staging_path != path) {
+    return csi_action::done;
+  }
+  if (!rec.published.empty()) {
+    return make_error(ec::failed_precondition, "volume " + rec.name + " is still published at "
+                                                 + rec.published.begin()->first
+                                                 + "; unpublish it before unstaging");
+  }
+  return csi_action::run;
+}
+
+void set_unstaged(volume_record& next) {
+  next.staging_path.clear();
+  next.staged_block = false;
+  next.stage_flags.clear();
+  next.device.clear();
+}
+
+caf::expected<csi_action> check_publish(const volume_record& rec, const publish_request& req) {
+  if (rec.kind != kind_volume) {
+    return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
+  }
+  if (rec.staging_path.empty()) {
+    return make_error(ec::failed_precondition, "volume " + rec.name
+                                                 + " is not staged; NodeStageVolume first");
+  }
+  if (rec.staging_path != req.staging_path) {
+    return make_error(ec::failed_precondition, "volume " + rec.name + " is staged at "
+                                                 + rec.staging_path + ", not at "
+                                                 + req.staging_path);
+  }
+  if (rec.staged_block != req.how.block) {
+    return make_error(ec::failed_precondition,
+                      "volume " + rec.name + " is staged for "
+                        + (rec.staged_block ? "block" : "mount") + " access, the publish asks "
+                        + (req.how.block ? "block" : "mount"));
+  }
+  auto it = rec.published.find(req.target);
+  if (it == rec.published.end()) {
+    return csi_action::run;
+  }
+  if (it->second != req.how) {
+    return make_error(ec::already_exists, "volume " + rec.name + " is published at " + req.target
+                                            + " as " + describe_publication(it->second)
+                                            + ", not " + describe_publication(req.how));
+  }
+  return csi_action::done;
+}
+
+csi_action check_unpublish(const volume_record& rec, const std::string& target) {
+  return rec.published.count(target) > 0 ? csi_action::run : csi_action::done;
+}
+
+caf::expected<csi_action> check_expand(const volume_record& rec, uint64_t bytes) {
+  if (rec.kind != kind_volume) {
+    return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
+  }
+  if (bytes < rec.capacity_bytes) {
+    return make_error(ec::out_of_range, "volume " + rec.name + " has "
+                                          + std::to_string(rec.capacity_bytes)
+                                          + " bytes; shrinking to " + std::to_string(bytes)
+                                          + " is not supported");
+  }
+  return bytes == rec.capacity_bytes ? csi_action::done : csi_action::run;
+}
+
+caf::error check_volume_path(const volume_record& rec, const std::string& path) {
+  if (rec.kind != kind_volume) {
+    return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
+  }
+  if (!path.empty() && (path == rec.staging_path || rec.published.count(path) > 0)) {
+    return {};
+  }
+  return make_error(ec::not_found, "volume " + rec.name + " is not staged or published at "
+                                     + path);
+}
+
+} // namespace berth

@@ -1,0 +1,68 @@
+#pragma once
+
+// The CSI transition rules of one volume as plain functions on plain records,
+// unit-tested without actors. Each check answers whether a request may run,
+// is already done (idempotent success), or is refused with the spec's error.
+
+#include <cstdint>
+#include <string>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include "core/csi_types.hpp"
+#include "core/volume_record.hpp"
+
+namespace berth {
+
+/// What a CSI request needs after its check.
+enum class csi_action {
+  run,      ///< do the side effect, then persist
+  done,     ///< already in the requested state: succeed without side effect
+};
+
+/// CreateVolume/CreateSnapshot on an existing record: empty when `spec` asks for
+/// what `rec` is (same kind, backend, parameters and source, capacity within
+/// the range); ec::already_exists naming the difference otherwise.
+caf::error check_csi_recreate(const volume_record& rec, const volume_spec& spec);
+
+/// The size to ask the backend for: the request, raised to the source's size when
+/// unset; ec::out_of_range when the request is smaller than its source.
+caf::expected<volume_spec> with_source_size(volume_spec spec);
+
+/// The record a CreateVolume/CreateSnapshot commits.
+volume_record make_csi_record(const std::string& name, const volume_spec& spec,
+                              uint64_t capacity);
+
+/// NodeStageVolume: `done` when staged at the same path the same way; refused with
+/// ec::already_exists when staged there differently, ec::failed_precondition when
+/// staged at another path.
+caf::expected<csi_action> check_stage(const volume_record& rec, const stage_request& req);
+
+/// Marks `next` staged per `req` on `device`.
+void set_staged(volume_record& next, const stage_request& req, const std::string& device);
+
+/// NodeUnstageVolume: `done` when not staged at `path`; ec::failed_precondition
+/// while a target is still published (unstaging would pull the mount from under it).
+caf::expected<csi_action> check_unstage(const volume_record& rec, const std::string& path);
+
+void set_unstaged(volume_record& next);
+
+/// NodePublishVolume: ec::failed_precondition unless staged at req.staging_path
+/// (and staged for block when req asks block); `done` when published at the
+/// target the same way; ec::already_exists when published there differently.
+caf::expected<csi_action> check_publish(const volume_record& rec, const publish_request& req);
+
+/// NodeUnpublishVolume: `done` when `target` is not published.
+csi_action check_unpublish(const volume_record& rec, const std::string& target);
+
+/// ControllerExpandVolume to `bytes` (already rounded): `done` when the volume is
+/// that large already; ec::out_of_range for a shrink.
+caf::expected<csi_action> check_expand(const volume_record& rec, uint64_t bytes);
+
+/// NodeExpandVolume / NodeGetVolumeStats at `path`: ec::not_found unless `path` is
+/// the staging path or a published target (NodeExpand: ec::failed_precondition
+/// when the volume is not staged).
+caf::error check_volume_path(const volume_record& rec, const std::string& path);
+
+} // namespace berth

@@ -1,0 +1,80 @@
+#pragma once
+
+// The building blocks every volume transition is made of (actors/volume.cpp
+// for Docker, actors/volume_csi.cpp for CSI): run a backend call on the
+// executor, persist, end the transition.
+
+#include <functional>
+#include <string>
+#include <utility>
+
+#include <caf/error.hpp>
+#include <caf/message.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/volume.hpp"
+
+namespace berth::detail {
+
+using self_ptr = volume_actor::stateful_pointer<volume_state>;
+using done_fn = std::function<void(caf::error)>;
+
+/// Blocking work on the backend; returns an error or a result (may be empty).
+using backend_work = std::function<std::pair<caf::error, caf::message>(backend&)>;
+
+caf::error no_such_volume(const std::string& name);
+
+/// Ends the running transition and starts the next one.
+void finish(self_ptr self);
+
+/// Runs `work` on the executor; `then` runs in the actor with its result, or
+/// with ec::timeout when it does not finish within the backend timeout.
+void call_backend(self_ptr self, std::string what, backend_work work,
+                  backend_continuation then);
+
+/// call_backend for work that yields only an error.
+void call_backend(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
+                  done_fn then);
+
+/// Stores `next`; `then` runs once it is durable (or with the error).
+void persist(self_ptr self, const volume_record& next, done_fn then);
+
+/// Answers `op` with `reply` (or the error) once `next` is durable, committing it.
+template <class Reply>
+void persist_and_reply(self_ptr self, volume_record next, pending_op op, Reply reply,
+                       std::function<void()> on_committed = {});
+
+/// Forgets the volume in the durable state.
+void persist_erase(self_ptr self, const std::string& name, done_fn then);
+
+// -- CSI transitions (actors/volume_csi.cpp) -------------------------------------
+
+void run_csi_create(self_ptr self, pending_op op);
+void run_stage(self_ptr self, pending_op op);
+void run_unstage(self_ptr self, pending_op op);
+void run_publish(self_ptr self, pending_op op);
+void run_unpublish(self_ptr self, pending_op op);
+void run_expand(self_ptr self, pending_op op);
+void run_grow(self_ptr self, pending_op op);
+void run_stats(self_ptr self, pending_op op);
+
+// -- template definitions ----------------------------------------------------------
+
+template <class Reply>
+void persist_and_reply(self_ptr self, volume_record next, pending_op op, Reply reply,
+                       std::function<void()> on_committed) {
+  persist(self, next, [self, next, op, reply, on_committed](caf::error err) mutable {
+    if (err) {
+      op.rp.deliver(err);
+    } else {
+      self->state.rec = std::move(next);
+      if (on_committed) {
+        on_committed();
+      }
+      op.rp.deliver(std::move(reply));
+    }
+    finish(self);
+  });
+}
+
+} // namespace berth::detail

@@ -1,0 +1,360 @@
+// The CSI transitions of one volume. Same shape as the Docker ones in
+// actors/volume.cpp, all or nothing:
+//
+//   check (csi_rules) ─▶ backend call (executor, timeout) ─▶ persist ─▶ reply
+//        │ done: reply at once          │ fails: reply        │ fails: undo, reply
+//
+// Stage, publish and expand change the record and are persisted; grow and stats
+// only read it, but still take their turn so they never race a transition.
+
+#include <caf/make_message.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/csi_rules.hpp"
+#include "actors/detail/volume_steps.hpp"
+#include "core/errors.hpp"
+
+namespace berth::detail {
+
+namespace {
+
+template <class T>
+std::pair<caf::error, caf::message> to_result(caf::expected<T> x) {
+  if (!x) {
+    return {x.error(), caf::message{}};
+  }
+  return {caf::error{}, caf::make_message(std::move(*x))};
+}
+
+template <class T>
+T value_of(const caf::message& msg) {
+  return msg.match_elements<T>() ? msg.get_as<T>(0) : T{};
+}
+
+/// Replies `err` and ends the transition.
+void refuse(self_ptr self, pending_op& op, const caf::error& err) {
+  op.rp.deliver(err);
+  finish(self);
+}
+
+/// Ends a transition that its check settled: refused, or already done (`reply`).
+/// Returns false when the transition must run.
+template <class Reply>
+bool settled(self_ptr self, pending_op& op, const caf::expected<csi_action>& action,
+             Reply reply) {
+  if (!action) {
+    refuse(self, op, action.error());
+    return true;
+  }
+  if (*action == csi_action::done) {
+    op.rp.deliver(std::move(reply));
+    finish(self);
+    return true;
+  }
+  return false;
+}
+
+/// Logs a failed undo; the original error still goes to the caller.
+done_fn log_undo(const std::string& volume, const std::string& what) {
+  return [volume, what](caf::error err) {
+    if (err) {
+      spdlog::error("volume {}: undoing {} failed: {}", volume, what, describe(err));
+    }
+  };
+}
+
+/// The request that stages a volume again the way its record says it is staged.
+stage_request restage_request(const volume_record& rec) {
+  stage_request req;
+  req.staging_path = rec.staging_path;
+  req.block = rec.staged_block;
+  req.flags = rec.stage_flags;
+  return req;
+}
+
+} // namespace
+
+void run_csi_create(self_ptr self, pending_op op) {
+  auto& st = self->state;
+  if (st.exists) {
+    if (auto err = check_csi_recreate(st.rec, op.spec)) {
+      refuse(self, op, err);
+      return;
+    }
+    op.rp.deliver(st.rec);
+    finish(self);
+    return;
+  }
+  auto spec = with_source_size(op.spec);
+  if (!spec) {
+    refuse(self, op, spec.error());
+    return;
+  }
+  if (auto err = st.env.storage->validate(st.rec.name, spec->parameters)) {
+    refuse(self, op, err);
+    return;
+  }
+  uint64_t capacity = spec->source_bytes;
+  if (spec->kind == kind_volume) {
+    auto chosen = st.env.storage->choose_capacity(*spec);
+    if (!chosen) {
+      refuse(self, op, chosen.error());
+      return;
+    }
+    capacity = *chosen;
+  }
+  auto next = make_csi_record(st.rec.name, *spec, capacity);
+  call_backend(self, "create", [next](backend& b) { return b.create(next); },
+               [self, next, op](caf::error err) mutable {
+    if (err) {
+      spdlog::error("{} {}: create failed: {}", next.kind, next.name, describe(err));
+      refuse(self, op, err);
+      return;
+    }
+    persist(self, next, [self, next, op](caf::error perr) mutable {
+      if (perr) {
+        spdlog::error("{} {}: create not saved, undoing: {}", next.kind, next.name,
+                      describe(perr));
+        call_backend(self, "remove", [next](backend& b) { return b.remove(next); },
+                     [self, op, perr, next](caf::error uerr) mutable {
+                       log_undo(next.name, "create")(uerr);
+                       refuse(self, op, perr);
+                     });
+        return;
+      }
+      self->state.rec = next;
+      self->state.exists = true;
+      spdlog::info("{} {} created (backend {}, {} bytes{}{})", next.kind, next.name, next.backend,
+                   next.capacity_bytes, next.source.empty() ? "" : ", from ", next.source);
+      op.rp.deliver(next);
+      finish(self);
+    });
+  });
+}
+
+void run_stage(self_ptr self, pending_op op) {
+  auto rec = self->state.rec;
+  auto action = check_stage(rec, op.stage);
+  if (settled(self, op, action, atom::ok_v)) {
+    return;
+  }
+  auto req = op.stage;
+  call_backend(self, "stage", [rec, req](backend& b) { return to_result(b.stage(rec, req)); },
+               [self, rec, req, op](caf::error err, caf::message dev) mutable {
+    if (err) {
+      spdlog::error("volume {}: stage at {} failed: {}", rec.name, req.staging_path,
+                    describe(err));
+      refuse(self, op, err);
+      return;
+    }
+    auto next = rec;
+    set_staged(next, req, value_of<std::string>(dev));
+    persist(self, next, [self, next, op](caf::error perr) mutable {
+      if (perr) {
+        spdlog::error("volume {}: stage not saved, unstaging again: {}", next.name,
+                      describe(perr));
+        call_backend(self, "unstage", [next](backend& b) { return b.unstage(next); },
+                     [self, op, perr, next](caf::error uerr) mutable {
+                       log_undo(next.name, "stage")(uerr);
+                       refuse(self, op, perr);
+                     });
+        return;
+      }
+      self->state.rec = next;
+      spdlog::info("volume {} staged at {} ({}{})", next.name, next.staging_path,
+                   next.staged_block ? "block" : "mount", next.device.empty() ? "" : ", " + next.device);
+      op.rp.deliver(atom::ok_v);
+      finish(self);
+    });
+  });
+}
+
+void run_unstage(self_ptr self, pending_op op) {
+  auto before = self->state.rec;
+  auto action = check_unstage(before, op.id);
+  if (settled(self, op, action, atom::ok_v)) {
+    return;
+  }
+  call_backend(self, "unstage", [before](backend& b) { return b.unstage(before); },
+               [self, before, op](caf::error err) mutable {
+    if (err) {
+      spdlog::error("volume {}: unstage of {} failed: {}", before.name, before.staging_path,
+                    describe(err));
+      refuse(self, op, err);
+      return;
+    }
+    auto next = before;
+    set_unstaged(next);
+    persist(self, next, [self, next, before, op](caf::error perr) mutable {
+      if (perr) {
+        spdlog::error("volume {}: unstage not saved, staging again: {}", next.name,
+                      describe(perr));
+        auto req = restage_request(before);
+        call_backend(self, "stage",
+                     [before, req](backend& b) { return to_result(b.stage(before, req)); },
+                     [self, op, perr, before](caf::error serr, caf::message) mutable {
+                       log_undo(before.name, "unstage")(serr);
+                       refuse(self, op, perr);
+                     });
+        return;
+      }
+      self->state.rec = next;
+      spdlog::info("volume {} unstaged from {}", next.name, before.staging_path);
+      op.rp.deliver(atom::ok_v);
+      finish(self);
+    });
+  });
+}
+
+void run_publish(self_ptr self, pending_op op) {
+  auto rec = self->state.rec;
+  auto action = check_publish(rec, op.pub);
+  if (settled(self, op, action, atom::ok_v)) {
+    return;
+  }
+  auto pub = op.pub;
+  call_backend(self, "publish",
+               [rec, pub](backend& b) { return b.publish(rec, pub.target, pub.how); },
+               [self, rec, pub, op](caf::error err) mutable {
+    if (err) {
+      spdlog::error("volume {}: publish at {} failed: {}", rec.name, pub.target, describe(err));
+      refuse(self, op, err);
+      return;
+    }
+    auto next = rec;
+    next.published[pub.target] = pub.how;
+    persist(self, next, [self, next, pub, op](caf::error perr) mutable {
+      if (perr) {
+        spdlog::error("volume {}: publish not saved, unpublishing again: {}", next.name,
+                      describe(perr));
+        call_backend(self, "unpublish",
+                     [next, pub](backend& b) { return b.unpublish(next, pub.target); },
+                     [self, op, perr, next](caf::error uerr) mutable {
+                       log_undo(next.name, "publish")(uerr);
+                       refuse(self, op, perr);
+                     });
+        return;
+      }
+      self->state.rec = next;
+      spdlog::info("volume {} published at {} ({} targets)", next.name, pub.target,
+                   next.published.size());
+      op.rp.deliver(atom::ok_v);
+      finish(self);
+    });
+  });
+}
+
+void run_unpublish(self_ptr self, pending_op op) {
+  auto before = self->state.rec;
+  auto target = op.id;
+  if (check_unpublish(before, target) == csi_action::done) {
+    op.rp.deliver(atom::ok_v);
+    finish(self);
+    return;
+  }
+  call_backend(self, "unpublish",
+               [before, target](backend& b) { return b.unpublish(before, target); },
+               [self, before, target, op](caf::error err) mutable {
+    if (err) {
+      spdlog::error("volume {}: unpublish of {} failed: {}", before.name, target, describe(err));
+      refuse(self, op, err);
+      return;
+    }
+    auto next = before;
+    next.published.erase(target);
+    persist(self, next, [self, next, before, target, op](caf::error perr) mutable {
+      if (perr) {
+        spdlog::error("volume {}: unpublish not saved, publishing again: {}", next.name,
+                      describe(perr));
+        auto how = before.published.at(target);
+        call_backend(self, "publish",
+                     [before, target, how](backend& b) { return b.publish(before, target, how); },
+                     [self, op, perr, before](caf::error uerr) mutable {
+                       log_undo(before.name, "unpublish")(uerr);
+                       refuse(self, op, perr);
+                     });
+        return;
+      }
+      self->state.rec = next;
+      spdlog::info("volume {} unpublished from {} ({} targets left)", next.name, target,
+                   next.published.size());
+      op.rp.deliver(atom::ok_v);
+      finish(self);
+    });
+  });
+}
+
+void run_expand(self_ptr self, pending_op op) {
+  auto& st = self->state;
+  auto rec = st.rec;
+  volume_spec want;
+  want.backend = rec.backend;
+  want.parameters = rec.options;
+  want.required_bytes = op.bytes;
+  auto rounded = st.env.storage->choose_capacity(want);
+  if (!rounded) {
+    refuse(self, op, rounded.error());
+    return;
+  }
+  auto bytes = *rounded;
+  auto action = check_expand(rec, bytes);
+  if (settled(self, op, action, rec.capacity_bytes)) {
+    return;
+  }
+  call_backend(self, "expand", [rec, bytes](backend& b) { return b.expand(rec, bytes); },
+               [self, rec, bytes, op](caf::error err) mutable {
+    if (err) {
+      spdlog::error("volume {}: expand to {} bytes failed: {}", rec.name, bytes, describe(err));
+      refuse(self, op, err);
+      return;
+    }
+    auto next = rec;
+    next.capacity_bytes = bytes;
+    // A grown image cannot be shrunk back; a failed persist leaves it larger than
+    // its record, and the retried expand (idempotent in the backend) settles it.
+    persist_and_reply(self, next, op, bytes, [self, rec, bytes] {
+      spdlog::info("volume {} expanded from {} to {} bytes", rec.name, rec.capacity_bytes, bytes);
+    });
+  });
+}
+
+void run_grow(self_ptr self, pending_op op) {
+  auto rec = self->state.rec;
+  if (auto err = check_volume_path(rec, op.id)) {
+    refuse(self, op, err);
+    return;
+  }
+  call_backend(self, "grow", [rec](backend& b) { return to_result(b.grow_filesystem(rec)); },
+               [self, rec, op](caf::error err, caf::message size) mutable {
+    if (err) {
+      spdlog::error("volume {}: growing the filesystem failed: {}", rec.name, describe(err));
+      refuse(self, op, err);
+      return;
+    }
+    auto bytes = value_of<uint64_t>(size);
+    spdlog::info("volume {}: filesystem at {} grown to {} bytes", rec.name, rec.staging_path,
+                 bytes);
+    op.rp.deliver(bytes);
+    finish(self);
+  });
+}
+
+void run_stats(self_ptr self, pending_op op) {
+  auto rec = self->state.rec;
+  auto path = op.id;
+  if (auto err = check_volume_path(rec, path)) {
+    refuse(self, op, err);
+    return;
+  }
+  call_backend(self, "stats", [rec, path](backend& b) { return to_result(b.stats(rec, path)); },
+               [self, op](caf::error err, caf::message stats) mutable {
+    if (err) {
+      refuse(self, op, err);
+      return;
+    }
+    op.rp.deliver(value_of<volume_stats>(stats));
+    finish(self);
+  });
+}
+
+} // namespace berth::detail

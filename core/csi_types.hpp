@@ -1,0 +1,78 @@
+#pragma once
+
+// The plain structs CSI requests travel in between the adapter, the actors and
+// the backends. Protocol-neutral: no protobuf types here.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "core/volume_record.hpp"
+
+namespace berth {
+
+/// A CSI CreateVolume or CreateSnapshot, after the adapter validated it.
+struct volume_spec {
+  std::string kind = kind_volume; ///< kind_volume or kind_snapshot
+  std::string backend;            ///< "block" or "local"
+  option_map parameters;          ///< StorageClass parameters (fsType, ...)
+  uint64_t required_bytes = 0;    ///< capacity_range.required_bytes (0: any)
+  uint64_t limit_bytes = 0;       ///< capacity_range.limit_bytes (0: none)
+  std::string source;             ///< "snapshot:NAME", "volume:NAME" or ""
+  uint64_t source_bytes = 0;      ///< the source's size; filled in by the registry
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, volume_spec& x) {
+  return f(caf::meta::type_name("volume_spec"), x.kind, x.backend, x.parameters,
+           x.required_bytes, x.limit_bytes, x.source, x.source_bytes);
+}
+
+/// NodeStageVolume: attach, format on first use, mount at `staging_path`.
+struct stage_request {
+  std::string staging_path;
+  bool block = false;             ///< raw block access: attach only, mount nothing
+  std::string fs_type;            ///< from the capability, or "" for the volume's fsType
+  std::vector<std::string> flags; ///< mount flags from the capability
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stage_request& x) {
+  return f(caf::meta::type_name("stage_request"), x.staging_path, x.block, x.fs_type, x.flags);
+}
+
+/// NodePublishVolume: bind the staged volume (or its device) to `target`.
+struct publish_request {
+  std::string target;
+  std::string staging_path; ///< must be where the volume is staged
+  publication how;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, publish_request& x) {
+  return f(caf::meta::type_name("publish_request"), x.target, x.staging_path, x.how);
+}
+
+/// NodeGetVolumeStats.
+struct volume_stats {
+  uint64_t total_bytes = 0;
+  uint64_t available_bytes = 0;
+  uint64_t used_bytes = 0;
+  uint64_t total_inodes = 0;
+  uint64_t free_inodes = 0;
+  uint64_t used_inodes = 0;
+  bool block = false;    ///< raw block: only total_bytes is meaningful
+  bool abnormal = false; ///< VOLUME_CONDITION: the mount or device is gone
+  std::string message;   ///< why abnormal
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, volume_stats& x) {
+  return f(caf::meta::type_name("volume_stats"), x.total_bytes, x.available_bytes,
+           x.used_bytes, x.total_inodes, x.free_inodes, x.used_inodes, x.block, x.abnormal,
+           x.message);
+}
+
+} // namespace berth
