@@ -1,0 +1,86 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "backends/backend.hpp"
+
+namespace berth {
+
+/// CSI volumes as sparse image files on loop devices, formatted xfs or ext4.
+///
+///   STATE/block/volumes/NAME.img    a volume (rec.kind == kind_volume)
+///   STATE/block/snapshots/NAME.img  a snapshot (rec.kind == kind_snapshot)
+///
+/// Stage attaches the image to a loop device (found again by its backing file,
+/// so a restart needs no state), formats it on first use and mounts it at the
+/// staging path; publish bind-mounts that (or, for raw block, the device node)
+/// on the target. Expansion grows the file and the device online, then the
+/// filesystem (xfs_growfs, resize2fs). Helpers (mkfs, blkid, cp, ...) run with
+/// the timeout; mounts are mount(2)/umount2(2). Docker's Mount/Unmount are not
+/// served: block volumes are CSI only.
+/// Safe to call from several threads at once (for different volumes): it keeps
+/// no mutable state.
+class block_backend : public backend {
+public:
+  /// Granularity of capacities.
+  static constexpr uint64_t unit_bytes = uint64_t{1} << 20;
+  /// Size when CreateVolume names none.
+  static constexpr uint64_t default_bytes = uint64_t{1} << 30;
+  /// Smallest image mkfs.xfs (xfsprogs 6.1) accepts: it refuses 299 MiB.
+  static constexpr uint64_t min_xfs_bytes = uint64_t{300} << 20;
+  /// Smallest ext4 volume berth provisions.
+  static constexpr uint64_t min_ext4_bytes = uint64_t{16} << 20;
+
+  /// @param state_dir the state root; images go to STATE/block/.
+  /// @param helper_timeout after this a helper (mkfs, cp, ...) is killed (ec::timeout).
+  explicit block_backend(std::string state_dir,
+                         std::chrono::milliseconds helper_timeout = std::chrono::seconds(120));
+
+  // -- backend ---------------------------------------------------------------
+  std::string name() const override;
+  caf::error validate(const std::string& volume, const option_map& options) const override;
+  caf::error create(const volume_record& rec) override;
+  /// Block volumes are CSI only: ec::unsupported.
+  caf::expected<std::string> mount(const volume_record& rec) override;
+  /// Block volumes are CSI only: ec::unsupported.
+  caf::error unmount(const volume_record& rec, bool lazy) override;
+  caf::error remove(const volume_record& rec) override;
+  /// Always "": a block volume has no host mountpoint of its own.
+  std::string mountpoint(const volume_record& rec) const override;
+
+  // -- CSI -------------------------------------------------------------------
+  caf::expected<uint64_t> choose_capacity(const volume_spec& spec) const override;
+  caf::expected<uint64_t> available_capacity() const override;
+  caf::expected<std::string> stage(const volume_record& rec, const stage_request& req) override;
+  caf::error unstage(const volume_record& rec) override;
+  caf::error publish(const volume_record& rec, const std::string& target,
+                     const publication& how) override;
+  caf::error unpublish(const volume_record& rec, const std::string& target) override;
+  caf::error expand(const volume_record& rec, uint64_t bytes) override;
+  caf::expected<uint64_t> grow_filesystem(const volume_record& rec) override;
+  caf::expected<volume_stats> stats(const volume_record& rec, const std::string& path) override;
+
+  // -- paths -----------------------------------------------------------------
+
+  /// STATE/block/volumes/NAME.img or STATE/block/snapshots/NAME.img by
+  /// `kind`; "" for an invalid name or kind.
+  std::string image_path(const std::string& kind, const std::string& name) const;
+  /// image_path(rec.kind, rec.name).
+  std::string image_path(const volume_record& rec) const;
+
+private:
+  /// ec::invalid_argument unless rec's name and kind make a valid image path.
+  caf::expected<std::string> checked_image(const volume_record& rec) const;
+  /// The image a "snapshot:S" / "volume:V" source refers to; ec::not_found
+  /// when it does not exist, ec::invalid_argument when malformed.
+  caf::expected<std::string> source_image(const std::string& source,
+                                          const std::string& what) const;
+  caf::error format_if_blank(const std::string& volume, const std::string& device,
+                             const std::string& fs_type);
+
+  std::string root_;
+  std::chrono::milliseconds helper_timeout_;
+};
+
+} // namespace berth

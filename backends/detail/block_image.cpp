@@ -1,0 +1,209 @@
+#include "backends/detail/block_image.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/helper_process.hpp"
+#include "backends/loop_device.hpp"
+#include "backends/mountinfo.hpp"
+#include "core/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace berth {
+
+namespace {
+
+caf::error sys_error(int e, const std::string& what) {
+  return make_error(e == ENOSPC ? ec::out_of_range : ec::backend_failure,
+                    what + ": " + std::strerror(e));
+}
+
+caf::error fsync_path(const std::string& path, int flags, const std::string& what) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return sys_error(e, what + ": cannot open " + path + " to fsync it");
+  }
+  int rc = ::fsync(fd);
+  int e = errno;
+  ::close(fd);
+  if (rc != 0) {
+    return sys_error(e, what + ": fsync of " + path + " failed");
+  }
+  return {};
+}
+
+caf::error fsync_dir_of(const std::string& path, const std::string& what) {
+  return fsync_path(fs::path(path).parent_path().string(), O_RDONLY | O_DIRECTORY, what);
+}
+
+caf::error make_parent(const std::string& image, const std::string& what) {
+  std::error_code err;
+  fs::create_directories(fs::path(image).parent_path(), err);
+  if (err) {
+    return make_error(ec::backend_failure, what + ": cannot create "
+                                             + fs::path(image).parent_path().string() + ": "
+                                             + err.message());
+  }
+  return {};
+}
+
+/// Truncates `path` up to `size` (never down) and fsyncs it.
+caf::error truncate_and_sync(const std::string& path, uint64_t size, const std::string& what) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    int e = errno;
+    return sys_error(e, what + ": cannot open " + path);
+  }
+  struct stat st {};
+  int rc = ::fstat(fd, &st);
+  if (rc == 0 && static_cast<uint64_t>(st.st_size) < size) {
+    rc = ::ftruncate(fd, static_cast<off_t>(size));
+  }
+  if (rc == 0) {
+    rc = ::fsync(fd);
+  }
+  int e = errno;
+  ::close(fd);
+  if (rc != 0) {
+    return sys_error(e, what + ": cannot size " + path + " to " + std::to_string(size)
+                          + " bytes");
+  }
+  return {};
+}
+
+/// Moves the finished temp file to its final name, durably.
+caf::error commit_temp(const std::string& temp, const std::string& image,
+                       const std::string& what) {
+  if (::rename(temp.c_str(), image.c_str()) != 0) {
+    int e = errno;
+    ::unlink(temp.c_str());
+    return sys_error(e, what + ": cannot rename " + temp + " to " + image);
+  }
+  return fsync_dir_of(image, what);
+}
+
+/// Flushes every mounted filesystem on the loop device backing `image`.
+void sync_mounted_filesystems(const std::string& image, const std::string& what) {
+  auto device = find_loop_device(image);
+  if (!device || device->empty()) {
+    return;
+  }
+  auto entries = read_mountinfo();
+  if (!entries) {
+    return;
+  }
+  for (const auto& e : *entries) {
+    if (e.source != *device) {
+      continue;
+    }
+    int fd = ::open(e.mount_point.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+      if (::syncfs(fd) != 0) {
+        spdlog::warn("{}: syncfs of {} before copying failed: {}", what, e.mount_point,
+                     std::strerror(errno));
+      }
+      ::close(fd);
+    }
+    break; // all mounts of one device share the superblock
+  }
+  if (int fd = ::open(device->c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    ::fsync(fd); // the loop device's own buffers
+    ::close(fd);
+  }
+}
+
+} // namespace
+
+caf::expected<uint64_t> block_image_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    int e = errno;
+    if (e == ENOENT) {
+      return make_error(ec::not_found, "no image at " + path);
+    }
+    return sys_error(e, "cannot stat " + path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return make_error(ec::backend_failure, path + " is not a regular file");
+  }
+  return static_cast<uint64_t>(st.st_size);
+}
+
+std::string block_image_temp_path(const std::string& image) {
+  fs::path p(image);
+  return (p.parent_path() / ("." + p.stem().string() + ".tmp")).string();
+}
+
+caf::error create_sparse_block_image(const std::string& image, uint64_t size,
+                                     const std::string& what) {
+  if (auto err = make_parent(image, what)) {
+    return err;
+  }
+  const std::string temp = block_image_temp_path(image);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    int e = errno;
+    return sys_error(e, what + ": cannot create " + temp);
+  }
+  int rc = ::ftruncate(fd, static_cast<off_t>(size));
+  if (rc == 0) {
+    rc = ::fsync(fd);
+  }
+  int e = errno;
+  ::close(fd);
+  if (rc != 0) {
+    ::unlink(temp.c_str());
+    return sys_error(e, what + ": cannot make " + temp + " " + std::to_string(size) + " bytes");
+  }
+  return commit_temp(temp, image, what);
+}
+
+caf::error copy_block_image(const std::string& source, const std::string& image,
+                            uint64_t min_size, std::chrono::milliseconds timeout,
+                            const std::string& what) {
+  if (auto err = make_parent(image, what)) {
+    return err;
+  }
+  const std::string temp = block_image_temp_path(image);
+  ::unlink(temp.c_str()); // a leftover of a crash
+  sync_mounted_filesystems(source, what);
+  auto copied = run_helper_checked({"cp", "--reflink=auto", "--sparse=always", "--", source,
+                                    temp},
+                                   timeout, what + ": copy of " + source + " failed");
+  if (!copied) {
+    ::unlink(temp.c_str());
+    return copied.error();
+  }
+  if (auto err = truncate_and_sync(temp, min_size, what)) {
+    ::unlink(temp.c_str());
+    return err;
+  }
+  return commit_temp(temp, image, what);
+}
+
+caf::error grow_block_image(const std::string& image, uint64_t size, const std::string& what) {
+  return truncate_and_sync(image, size, what);
+}
+
+caf::error remove_block_image(const std::string& image, const std::string& what) {
+  bool removed = false;
+  for (const auto& path : {block_image_temp_path(image), image}) {
+    if (::unlink(path.c_str()) == 0) {
+      removed = true;
+    } else if (errno != ENOENT) {
+      int e = errno;
+      return sys_error(e, what + ": cannot delete " + path);
+    }
+  }
+  return removed ? fsync_dir_of(image, what) : caf::error{};
+}
+
+} // namespace berth

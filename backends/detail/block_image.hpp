@@ -1,0 +1,41 @@
+#pragma once
+
+// Image files of the block backend: made under a temp name, fsynced, renamed,
+// so a crash never leaves a half-written image under its final name.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+namespace berth {
+
+/// Size of the file at `path`; ec::not_found naming it when it is missing.
+caf::expected<uint64_t> block_image_size(const std::string& path);
+
+/// Where an image is built before the rename: DIR/.NAME.tmp. A volume name
+/// never starts with '.', so it can never be another volume's image.
+std::string block_image_temp_path(const std::string& image);
+
+/// Creates a sparse image of `size` bytes at `image` (its directory too).
+caf::error create_sparse_block_image(const std::string& image, uint64_t size,
+                                     const std::string& what);
+
+/// Copies `source` to `image` (through the temp name) with
+/// `cp --reflink=auto --sparse=always` (the helper is killed after `timeout`),
+/// grows the copy to `min_size` when that is larger, fsyncs it and renames it.
+/// When a loop device backs `source` and a filesystem on it is mounted, that
+/// filesystem is synced first, so the copy holds what was written so far.
+caf::error copy_block_image(const std::string& source, const std::string& image,
+                            uint64_t min_size, std::chrono::milliseconds timeout,
+                            const std::string& what);
+
+/// Grows (never shrinks) the file at `image` to `size` and fsyncs it.
+caf::error grow_block_image(const std::string& image, uint64_t size, const std::string& what);
+
+/// Deletes `image` and its temp file; missing is success. Fsyncs the directory.
+caf::error remove_block_image(const std::string& image, const std::string& what);
+
+} // namespace berth

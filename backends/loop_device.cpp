@@ -1,0 +1,280 @@
+#include "backends/loop_device.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "core/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace berth {
+
+namespace {
+
+/// Closes a file descriptor at scope exit.
+class unique_fd {
+public:
+  explicit unique_fd(int fd) : fd_(fd) {
+  }
+  ~unique_fd() {
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+  }
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  int get() const {
+    return fd_;
+  }
+  explicit operator bool() const {
+    return fd_ >= 0;
+  }
+
+private:
+  int fd_;
+};
+
+/// An error for a failed system call; `e` is its errno, saved before any other call.
+caf::error sys_error(int e, const std::string& what) {
+  return make_error(ec::backend_failure, what + ": " + std::strerror(e));
+}
+
+/// Opens a loop device node; retries briefly while devtmpfs has not made it yet.
+int open_loop_node(const std::string& device, int flags) {
+  for (int i = 0;; ++i) {
+    int fd = ::open(device.c_str(), flags | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT || i >= 50) {
+      return fd;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+/// One attempt: LOOP_SET_FD on a free device. `busy` reports a lost race.
+caf::expected<std::string> try_attach(int control, int image_fd, const std::string& image,
+                                      bool& busy) {
+  busy = false;
+  int n = ::ioctl(control, LOOP_CTL_GET_FREE);
+  if (n < 0) {
+    int e = errno;
+    return sys_error(e, "cannot attach " + image + ": LOOP_CTL_GET_FREE on /dev/loop-control");
+  }
+  std::string device = "/dev/loop" + std::to_string(n);
+  unique_fd dev(open_loop_node(device, O_RDWR));
+  if (!dev) {
+    int e = errno;
+    return sys_error(e, "cannot attach " + image + ": open " + device);
+  }
+  if (::ioctl(dev.get(), LOOP_SET_FD, image_fd) != 0) {
+    int e = errno;
+    busy = e == EBUSY; // another attach took this device between GET_FREE and SET_FD
+    return sys_error(e, "cannot attach " + image + ": LOOP_SET_FD on " + device);
+  }
+  loop_info64 info{};
+  std::strncpy(reinterpret_cast<char*>(info.lo_file_name), image.c_str(), LO_NAME_SIZE - 1);
+  int rc = -1;
+  for (int i = 0; i < 10; ++i) {
+    rc = ::ioctl(dev.get(), LOOP_SET_STATUS64, &info);
+    if (rc == 0 || errno != EAGAIN) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (rc != 0) {
+    int e = errno;
+    auto err = sys_error(e, "cannot attach " + image + ": LOOP_SET_STATUS64 on " + device);
+    ::ioctl(dev.get(), LOOP_CLR_FD, 0);
+    return err;
+  }
+  return device;
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+} // namespace
+
+bool is_loop_device_path(const std::string& device) {
+  const std::string prefix = "/dev/loop";
+  if (device.size() <= prefix.size() || device.compare(0, prefix.size(), prefix) != 0
+      || device.size() > prefix.size() + 7) {
+    return false;
+  }
+  for (size_t i = prefix.size(); i < device.size(); ++i) {
+    if (device[i] < '0' || device[i] > '9') {
+      return false;
+    }
+  }
+  return true;
+}
+
+caf::expected<std::string> attach_loop_device(const std::string& image) {
+  unique_fd image_fd(::open(image.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+  if (!image_fd) {
+    int e = errno;
+    return make_error(e == ENOENT ? ec::not_found : ec::backend_failure,
+                      "cannot attach " + image + ": open: " + std::strerror(e));
+  }
+  struct stat st {};
+  if (::fstat(image_fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return make_error(ec::backend_failure, "cannot attach " + image + ": not a regular file");
+  }
+  unique_fd control(::open("/dev/loop-control", O_RDWR | O_CLOEXEC));
+  if (!control) {
+    int e = errno;
+    return sys_error(e, "cannot attach " + image + ": open /dev/loop-control");
+  }
+  caf::error last;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    bool busy = false;
+    auto dev = try_attach(control.get(), image_fd.get(), image, busy);
+    if (dev || !busy) {
+      return dev;
+    }
+    last = std::move(dev.error());
+    spdlog::debug("{}; retrying with another loop device", describe(last));
+  }
+  return last;
+}
+
+caf::expected<std::string> find_loop_device(const std::string& image) {
+  std::error_code err;
+  fs::path canonical = fs::canonical(image, err);
+  if (err) {
+    return std::string(); // no such file: nothing can be attached to it by this name
+  }
+  struct stat st {};
+  if (::stat(canonical.c_str(), &st) != 0) {
+    return std::string();
+  }
+  fs::directory_iterator it("/sys/block", err);
+  if (err) {
+    return make_error(ec::backend_failure, "cannot look for the loop device of " + image
+                                             + ": /sys/block: " + err.message());
+  }
+  for (const auto& entry : it) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, 4, "loop") != 0) {
+      continue;
+    }
+    // Absent while the device is not attached; " (deleted)" is appended when
+    // the file was unlinked, so a removed-and-recreated image never matches.
+    if (read_first_line(entry.path().string() + "/loop/backing_file") != canonical.string()) {
+      continue;
+    }
+    const std::string device = "/dev/" + name;
+    unique_fd dev(open_loop_node(device, O_RDONLY));
+    if (!dev) {
+      continue;
+    }
+    loop_info64 info{};
+    if (::ioctl(dev.get(), LOOP_GET_STATUS64, &info) != 0) {
+      continue; // ENXIO: detached meanwhile
+    }
+    if (info.lo_inode == st.st_ino) {
+      return device;
+    }
+  }
+  return std::string();
+}
+
+std::vector<std::pair<std::string, std::string>> list_loop_devices() {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::error_code err;
+  fs::directory_iterator it("/sys/block", err);
+  if (err) {
+    return out;
+  }
+  for (const auto& entry : it) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, 4, "loop") != 0) {
+      continue;
+    }
+    std::string backing = read_first_line(entry.path().string() + "/loop/backing_file");
+    if (!backing.empty()) {
+      out.emplace_back("/dev/" + name, std::move(backing));
+    }
+  }
+  return out;
+}
+
+caf::expected<std::string> find_or_attach_loop_device(const std::string& image, bool& attached) {
+  attached = false;
+  auto found = find_loop_device(image);
+  if (!found || !found->empty()) {
+    return found;
+  }
+  auto dev = attach_loop_device(image);
+  attached = static_cast<bool>(dev);
+  return dev;
+}
+
+caf::error detach_loop_device(const std::string& device) {
+  if (!is_loop_device_path(device)) {
+    return make_error(ec::invalid_argument, "not a loop device: \"" + device + "\"");
+  }
+  unique_fd dev(open_loop_node(device, O_RDONLY));
+  if (!dev) {
+    int e = errno;
+    return e == ENOENT || e == ENXIO ? caf::error{} : sys_error(e, "cannot detach " + device);
+  }
+  for (int i = 0;; ++i) {
+    if (::ioctl(dev.get(), LOOP_CLR_FD, 0) == 0 || errno == ENXIO) {
+      return {};
+    }
+    // Older kernels refuse while another opener (udev's probe) holds the device.
+    if (errno != EBUSY || i >= 50) {
+      int e = errno;
+      return sys_error(e, "cannot detach " + device + ": LOOP_CLR_FD");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+caf::error refresh_loop_capacity(const std::string& device) {
+  if (!is_loop_device_path(device)) {
+    return make_error(ec::invalid_argument, "not a loop device: \"" + device + "\"");
+  }
+  unique_fd dev(open_loop_node(device, O_RDONLY));
+  if (!dev) {
+    int e = errno;
+    return sys_error(e, "cannot resize " + device);
+  }
+  if (::ioctl(dev.get(), LOOP_SET_CAPACITY, 0) != 0) {
+    int e = errno;
+    return sys_error(e, "cannot resize " + device + ": LOOP_SET_CAPACITY");
+  }
+  return {};
+}
+
+caf::expected<uint64_t> block_device_size(const std::string& device) {
+  unique_fd dev(::open(device.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!dev) {
+    int e = errno;
+    return sys_error(e, "cannot read the size of " + device);
+  }
+  uint64_t size = 0;
+  if (::ioctl(dev.get(), BLKGETSIZE64, &size) != 0) {
+    int e = errno;
+    return sys_error(e, "cannot read the size of " + device + ": BLKGETSIZE64");
+  }
+  return size;
+}
+
+} // namespace berth

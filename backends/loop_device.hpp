@@ -1,0 +1,49 @@
+#pragma once
+
+// Loop devices by ioctl (linux/loop.h): no losetup(8), no fork.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+namespace berth {
+
+/// Attaches `image` (a regular file) to a free loop device and returns its path,
+/// e.g. "/dev/loop3". Takes a free number from /dev/loop-control and retries
+/// when another process grabs the same device first (LOOP_SET_FD: EBUSY).
+/// lo_file_name is set to the image path. Does not look for an existing
+/// attachment: see find_loop_device().
+caf::expected<std::string> attach_loop_device(const std::string& image);
+
+/// The loop device `image` is attached to, or "" when there is none. Scans
+/// /sys/block/loop*/loop/backing_file for the image's canonical path and checks
+/// the inode with LOOP_GET_STATUS64.
+caf::expected<std::string> find_loop_device(const std::string& image);
+
+/// Every attached loop device with its backing file as /sys shows it
+/// (" (deleted)" appended when unlinked), e.g.
+/// {"/dev/loop3", "/var/lib/berth/block/volumes/v1.img"}.
+/// For reconciliation and tests.
+std::vector<std::pair<std::string, std::string>> list_loop_devices();
+
+/// find_loop_device(), else attach_loop_device(). Sets `attached` when it attached.
+caf::expected<std::string> find_or_attach_loop_device(const std::string& image, bool& attached);
+
+/// LOOP_CLR_FD. A device that is not attached (ENXIO) is success. While the
+/// device is still open elsewhere (mounted), the kernel detaches it at last close.
+caf::error detach_loop_device(const std::string& device);
+
+/// LOOP_SET_CAPACITY: the device takes the backing file's current size.
+caf::error refresh_loop_capacity(const std::string& device);
+
+/// Size in bytes of a block device (BLKGETSIZE64).
+caf::expected<uint64_t> block_device_size(const std::string& device);
+
+/// True for "/dev/loopN" (N decimal): the only device paths these functions open.
+bool is_loop_device_path(const std::string& device);
+
+} // namespace berth
