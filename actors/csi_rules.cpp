@@ -29,14 +29,14 @@ caf::error check_csi_recreate(const volume_record& rec, const volume_spec& spec)
   if (rec.kind != spec.kind) {
     return differ("kind " + rec.kind + ", not " + spec.kind);
   }
-  if (rec.backend != spec.backend) {
-    return differ("backend " + rec.backend + ", not " + spec.backend);
-  }
   if (rec.source != spec.source) {
     return differ("source \"" + rec.source + "\", not \"" + spec.source + "\"");
   }
   if (rec.kind == kind_snapshot) {
-    return {};
+    return {}; // its backend is its volume's, whatever the request named
+  }
+  if (rec.backend != spec.backend) {
+    return differ("backend " + rec.backend + ", not " + spec.backend);
   }
   if (rec.options != spec.parameters) {
     return differ("different parameters");

@@ -22,8 +22,9 @@ enum class csi_action {
 };
 
 /// CreateVolume/CreateSnapshot on an existing record: empty when `spec` asks for
-/// what `rec` is (same kind, backend, parameters and source, capacity within
-/// the range); ec::already_exists naming the difference otherwise.
+/// what `rec` is (same kind and source; for a volume also the same backend and
+/// parameters and a capacity within the range); ec::already_exists naming the
+/// difference otherwise.
 caf::error check_csi_recreate(const volume_record& rec, const volume_spec& spec);
 
 /// The size to ask the backend for: the request, raised to the source's size when
@@ -61,8 +62,7 @@ csi_action check_unpublish(const volume_record& rec, const std::string& target);
 caf::expected<csi_action> check_expand(const volume_record& rec, uint64_t bytes);
 
 /// NodeExpandVolume / NodeGetVolumeStats at `path`: ec::not_found unless `path` is
-/// the staging path or a published target (NodeExpand: ec::failed_precondition
-/// when the volume is not staged).
+/// the staging path or a published target.
 caf::error check_volume_path(const volume_record& rec, const std::string& path);
 
 } // namespace berth

@@ -137,12 +137,19 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
   if (cfg.backends.count(spec.backend) == 0) {
     return make_error(ec::invalid_argument, "unknown backend \"" + spec.backend + "\"");
   }
-  auto rp = self->make_response_promise<volume_record>();
-  if (spec.source.empty()) {
+  auto existing = find(self, name);
+  if (spec.source.empty() || (existing != nullptr && existing->created)) {
+    // A retried create goes straight to its volume, which compares the source
+    // recorded at creation: the source may be gone since, and that is fine.
+    auto rp = self->make_response_promise<volume_record>();
     create_entry(self, name, spec.backend, rp, std::move(spec));
     return rp;
   }
   auto [kind, source_name] = split_source(spec.source);
+  if (spec.kind == kind_snapshot && kind != kind_volume) {
+    return make_error(ec::invalid_argument, "snapshot " + name + " must be taken of a volume, not "
+                                              + spec.source);
+  }
   auto missing = make_error(ec::not_found, "source " + spec.source + " of " + name + " not found");
   if ((kind != kind_snapshot && kind != kind_volume) || source_name == name) {
     return make_error(ec::invalid_argument, "invalid content source \"" + spec.source
@@ -152,6 +159,9 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
   if (entry == nullptr) {
     return missing;
   }
+  // Made only after the checks: in CAF 0.17 a made promise takes over the reply,
+  // so an error returned after it would never reach the caller.
+  auto rp = self->make_response_promise<volume_record>();
   self->request(entry->hdl, caf::infinite, atom::get_v)
     .then(
       [self, name, spec, kind = kind, missing, rp](volume_record& src) mutable {
@@ -159,7 +169,10 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
           rp.deliver(missing);
           return;
         }
-        if (src.backend != spec.backend) {
+        if (spec.kind == kind_snapshot) {
+          // A snapshot lives where its volume does, whatever the class said.
+          spec.backend = src.backend;
+        } else if (src.backend != spec.backend) {
           rp.deliver(make_error(ec::invalid_argument, "source " + spec.source + " is on backend "
                                                         + src.backend + ", " + name
                                                         + " asks for " + spec.backend));

@@ -4,7 +4,7 @@
 //
 //   load state (snapshot + journal, or an ECS import) ─▶ reconcile with mountinfo
 //     ─▶ compact (records the boot id) ─▶ persistence + registry actors
-//     ─▶ Docker and admin sockets ─▶ sigwait ─▶ graceful stop
+//     ─▶ Docker and admin sockets, CSI gRPC socket ─▶ sigwait ─▶ graceful stop
 
 #include <csignal>
 #include <filesystem>
@@ -21,6 +21,7 @@
 #include "actors/registry.hpp"
 #include "apps/logging.hpp"
 #include "apps/state_lock.hpp"
+#include "backends/block_backend.hpp"
 #include "backends/local_backend.hpp"
 #include "backends/mountinfo.hpp"
 #include "backends/stall_backend.hpp"
@@ -30,6 +31,8 @@
 #include "persistence/file_store.hpp"
 #include "persistence/persistence.hpp"
 #include "protocols/admin/admin_api.hpp"
+#include "protocols/bridge.hpp"
+#include "protocols/csi/csi_server.hpp"
 #include "protocols/docker/docker_api.hpp"
 #include "protocols/http/unix_http_server.hpp"
 #include "recovery/reconcile.hpp"
@@ -50,7 +53,8 @@ backend_map make_backends(const daemon_options& opts) {
       std::make_unique<local_backend>(opts.state_dir, opts.backend_timeout),
       opts.test_stall_volume, opts.test_stall);
   }
-  return {{"local", local}};
+  auto block = std::make_shared<block_backend>(opts.state_dir);
+  return {{"local", local}, {"block", block}};
 }
 
 /// Loads the state, importing an ECS state file into an empty one.
@@ -95,6 +99,8 @@ struct servers {
     io.get_executor()};
   std::unique_ptr<docker_api> docker;
   std::unique_ptr<admin_api> admin;
+  std::unique_ptr<gateway> csi_gateway;
+  std::unique_ptr<csi_server> csi;
   std::vector<std::unique_ptr<unix_http_server>> listeners;
   std::vector<std::thread> threads;
 
@@ -107,8 +113,26 @@ struct servers {
   }
 };
 
+caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
+                     const backend_map& backends, const daemon_options& opts) {
+  csi_config cfg;
+  cfg.endpoint = opts.csi_endpoint;
+  cfg.driver_name = opts.csi_driver_name;
+  cfg.node_id = opts.node_id;
+  cfg.max_volumes_per_node = opts.max_volumes_per_node;
+  cfg.backends = backends;
+  srv.csi_gateway = std::make_unique<gateway>(sys);
+  srv.csi = std::make_unique<csi_server>(*srv.csi_gateway, reg, std::move(cfg));
+  if (auto err = srv.csi->start()) {
+    return err;
+  }
+  spdlog::info("CSI driver {} (node {}) listening on {}", opts.csi_driver_name, opts.node_id,
+               opts.csi_endpoint);
+  return {};
+}
+
 caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
-                         const daemon_options& opts) {
+                         const backend_map& backends, const daemon_options& opts) {
   if (!opts.docker_socket.empty()) {
     srv.docker = std::make_unique<docker_api>(sys, reg);
     auto* api = srv.docker.get();
@@ -138,7 +162,22 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
   for (int i = 0; i < 2; ++i) {
     srv.threads.emplace_back([&srv] { srv.io.run(); });
   }
+  if (!opts.csi_endpoint.empty()) {
+    return start_csi(srv, sys, reg, backends, opts);
+  }
   return {};
+}
+
+/// Stops every server; in-flight CSI calls get until `deadline`.
+void stop_servers(servers& srv, std::chrono::steady_clock::time_point deadline) {
+  for (auto& l : srv.listeners) {
+    l->stop();
+  }
+  if (srv.csi) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+    srv.csi->stop(std::max(left, std::chrono::milliseconds(0)));
+  }
 }
 
 int wait_for_signal() {
@@ -154,10 +193,8 @@ int wait_for_signal() {
 /// Graceful stop: no new requests, in-flight ones finish, state is flushed.
 void stop_gracefully(servers& srv, caf::actor_system& sys, registry_actor reg,
                      persistence_actor persistence, const daemon_options& opts) {
-  for (auto& l : srv.listeners) {
-    l->stop();
-  }
   auto deadline = std::chrono::steady_clock::now() + opts.stop_timeout;
+  stop_servers(srv, deadline);
   while (srv.in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -243,11 +280,9 @@ int run_daemon(const daemon_options& opts) {
   auto reg = sys.spawn(registry, std::move(rc), std::move(records));
 
   servers srv;
-  if (auto err = start_servers(srv, sys, reg, opts)) {
+  if (auto err = start_servers(srv, sys, reg, backends, opts)) {
     spdlog::critical("{}", describe(err));
-    for (auto& l : srv.listeners) {
-      l->stop();
-    }
+    stop_servers(srv, std::chrono::steady_clock::now());
     srv.guard.reset();
     srv.io.stop();
     for (auto& t : srv.threads) {

@@ -2,12 +2,15 @@
 
 // Fakes used only to inject faults; everything else in these tests is real.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 
 #include <caf/all.hpp>
@@ -25,10 +28,21 @@ public:
   std::atomic<bool> fail_mount{false}, fail_unmount{false}, hang_unmount{false};
   std::atomic<bool> host_mounted{false};
 
+  // -- CSI -----------------------------------------------------------------------
+  static constexpr uint64_t mib = 1024 * 1024;
+  static constexpr uint64_t min_bytes = 4 * mib; ///< choose_capacity's minimum
+  std::atomic<int> stages{0}, unstages{0}, publishes{0}, unpublishes{0}, expands{0}, grows{0},
+    stats_calls{0};
+  std::atomic<bool> fail_stage{false}, fail_unstage{false}, fail_publish{false},
+    fail_unpublish{false}, fail_expand{false}, fail_grow{false}, fail_stats{false},
+    hang_stage{false};
+  std::atomic<uint64_t> free_bytes{64 * 1024 * mib};
+  std::atomic<uint64_t> expanded_to{0}; ///< the bytes of the last expand
+
   std::string name() const override { return "local"; }
   caf::error validate(const std::string&, const option_map& options) const override {
     for (const auto& [k, v] : options) {
-      if (k != "type" && k != "device" && k != "o") {
+      if (k != "type" && k != "device" && k != "o" && k != "fsType") {
         return make_error(ec::invalid_argument, "unknown option \"" + k + "\"");
       }
     }
@@ -69,14 +83,118 @@ public:
   }
   std::string mountpoint(const volume_record& rec) const override { return "/fake/" + rec.name; }
 
+  // -- CSI overrides -------------------------------------------------------------
+
+  /// Rounds up to 1 MiB, at least min_bytes; out_of_range above the limit.
+  caf::expected<uint64_t> choose_capacity(const volume_spec& spec) const override {
+    auto want = std::max(spec.required_bytes, min_bytes);
+    auto bytes = (want + mib - 1) / mib * mib;
+    if (spec.limit_bytes != 0 && bytes > spec.limit_bytes) {
+      return make_error(ec::out_of_range, "no size between " + std::to_string(spec.required_bytes)
+                                            + " and " + std::to_string(spec.limit_bytes));
+    }
+    return bytes;
+  }
+  caf::expected<uint64_t> available_capacity() const override { return free_bytes.load(); }
+  caf::expected<std::string> stage(const volume_record& rec, const stage_request& req) override {
+    auto n = ++stages;
+    if (hang_stage) {
+      std::unique_lock<std::mutex> guard{mtx_};
+      cv_.wait_for(guard, std::chrono::seconds(10), [this] { return !hang_stage; });
+    }
+    if (fail_stage) {
+      return make_error(ec::backend_failure, "stage of " + rec.name + " failed: injected");
+    }
+    std::lock_guard<std::mutex> guard{mtx_};
+    staged_paths_.insert(req.staging_path);
+    return "/dev/loop" + std::to_string(n);
+  }
+  caf::error unstage(const volume_record& rec) override {
+    ++unstages;
+    if (fail_unstage) {
+      return make_error(ec::backend_failure, "unstage of " + rec.name + " failed: injected");
+    }
+    std::lock_guard<std::mutex> guard{mtx_};
+    staged_paths_.erase(rec.staging_path);
+    return {};
+  }
+  caf::error publish(const volume_record& rec, const std::string& target,
+                     const publication&) override {
+    ++publishes;
+    if (fail_publish) {
+      return make_error(ec::backend_failure, "publish of " + rec.name + " failed: injected");
+    }
+    std::lock_guard<std::mutex> guard{mtx_};
+    targets_.insert(target);
+    return {};
+  }
+  caf::error unpublish(const volume_record& rec, const std::string& target) override {
+    ++unpublishes;
+    if (fail_unpublish) {
+      return make_error(ec::backend_failure, "unpublish of " + rec.name + " failed: injected");
+    }
+    std::lock_guard<std::mutex> guard{mtx_};
+    targets_.erase(target);
+    return {};
+  }
+  caf::error expand(const volume_record& rec, uint64_t bytes) override {
+    ++expands;
+    if (fail_expand) {
+      return make_error(ec::backend_failure, "expand of " + rec.name + " failed: injected");
+    }
+    expanded_to = bytes;
+    return {};
+  }
+  caf::expected<uint64_t> grow_filesystem(const volume_record& rec) override {
+    ++grows;
+    if (fail_grow) {
+      return make_error(ec::backend_failure, "grow of " + rec.name + " failed: injected");
+    }
+    return rec.capacity_bytes;
+  }
+  /// Total is the record's capacity; a quarter of it used, one inode in ten.
+  caf::expected<volume_stats> stats(const volume_record& rec, const std::string& path) override {
+    ++stats_calls;
+    if (fail_stats) {
+      return make_error(ec::backend_failure, "stats of " + rec.name + " at " + path
+                                               + " failed: injected");
+    }
+    volume_stats out;
+    out.total_bytes = rec.capacity_bytes;
+    out.used_bytes = rec.capacity_bytes / 4;
+    out.available_bytes = out.total_bytes - out.used_bytes;
+    out.total_inodes = 1000;
+    out.used_inodes = 100;
+    out.free_inodes = 900;
+    out.block = rec.staged_block;
+    return out;
+  }
+
+  /// Staging paths / publish targets the fake holds now (what the host would show).
+  std::set<std::string> staged_paths() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return staged_paths_;
+  }
+  std::set<std::string> targets() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return targets_;
+  }
+
+  /// Lets every hanging call go on.
   void release() {
-    hang_unmount = false;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      hang_unmount = false;
+      hang_stage = false;
+    }
     cv_.notify_all();
   }
 
 private:
   std::mutex mtx_;
   std::condition_variable cv_;
+  std::set<std::string> staged_paths_;
+  std::set<std::string> targets_;
 };
 
 /// What the fake persistence keeps; shared with the test.
@@ -110,6 +228,25 @@ inline persistence_actor::behavior_type fake_persistence(persistence_actor::poin
     [](atom::flush) -> caf::result<atom::ok> { return atom::ok_v; },
     [](atom::commit) {},
   };
+}
+
+/// Sends one request whose reply has type R to `dest` and waits for it; returns
+/// the error (empty on success).
+template <class R, class Dest, class... Ts>
+caf::error call(caf::scoped_actor& self, const Dest& dest, Ts&&... xs) {
+  caf::error result;
+  self->request(dest, std::chrono::seconds(5), std::forward<Ts>(xs)...)
+    .receive([](R&) {}, [&](caf::error& err) { result = err; });
+  return result;
+}
+
+/// Like call, but returns the reply itself.
+template <class R, class Dest, class... Ts>
+caf::expected<R> ask(caf::scoped_actor& self, const Dest& dest, Ts&&... xs) {
+  caf::expected<R> result{R{}};
+  self->request(dest, std::chrono::seconds(5), std::forward<Ts>(xs)...)
+    .receive([&](R& out) { result = std::move(out); }, [&](caf::error& err) { result = err; });
+  return result;
 }
 
 /// An actor system that knows berth's message types.

@@ -33,15 +33,6 @@ protected:
     exec->stop();
   }
 
-  /// Sends one request whose reply has type R; returns its error (empty on success).
-  template <class R, class... Ts>
-  caf::error call(Ts&&... xs) {
-    caf::error result;
-    self->request(reg, 5s, std::forward<Ts>(xs)...)
-      .receive([](R&) {}, [&](caf::error& err) { result = err; });
-    return result;
-  }
-
   std::vector<volume_record> list() {
     std::vector<volume_record> out;
     self->request(reg, 5s, atom::list_v)
@@ -55,25 +46,26 @@ protected:
 
 TEST_F(registry_test, creates_lists_and_removes_volumes) {
   start();
-  EXPECT_FALSE(call<atom::ok>(atom::create_v, std::string{"b"}, option_map{}));
-  EXPECT_FALSE(call<atom::ok>(atom::create_v, std::string{"a"}, option_map{}));
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"b"}, option_map{}));
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"a"}, option_map{}));
   auto all = list();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].name, "a");
   EXPECT_EQ(all[1].name, "b");
-  EXPECT_FALSE(call<atom::ok>(atom::remove_v, std::string{"a"}));
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"a"}));
   EXPECT_EQ(list().size(), 1u);
-  auto err = call<atom::ok>(atom::remove_v, std::string{"a"});
+  auto err = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"a"});
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), static_cast<uint8_t>(ec::not_found));
 }
 
 TEST_F(registry_test, bad_names_and_options_are_refused_and_change_nothing) {
   start();
-  auto err = call<atom::ok>(atom::create_v, std::string{"../etc"}, option_map{});
+  auto err = test::call<atom::ok>(self, reg, atom::create_v, std::string{"../etc"}, option_map{});
   ASSERT_TRUE(err);
   EXPECT_NE(describe(err).find("invalid volume name \"../etc\""), std::string::npos);
-  err = call<atom::ok>(atom::create_v, std::string{"v"}, option_map{{"bogus", "1"}});
+  err = test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"},
+                             option_map{{"bogus", "1"}});
   ASSERT_TRUE(err);
   EXPECT_NE(describe(err).find("bogus"), std::string::npos);
   EXPECT_TRUE(list().empty());
@@ -82,16 +74,18 @@ TEST_F(registry_test, bad_names_and_options_are_refused_and_change_nothing) {
 
 TEST_F(registry_test, mount_of_an_unknown_volume_is_not_found) {
   start();
-  auto err = call<std::string>(atom::mount_v, std::string{"nope"}, std::string{"c1"});
+  auto err = test::call<std::string>(self, reg, atom::mount_v, std::string{"nope"},
+                                     std::string{"c1"});
   ASSERT_TRUE(err);
   EXPECT_EQ(describe(err), "no such volume: nope");
 }
 
 TEST_F(registry_test, a_name_can_be_created_again_after_remove) {
   start();
-  EXPECT_FALSE(call<atom::ok>(atom::create_v, std::string{"v"}, option_map{}));
-  EXPECT_FALSE(call<atom::ok>(atom::remove_v, std::string{"v"}));
-  EXPECT_FALSE(call<atom::ok>(atom::create_v, std::string{"v"}, option_map{{"type", "tmpfs"}}));
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"}, option_map{}));
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"}));
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"},
+                                    option_map{{"type", "tmpfs"}}));
   auto all = list();
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].options.at("type"), "tmpfs");
@@ -100,11 +94,12 @@ TEST_F(registry_test, a_name_can_be_created_again_after_remove) {
 TEST_F(registry_test, a_failed_create_leaves_no_name_behind) {
   start();
   disk->fail = true;
-  EXPECT_TRUE(call<atom::ok>(atom::create_v, std::string{"v"}, option_map{}));
+  EXPECT_TRUE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"}, option_map{}));
   disk->fail = false;
   EXPECT_TRUE(list().empty());
   EXPECT_EQ(storage->removes, 1) << "the created storage is undone";
-  EXPECT_TRUE(call<std::string>(atom::mount_v, std::string{"v"}, std::string{"c"}));
+  EXPECT_TRUE(
+    test::call<std::string>(self, reg, atom::mount_v, std::string{"v"}, std::string{"c"}));
 }
 
 TEST_F(registry_test, serves_loaded_state_with_its_counts) {
@@ -114,8 +109,144 @@ TEST_F(registry_test, serves_loaded_state_with_its_counts) {
   rec.mounted = true;
   rec.mountpoint = "/fake/old";
   start({rec});
-  EXPECT_FALSE(call<atom::ok>(atom::unmount_v, std::string{"old"}, std::string{"c1"}));
+  EXPECT_FALSE(
+    test::call<atom::ok>(self, reg, atom::unmount_v, std::string{"old"}, std::string{"c1"}));
   EXPECT_EQ(storage->unmounts, 0);
-  EXPECT_FALSE(call<atom::ok>(atom::unmount_v, std::string{"old"}, std::string{"c1"}));
+  EXPECT_FALSE(
+    test::call<atom::ok>(self, reg, atom::unmount_v, std::string{"old"}, std::string{"c1"}));
   EXPECT_EQ(storage->unmounts, 1);
+}
+
+// -- CSI create with a content source --------------------------------------------------
+
+namespace {
+
+constexpr uint64_t mib = test::fake_backend::mib;
+
+volume_spec csi_spec(uint64_t required, const std::string& source = "") {
+  volume_spec spec;
+  spec.backend = "local";
+  spec.required_bytes = required;
+  spec.source = source;
+  return spec;
+}
+
+volume_spec snapshot_of(const std::string& volume) {
+  volume_spec spec;
+  spec.kind = kind_snapshot;
+  spec.backend = "local";
+  spec.source = "volume:" + volume;
+  return spec;
+}
+
+uint8_t code_of(ec x) {
+  return static_cast<uint8_t>(x);
+}
+
+} // namespace
+
+TEST_F(registry_test, a_csi_create_from_a_missing_source_is_not_found) {
+  start();
+  auto err = test::call<volume_record>(self, reg, atom::create_v, std::string{"r"},
+                                       csi_spec(0, "snapshot:ghost"));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::not_found)) << describe(err);
+  EXPECT_NE(describe(err).find("snapshot:ghost"), std::string::npos);
+  err = test::call<volume_record>(self, reg, atom::create_v, std::string{"s"},
+                                  snapshot_of("ghost"));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::not_found)) << describe(err);
+  EXPECT_TRUE(list().empty());
+  EXPECT_EQ(storage->creates, 0);
+}
+
+TEST_F(registry_test, a_snapshot_of_a_volume_gets_the_volumes_capacity) {
+  start();
+  auto vol = test::ask<volume_record>(self, reg, atom::create_v, std::string{"v"},
+                                      csi_spec(12 * mib));
+  ASSERT_TRUE(vol) << describe(vol.error());
+  auto snap = test::ask<volume_record>(self, reg, atom::create_v, std::string{"s"},
+                                       snapshot_of("v"));
+  ASSERT_TRUE(snap) << describe(snap.error());
+  EXPECT_EQ(snap->kind, kind_snapshot);
+  EXPECT_EQ(snap->source, "volume:v");
+  EXPECT_EQ(snap->capacity_bytes, 12 * mib);
+  auto all = list();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].name, "s");
+}
+
+TEST_F(registry_test, a_volume_from_a_snapshot_is_at_least_the_snapshots_size) {
+  start();
+  ASSERT_FALSE(test::call<volume_record>(self, reg, atom::create_v, std::string{"v"},
+                                         csi_spec(12 * mib)));
+  ASSERT_FALSE(test::call<volume_record>(self, reg, atom::create_v, std::string{"s"},
+                                         snapshot_of("v")));
+  auto err = test::call<volume_record>(self, reg, atom::create_v, std::string{"small"},
+                                       csi_spec(8 * mib, "snapshot:s"));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::out_of_range)) << describe(err);
+  EXPECT_TRUE(test::call<volume_record>(self, reg, atom::get_v, std::string{"small"}))
+    << "a refused create leaves no name behind";
+  auto restored = test::ask<volume_record>(self, reg, atom::create_v, std::string{"r"},
+                                           csi_spec(0, "snapshot:s"));
+  ASSERT_TRUE(restored) << describe(restored.error());
+  EXPECT_EQ(restored->capacity_bytes, 12 * mib) << "an unset size is the snapshot's";
+  EXPECT_EQ(restored->source, "snapshot:s");
+}
+
+TEST_F(registry_test, a_source_of_the_wrong_kind_is_not_found) {
+  start();
+  ASSERT_FALSE(test::call<volume_record>(self, reg, atom::create_v, std::string{"v"},
+                                         csi_spec(12 * mib)));
+  ASSERT_FALSE(test::call<volume_record>(self, reg, atom::create_v, std::string{"s"},
+                                         snapshot_of("v")));
+  auto err = test::call<volume_record>(self, reg, atom::create_v, std::string{"r"},
+                                       csi_spec(0, "snapshot:v"));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::not_found)) << describe(err);
+  err = test::call<volume_record>(self, reg, atom::create_v, std::string{"s2"}, snapshot_of("s"));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::not_found)) << "a snapshot of a snapshot: " << describe(err);
+  EXPECT_EQ(list().size(), 2u);
+}
+
+TEST_F(registry_test, a_malformed_content_source_is_an_invalid_argument) {
+  start();
+  ASSERT_FALSE(test::call<volume_record>(self, reg, atom::create_v, std::string{"v"},
+                                         csi_spec(12 * mib)));
+  for (auto source : {"disk:v", "v", "volume:r"}) {
+    auto err = test::call<volume_record>(self, reg, atom::create_v, std::string{"r"},
+                                         csi_spec(0, source));
+    ASSERT_TRUE(err) << source;
+    EXPECT_EQ(err.code(), code_of(ec::invalid_argument)) << source << ": " << describe(err);
+  }
+  EXPECT_EQ(list().size(), 1u);
+}
+
+TEST_F(registry_test, a_csi_create_on_an_unknown_backend_is_an_invalid_argument) {
+  start();
+  auto spec = csi_spec(12 * mib);
+  spec.backend = "nope";
+  auto err = test::call<volume_record>(self, reg, atom::create_v, std::string{"v"}, spec);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::invalid_argument)) << describe(err);
+  EXPECT_NE(describe(err).find("nope"), std::string::npos);
+  EXPECT_TRUE(list().empty());
+  EXPECT_EQ(storage->creates, 0);
+}
+
+TEST_F(registry_test, csi_requests_reach_the_named_volume) {
+  start();
+  ASSERT_FALSE(test::call<volume_record>(self, reg, atom::create_v, std::string{"v"},
+                                         csi_spec(12 * mib)));
+  stage_request req;
+  req.staging_path = "/stage/v";
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::stage_v, std::string{"v"}, req));
+  auto err = test::call<atom::ok>(self, reg, atom::stage_v, std::string{"w"}, req);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::not_found));
+  auto rec = test::ask<volume_record>(self, reg, atom::get_v, std::string{"v"});
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->staging_path, "/stage/v");
 }

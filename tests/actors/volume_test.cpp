@@ -33,15 +33,6 @@ protected:
     exec->stop();
   }
 
-  /// Sends one request whose reply has type R; returns its error (empty on success).
-  template <class R, class... Ts>
-  caf::error call(Ts&&... xs) {
-    caf::error result;
-    self->request(vol, 5s, std::forward<Ts>(xs)...)
-      .receive([](R&) {}, [&](caf::error& err) { result = err; });
-    return result;
-  }
-
   std::string mount(const std::string& id) {
     std::string mp;
     self->request(vol, 5s, atom::mount_v, id)
@@ -59,7 +50,7 @@ protected:
   }
 
   void create() {
-    ASSERT_FALSE(call<atom::ok>(atom::create_v, option_map{})) << "create failed";
+    ASSERT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{})) << "create failed";
   }
 };
 
@@ -80,8 +71,8 @@ TEST_F(volume_test, create_does_not_mount) {
 
 TEST_F(volume_test, create_twice_is_idempotent_and_other_options_are_refused) {
   create();
-  EXPECT_FALSE(call<atom::ok>(atom::create_v, option_map{}));
-  auto err = call<atom::ok>(atom::create_v, option_map{{"type", "tmpfs"}});
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}));
+  auto err = test::call<atom::ok>(self, vol, atom::create_v, option_map{{"type", "tmpfs"}});
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::already_exists));
   EXPECT_EQ(storage->creates, 1);
@@ -92,10 +83,10 @@ TEST_F(volume_test, mounts_at_the_first_mount_and_unmounts_at_the_last) {
   EXPECT_EQ(mount("c1"), "/fake/v1");
   EXPECT_EQ(mount("c2"), "/fake/v1");
   EXPECT_EQ(storage->mounts, 1);
-  EXPECT_FALSE(call<atom::ok>(atom::unmount_v, std::string{"c1"}));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c1"}));
   EXPECT_EQ(storage->unmounts, 0);
   EXPECT_TRUE(storage->host_mounted);
-  EXPECT_FALSE(call<atom::ok>(atom::unmount_v, std::string{"c2"}));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c2"}));
   EXPECT_EQ(storage->unmounts, 1);
   EXPECT_FALSE(storage->host_mounted);
   EXPECT_FALSE(get().mounted);
@@ -105,10 +96,11 @@ TEST_F(volume_test, docker_cp_with_the_running_containers_id_keeps_the_volume_mo
   create();
   mount("ctr");
   mount("ctr");  // docker cp
-  EXPECT_FALSE(call<atom::ok>(atom::unmount_v, std::string{"ctr"}));  // docker cp done
+  // docker cp done
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"ctr"}));
   EXPECT_TRUE(storage->host_mounted) << "DESIGN bug 2: a set of IDs would unmount here";
   EXPECT_EQ(get().mounts.at("ctr"), 1u);
-  EXPECT_FALSE(call<atom::ok>(atom::unmount_v, std::string{"ctr"}));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"ctr"}));
   EXPECT_FALSE(storage->host_mounted);
 }
 
@@ -116,7 +108,7 @@ TEST_F(volume_test, unmount_of_an_unknown_id_is_a_no_op) {
   create();
   mount("c1");
   auto writes = disk->writes.load();
-  EXPECT_FALSE(call<atom::ok>(atom::unmount_v, std::string{"nobody"}));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"nobody"}));
   EXPECT_EQ(disk->writes, writes);
   EXPECT_TRUE(storage->host_mounted);
 }
@@ -124,20 +116,20 @@ TEST_F(volume_test, unmount_of_an_unknown_id_is_a_no_op) {
 TEST_F(volume_test, remove_while_mounted_is_refused_with_volume_in_use) {
   create();
   mount("c1");
-  auto err = call<atom::ok>(atom::remove_v);
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v);
   ASSERT_TRUE(err);
   EXPECT_NE(describe(err).find("volume in use"), std::string::npos);
   EXPECT_EQ(storage->removes, 0);
-  EXPECT_FALSE(call<atom::ok>(atom::unmount_v, std::string{"c1"}));
-  EXPECT_FALSE(call<atom::ok>(atom::remove_v));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c1"}));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v));
   EXPECT_EQ(storage->removes, 1);
-  EXPECT_TRUE(call<volume_record>(atom::get_v)) << "a removed volume is not found";
+  EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v)) << "a removed volume is not found";
 }
 
 TEST_F(volume_test, a_failed_persist_rolls_the_mount_back) {
   create();
   disk->fail = true;
-  auto err = call<std::string>(atom::mount_v, std::string{"c1"});
+  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"});
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::persist_failure));
   EXPECT_EQ(storage->mounts, 1);
@@ -153,7 +145,7 @@ TEST_F(volume_test, a_failed_persist_of_the_last_unmount_mounts_again) {
   create();
   mount("c1");
   disk->fail = true;
-  auto err = call<atom::ok>(atom::unmount_v, std::string{"c1"});
+  auto err = test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c1"});
   ASSERT_TRUE(err);
   EXPECT_TRUE(storage->host_mounted) << "the unmount was undone";
   disk->fail = false;
@@ -166,7 +158,7 @@ TEST_F(volume_test, a_failed_persist_of_a_count_changes_nothing) {
   create();
   mount("c1");
   disk->fail = true;
-  EXPECT_TRUE(call<std::string>(atom::mount_v, std::string{"c2"}));
+  EXPECT_TRUE(test::call<std::string>(self, vol, atom::mount_v, std::string{"c2"}));
   disk->fail = false;
   EXPECT_EQ(get().mounts.count("c2"), 0u);
 }
@@ -175,7 +167,7 @@ TEST_F(volume_test, a_failed_backend_mount_reaches_the_caller_and_saves_nothing)
   create();
   storage->fail_mount = true;
   auto writes = disk->writes.load();
-  auto err = call<std::string>(atom::mount_v, std::string{"c1"});
+  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"});
   ASSERT_TRUE(err);
   EXPECT_NE(describe(err).find("injected"), std::string::npos);
   EXPECT_EQ(disk->writes, writes);
@@ -186,7 +178,7 @@ TEST_F(volume_test, an_unmount_that_hangs_falls_back_to_a_lazy_detach) {
   create();
   mount("c1");
   storage->hang_unmount = true;
-  EXPECT_FALSE(call<atom::ok>(atom::unmount_v, std::string{"c1"}));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c1"}));
   EXPECT_EQ(storage->lazy_unmounts, 1);
   EXPECT_FALSE(get().mounted);
   storage->release();
@@ -202,13 +194,13 @@ TEST_F(volume_test, remove_of_a_volume_mounted_by_older_state_unmounts_first) {
   storage->host_mounted = true;
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
   vol = ts.sys->spawn(volume, volume_env{storage, exec, persistence, 500ms}, rec, true);
-  EXPECT_FALSE(call<atom::ok>(atom::remove_v));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v));
   EXPECT_EQ(storage->unmounts, 1);
   EXPECT_EQ(storage->removes, 1);
 }
 
 TEST_F(volume_test, operations_on_a_missing_volume_say_not_found) {
-  auto err = call<std::string>(atom::mount_v, std::string{"c1"});
+  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"});
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::not_found));
   EXPECT_NE(describe(err).find("v1"), std::string::npos);
@@ -228,7 +220,7 @@ TEST_F(volume_test, concurrent_requests_are_serialized) {
   EXPECT_EQ(storage->mounts, 1);
   EXPECT_EQ(total_mounts(get()), 8u);
   for (int i = 0; i < 8; ++i) {
-    EXPECT_FALSE(call<atom::ok>(atom::unmount_v, "id" + std::to_string(i)));
+    EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, "id" + std::to_string(i)));
   }
   EXPECT_EQ(storage->unmounts, 1);
 }

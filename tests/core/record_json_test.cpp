@@ -43,3 +43,108 @@ TEST(record_json, errors_name_the_bad_field) {
   EXPECT_NE(describe(bad_opt.error()).find("option \"o\""), std::string::npos);
   EXPECT_FALSE(record_from_json("{not json"));
 }
+
+// -- CSI fields ----------------------------------------------------------------------------
+
+TEST(record_json, round_trips_every_csi_field) {
+  volume_record rec;
+  rec.name = "pvc-1";
+  rec.backend = "block";
+  rec.options = {{"fsType", "xfs"}};
+  rec.created_at = "2026-11-30T18:00:00Z";
+  rec.kind = kind_volume;
+  rec.capacity_bytes = 5ull * 1024 * 1024 * 1024 + 1; // beyond 32 bits
+  rec.source = "snapshot:snap-1";
+  rec.staging_path = "/var/lib/kubelet/plugins/berth/globalmount/pvc-1";
+  rec.staged_block = false;
+  rec.stage_flags = {"noatime", "nodiscard"};
+  rec.device = "/dev/loop7";
+  publication ro;
+  ro.readonly = true;
+  ro.flags = {"nosuid", "nodev"};
+  publication dev;
+  dev.block = true;
+  rec.published = {{"/var/lib/kubelet/pods/a/volumes/pvc-1/mount", ro},
+                   {"/var/lib/kubelet/pods/b/volumeDevices/pvc-1", dev}};
+  auto back = record_from_json(record_to_json(rec));
+  ASSERT_TRUE(back) << describe(back.error());
+  EXPECT_EQ(*back, rec);
+  EXPECT_EQ(back->published.at("/var/lib/kubelet/pods/a/volumes/pvc-1/mount").flags,
+            (std::vector<std::string>{"nosuid", "nodev"}))
+    << "flag order is kept";
+
+  rec.staged_block = true;
+  rec.stage_flags.clear();
+  back = record_from_json(record_to_json(rec));
+  ASSERT_TRUE(back) << describe(back.error());
+  EXPECT_TRUE(back->staged_block);
+  EXPECT_EQ(*back, rec);
+}
+
+TEST(record_json, round_trips_a_snapshot) {
+  volume_record snap;
+  snap.name = "snap-1";
+  snap.backend = "block";
+  snap.kind = kind_snapshot;
+  snap.source = "volume:pvc-1";
+  snap.capacity_bytes = 10 * 1024 * 1024;
+  auto back = record_from_json(record_to_json(snap));
+  ASSERT_TRUE(back) << describe(back.error());
+  EXPECT_EQ(back->kind, kind_snapshot);
+  EXPECT_EQ(*back, snap);
+}
+
+TEST(record_json, a_docker_record_without_csi_fields_reads_as_a_volume) {
+  auto rec = record_from_json(R"({"name":"v","backend":"local","options":{"type":"tmpfs"},)"
+                              R"("created_at":"2026-01-01T00:00:00Z","mounts":{"c1":1},)"
+                              R"("mounted":true,"mountpoint":"/mnt/v"})");
+  ASSERT_TRUE(rec) << describe(rec.error());
+  EXPECT_EQ(rec->kind, kind_volume);
+  EXPECT_EQ(rec->capacity_bytes, 0u);
+  EXPECT_TRUE(rec->source.empty());
+  EXPECT_TRUE(rec->staging_path.empty());
+  EXPECT_FALSE(rec->staged_block);
+  EXPECT_TRUE(rec->stage_flags.empty());
+  EXPECT_TRUE(rec->device.empty());
+  EXPECT_TRUE(rec->published.empty());
+  EXPECT_FALSE(in_csi_use(*rec));
+  // And a Docker record is written without them, as small as before.
+  auto json = record_to_json(*rec);
+  for (auto key : {"kind", "capacity_bytes", "source", "staging_path", "staged_block",
+                   "stage_flags", "device", "published"}) {
+    EXPECT_EQ(json.find(std::string{"\""} + key + "\""), std::string::npos) << key;
+  }
+}
+
+TEST(record_json, bad_csi_fields_are_rejected_naming_the_field) {
+  struct bad_case {
+    const char* json;
+    const char* names;
+  };
+  const bad_case cases[] = {
+    {R"({"name":"v","kind":"disk"})", "kind"},
+    {R"({"name":"v","kind":3})", "kind"},
+    {R"({"name":"v","capacity_bytes":"10"})", "capacity_bytes"},
+    {R"({"name":"v","capacity_bytes":-1})", "capacity_bytes"},
+    {R"({"name":"v","capacity_bytes":1.5})", "capacity_bytes"},
+    {R"({"name":"v","source":7})", "source"},
+    {R"({"name":"v","staging_path":["/s"]})", "staging_path"},
+    {R"({"name":"v","staged_block":"yes"})", "staged_block"},
+    {R"({"name":"v","stage_flags":"noatime"})", "stage_flags"},
+    {R"({"name":"v","stage_flags":["noatime",1]})", "stage_flags"},
+    {R"({"name":"v","device":false})", "device"},
+    {R"({"name":"v","published":["/t"]})", "published"},
+    {R"({"name":"v","published":{"/pods/t":true}})", "/pods/t"},
+    {R"({"name":"v","published":{"/t":{"readonly":"no"}}})", "readonly"},
+    {R"({"name":"v","published":{"/t":{"block":1}}})", "block"},
+    {R"({"name":"v","published":{"/t":{"flags":"ro"}}})", "flags"},
+    {R"({"name":"v","published":{"/t":{"flags":[null]}}})", "flags"},
+  };
+  for (const auto& c : cases) {
+    auto rec = record_from_json(c.json);
+    ASSERT_FALSE(rec) << c.json << " was accepted";
+    EXPECT_EQ(rec.error().code(), static_cast<uint8_t>(ec::invalid_argument)) << c.json;
+    EXPECT_NE(describe(rec.error()).find(c.names), std::string::npos)
+      << c.json << ": \"" << describe(rec.error()) << "\" does not name " << c.names;
+  }
+}

@@ -18,6 +18,10 @@ struct fake_registry_state {
   std::map<std::string, volume_record> volumes;
 };
 
+inline caf::error not_served() {
+  return make_error(ec::unsupported, "the fake registry serves no CSI");
+}
+
 inline registry_actor::behavior_type
 fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::string created_at) {
   // (created_at is also a spawn argument because CAF 0.17 trips UBSan when a
@@ -103,6 +107,27 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       return out;
     },
     [](atom::drain) { return atom::ok_v; },
+    // CSI is not what the Docker and admin tests exercise: refused plainly.
+    [](atom::create, std::string&, volume_spec&) -> caf::result<volume_record> {
+      return not_served();
+    },
+    [](atom::stage, std::string&, stage_request&) -> caf::result<atom::ok> {
+      return not_served();
+    },
+    [](atom::unstage, std::string&, std::string&) -> caf::result<atom::ok> {
+      return not_served();
+    },
+    [](atom::publish, std::string&, publish_request&) -> caf::result<atom::ok> {
+      return not_served();
+    },
+    [](atom::unpublish, std::string&, std::string&) -> caf::result<atom::ok> {
+      return not_served();
+    },
+    [](atom::expand, std::string&, uint64_t) -> caf::result<uint64_t> { return not_served(); },
+    [](atom::grow, std::string&, std::string&) -> caf::result<uint64_t> { return not_served(); },
+    [](atom::stats, std::string&, std::string&) -> caf::result<volume_stats> {
+      return not_served();
+    },
   };
 }
 

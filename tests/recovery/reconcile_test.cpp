@@ -94,3 +94,104 @@ TEST_F(reconcile_test, stray_mounts_of_unknown_volumes_are_unmounted) {
   EXPECT_EQ(report.unmounted, 1u);
   EXPECT_EQ(storage->lazy_unmounts, 1);
 }
+
+// -- CSI staging and publications ------------------------------------------------------
+
+namespace {
+
+/// A CSI volume staged at /stage/NAME on /dev/loop3, published at the given targets.
+volume_record staged(const std::string& name, std::vector<std::string> targets) {
+  volume_record rec;
+  rec.name = name;
+  rec.capacity_bytes = 16 * 1024 * 1024;
+  rec.staging_path = "/stage/" + name;
+  rec.stage_flags = {"noatime"};
+  rec.device = "/dev/loop3";
+  for (const auto& t : targets) {
+    publication how;
+    how.readonly = t.find("ro") != std::string::npos;
+    rec.published[t] = how;
+  }
+  return rec;
+}
+
+} // namespace
+
+TEST_F(reconcile_test, a_new_boot_clears_staging_and_publications) {
+  state.boot_id = "boot-a";
+  state.volumes["pvc"] = staged("pvc", {"/pods/a", "/pods/b"});
+  auto report = run("boot-b", {});
+  EXPECT_TRUE(report.new_boot);
+  const auto& rec = state.volumes["pvc"];
+  EXPECT_TRUE(rec.staging_path.empty());
+  EXPECT_TRUE(rec.stage_flags.empty());
+  EXPECT_TRUE(rec.device.empty()) << "a loop device does not survive a reboot";
+  EXPECT_TRUE(rec.published.empty());
+  EXPECT_FALSE(in_csi_use(rec));
+  EXPECT_EQ(rec.capacity_bytes, 16u * 1024 * 1024) << "the volume itself stays";
+  EXPECT_EQ(storage->stages + storage->publishes, 0) << "kubelet stages again, not berth";
+  EXPECT_EQ(report.cleared, 1u);
+}
+
+TEST_F(reconcile_test, same_boot_keeps_a_staging_whose_mount_is_present) {
+  state.boot_id = "boot-a";
+  auto before = staged("pvc", {"/pods/a"});
+  state.volumes["pvc"] = before;
+  auto report = run("boot-a", {"/stage/pvc", "/pods/a"});
+  EXPECT_EQ(state.volumes["pvc"], before);
+  EXPECT_EQ(storage->stages + storage->publishes + storage->unstages + storage->unpublishes, 0);
+  EXPECT_EQ(report.remounted + report.failed, 0u);
+}
+
+TEST_F(reconcile_test, same_boot_stages_and_publishes_again_what_vanished) {
+  state.boot_id = "boot-a";
+  state.volumes["pvc"] = staged("pvc", {"/pods/a", "/pods/ro-b"});
+  auto report = run("boot-a", {});
+  EXPECT_EQ(storage->stages, 1);
+  EXPECT_EQ(storage->staged_paths(), std::set<std::string>{"/stage/pvc"});
+  EXPECT_EQ(storage->publishes, 2);
+  EXPECT_EQ(storage->targets(), (std::set<std::string>{"/pods/a", "/pods/ro-b"}));
+  const auto& rec = state.volumes["pvc"];
+  EXPECT_EQ(rec.staging_path, "/stage/pvc");
+  EXPECT_EQ(rec.device, "/dev/loop1") << "the record follows the device the stage returned";
+  EXPECT_EQ(rec.published.size(), 2u);
+  EXPECT_TRUE(rec.published.at("/pods/ro-b").readonly);
+  EXPECT_EQ(report.remounted, 3u);
+  EXPECT_EQ(report.failed, 0u);
+}
+
+TEST_F(reconcile_test, same_boot_publishes_again_only_the_targets_that_vanished) {
+  state.boot_id = "boot-a";
+  state.volumes["pvc"] = staged("pvc", {"/pods/a", "/pods/b"});
+  run("boot-a", {"/stage/pvc", "/pods/a"});
+  EXPECT_EQ(storage->stages, 0);
+  EXPECT_EQ(storage->publishes, 1);
+  EXPECT_EQ(storage->targets(), std::set<std::string>{"/pods/b"});
+  EXPECT_EQ(state.volumes["pvc"].published.size(), 2u);
+}
+
+TEST_F(reconcile_test, a_failing_stage_again_clears_the_records_staging) {
+  state.boot_id = "boot-a";
+  state.volumes["pvc"] = staged("pvc", {"/pods/a"});
+  storage->fail_stage = true;
+  auto report = run("boot-a", {});
+  EXPECT_EQ(storage->stages, 1);
+  EXPECT_EQ(storage->publishes, 0) << "nothing to publish from";
+  const auto& rec = state.volumes["pvc"];
+  EXPECT_TRUE(rec.staging_path.empty());
+  EXPECT_TRUE(rec.device.empty());
+  EXPECT_TRUE(rec.published.empty());
+  EXPECT_EQ(report.failed, 1u);
+}
+
+TEST_F(reconcile_test, a_failing_publish_again_drops_only_that_publication) {
+  state.boot_id = "boot-a";
+  state.volumes["pvc"] = staged("pvc", {"/pods/a", "/pods/b"});
+  storage->fail_publish = true;
+  auto report = run("boot-a", {"/stage/pvc", "/pods/a"});
+  const auto& rec = state.volumes["pvc"];
+  EXPECT_EQ(rec.staging_path, "/stage/pvc");
+  EXPECT_EQ(rec.published.count("/pods/a"), 1u);
+  EXPECT_EQ(rec.published.count("/pods/b"), 0u);
+  EXPECT_EQ(report.failed, 1u);
+}

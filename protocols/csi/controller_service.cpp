@@ -1,0 +1,359 @@
+#include "protocols/csi/csi_services.hpp"
+
+namespace berth::csi {
+
+namespace {
+
+grpc::Status unimplemented(const char* rpc) {
+  return {grpc::StatusCode::UNIMPLEMENTED,
+          std::string{rpc} + " is not implemented: berth volumes are node-local"};
+}
+
+grpc::Status not_a_volume(const std::string& id) {
+  return not_found("volume " + quote(id) + " does not exist");
+}
+
+} // namespace
+
+controller_service::controller_service(gateway& gw, registry_actor registry,
+                                       const csi_config& cfg)
+  : gw_(gw), registry_(std::move(registry)), env_(make_codec_env(cfg)), backends_(cfg.backends) {
+}
+
+// -- volumes ----------------------------------------------------------------------
+
+grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerContext* ctx,
+                                                           const v1::CreateVolumeRequest* req,
+                                                           v1::CreateVolumeResponse* resp) {
+  auto* r = ctx->DefaultReactor();
+  volume_spec spec;
+  if (auto st = decode_create_volume(*req, env_, spec); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (auto st = check_topology(req->accessibility_requirements(), env_); !st.ok()) {
+    return finish_now(r, st);
+  }
+  gw_.ask(
+    registry_, transition_timeout,
+    [this, r, resp](volume_record& rec) {
+      finish(r, [&] {
+        if (rec.kind != kind_volume) {
+          return grpc::Status{grpc::StatusCode::ALREADY_EXISTS,
+                              "name " + quote(rec.name) + " is taken by a " + rec.kind};
+        }
+        encode_volume(rec, env_, resp->mutable_volume());
+        return grpc::Status::OK;
+      });
+    },
+    on_error(r), atom::create_v, req->name(), std::move(spec));
+  return r;
+}
+
+void controller_service::remove_kind(grpc::ServerUnaryReactor* r, const std::string& name,
+                                     const char* kind) {
+  // Two messages: the kind check, then the removal. One namespace holds volumes
+  // and snapshots, so DeleteVolume must not remove a snapshot (and vice versa).
+  auto ok_if_gone = [r](caf::error& err) {
+    if (err.category() == caf::atom("berth") && static_cast<ec>(err.code()) == ec::not_found) {
+      r->Finish(grpc::Status::OK);
+    } else {
+      r->Finish(to_status(err));
+    }
+  };
+  gw_.ask(
+    registry_, query_timeout,
+    [this, r, name, kind, ok_if_gone](volume_record& rec) {
+      if (rec.kind != kind) {
+        r->Finish(grpc::Status::OK); // no record of this kind by that id
+        return;
+      }
+      gw_.ask(
+        registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); }, ok_if_gone,
+        atom::remove_v, name);
+    },
+    ok_if_gone, atom::get_v, name);
+}
+
+grpc::ServerUnaryReactor* controller_service::DeleteVolume(grpc::CallbackServerContext* ctx,
+                                                           const v1::DeleteVolumeRequest* req,
+                                                           v1::DeleteVolumeResponse*) {
+  auto* r = ctx->DefaultReactor();
+  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (!may_exist(req->volume_id())) {
+    return finish_now(r, grpc::Status::OK);
+  }
+  remove_kind(r, req->volume_id(), kind_volume);
+  return r;
+}
+
+grpc::ServerUnaryReactor* controller_service::ControllerPublishVolume(
+  grpc::CallbackServerContext* ctx, const v1::ControllerPublishVolumeRequest*,
+  v1::ControllerPublishVolumeResponse*) {
+  return finish_now(ctx->DefaultReactor(), unimplemented("ControllerPublishVolume"));
+}
+
+grpc::ServerUnaryReactor* controller_service::ControllerUnpublishVolume(
+  grpc::CallbackServerContext* ctx, const v1::ControllerUnpublishVolumeRequest*,
+  v1::ControllerUnpublishVolumeResponse*) {
+  return finish_now(ctx->DefaultReactor(), unimplemented("ControllerUnpublishVolume"));
+}
+
+grpc::ServerUnaryReactor* controller_service::ControllerModifyVolume(
+  grpc::CallbackServerContext* ctx, const v1::ControllerModifyVolumeRequest*,
+  v1::ControllerModifyVolumeResponse*) {
+  return finish_now(ctx->DefaultReactor(),
+                    {grpc::StatusCode::UNIMPLEMENTED, "ControllerModifyVolume is not implemented"});
+}
+
+grpc::ServerUnaryReactor* controller_service::ValidateVolumeCapabilities(
+  grpc::CallbackServerContext* ctx, const v1::ValidateVolumeCapabilitiesRequest* req,
+  v1::ValidateVolumeCapabilitiesResponse* resp) {
+  auto* r = ctx->DefaultReactor();
+  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (req->volume_capabilities().empty()) {
+    return finish_now(r, invalid_argument("volume_capabilities is required"));
+  }
+  if (!may_exist(req->volume_id())) {
+    return finish_now(r, not_a_volume(req->volume_id()));
+  }
+  gw_.ask(
+    registry_, query_timeout,
+    [r, req, resp](volume_record& rec) {
+      finish(r, [&] {
+        if (rec.kind != kind_volume) {
+          return not_a_volume(rec.name);
+        }
+        if (auto st = check_capabilities(req->volume_capabilities(), rec.backend); !st.ok()) {
+          resp->set_message(st.error_message());
+          return grpc::Status::OK;
+        }
+        auto* confirmed = resp->mutable_confirmed();
+        *confirmed->mutable_volume_context() = req->volume_context();
+        *confirmed->mutable_volume_capabilities() = req->volume_capabilities();
+        *confirmed->mutable_parameters() = req->parameters();
+        return grpc::Status::OK;
+      });
+    },
+    on_error(r), atom::get_v, req->volume_id());
+  return r;
+}
+
+grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerContext* ctx,
+                                                          const v1::ListVolumesRequest* req,
+                                                          v1::ListVolumesResponse* resp) {
+  auto* r = ctx->DefaultReactor();
+  if (req->max_entries() < 0) {
+    return finish_now(r, invalid_argument("max_entries " + std::to_string(req->max_entries())
+                                            + " is negative"));
+  }
+  gw_.ask(
+    registry_, query_timeout,
+    [this, r, req, resp](std::vector<volume_record>& all) {
+      finish(r, [&] {
+        auto recs = select_kind(std::move(all), kind_volume);
+        std::vector<std::string> names;
+        names.reserve(recs.size());
+        for (const auto& rec : recs) {
+          names.push_back(rec.name);
+        }
+        page pg;
+        if (auto st = paginate(names, req->max_entries(), req->starting_token(), pg); !st.ok()) {
+          return st;
+        }
+        for (auto i = pg.begin; i < pg.end; ++i) {
+          auto* entry = resp->add_entries();
+          encode_volume(recs[i], env_, entry->mutable_volume());
+          // VOLUME_CONDITION is advertised, so the status is set; no published
+          // node ids (berth has no ControllerPublish).
+          entry->mutable_status()->mutable_volume_condition()->set_abnormal(false);
+        }
+        resp->set_next_token(pg.next_token);
+        return grpc::Status::OK;
+      });
+    },
+    on_error(r), atom::list_v);
+  return r;
+}
+
+grpc::ServerUnaryReactor* controller_service::GetCapacity(grpc::CallbackServerContext* ctx,
+                                                          const v1::GetCapacityRequest* req,
+                                                          v1::GetCapacityResponse* resp) {
+  auto* r = ctx->DefaultReactor();
+  auto it = req->parameters().find("backend");
+  auto name = it == req->parameters().end() ? env_.default_backend : it->second;
+  auto backend = backends_.find(name);
+  if (backend == backends_.end()) {
+    return finish_now(r, invalid_argument("parameter backend " + quote(name)
+                                            + " names no configured backend"));
+  }
+  // Capacity that cannot serve the capabilities, or that is not at the asked
+  // topology, is zero.
+  if (!req->volume_capabilities().empty()
+      && !check_capabilities(req->volume_capabilities(), name).ok()) {
+    resp->set_available_capacity(0);
+    return finish_now(r, grpc::Status::OK);
+  }
+  if (req->has_accessible_topology() && !is_this_node(req->accessible_topology(), env_)) {
+    resp->set_available_capacity(0);
+    return finish_now(r, grpc::Status::OK);
+  }
+  auto bytes = backend->second->available_capacity(); // a statvfs: fine on this thread
+  if (!bytes) {
+    return finish_now(r, to_status(bytes.error()));
+  }
+  resp->set_available_capacity(
+    *bytes > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(*bytes));
+  return finish_now(r, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* controller_service::ControllerGetCapabilities(
+  grpc::CallbackServerContext* ctx, const v1::ControllerGetCapabilitiesRequest*,
+  v1::ControllerGetCapabilitiesResponse* resp) {
+  using rpc = v1::ControllerServiceCapability::RPC;
+  for (auto type : {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY,
+                    rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS, rpc::CLONE_VOLUME,
+                    rpc::EXPAND_VOLUME, rpc::GET_VOLUME, rpc::VOLUME_CONDITION,
+                    rpc::SINGLE_NODE_MULTI_WRITER}) {
+    resp->add_capabilities()->mutable_rpc()->set_type(type);
+  }
+  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* controller_service::ControllerExpandVolume(
+  grpc::CallbackServerContext* ctx, const v1::ControllerExpandVolumeRequest* req,
+  v1::ControllerExpandVolumeResponse* resp) {
+  auto* r = ctx->DefaultReactor();
+  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  uint64_t bytes = 0;
+  if (auto st = decode_expand(*req, bytes); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (!may_exist(req->volume_id())) {
+    return finish_now(r, not_a_volume(req->volume_id()));
+  }
+  bool block = req->has_volume_capability() && req->volume_capability().has_block();
+  gw_.ask(
+    registry_, transition_timeout,
+    [r, resp, block](uint64_t capacity) {
+      resp->set_capacity_bytes(capacity > static_cast<uint64_t>(INT64_MAX)
+                                 ? INT64_MAX
+                                 : static_cast<int64_t>(capacity));
+      // A filesystem must be grown on the node; a raw block device need not.
+      resp->set_node_expansion_required(!block);
+      r->Finish(grpc::Status::OK);
+    },
+    on_error(r), atom::expand_v, req->volume_id(), bytes);
+  return r;
+}
+
+grpc::ServerUnaryReactor* controller_service::ControllerGetVolume(
+  grpc::CallbackServerContext* ctx, const v1::ControllerGetVolumeRequest* req,
+  v1::ControllerGetVolumeResponse* resp) {
+  auto* r = ctx->DefaultReactor();
+  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (!may_exist(req->volume_id())) {
+    return finish_now(r, not_a_volume(req->volume_id()));
+  }
+  gw_.ask(
+    registry_, query_timeout,
+    [this, r, resp](volume_record& rec) {
+      finish(r, [&] {
+        if (rec.kind != kind_volume) {
+          return not_a_volume(rec.name);
+        }
+        encode_volume(rec, env_, resp->mutable_volume());
+        resp->mutable_status()->mutable_volume_condition()->set_abnormal(false);
+        return grpc::Status::OK;
+      });
+    },
+    on_error(r), atom::get_v, req->volume_id());
+  return r;
+}
+
+// -- snapshots --------------------------------------------------------------------
+
+grpc::ServerUnaryReactor* controller_service::CreateSnapshot(grpc::CallbackServerContext* ctx,
+                                                             const v1::CreateSnapshotRequest* req,
+                                                             v1::CreateSnapshotResponse* resp) {
+  auto* r = ctx->DefaultReactor();
+  volume_spec spec;
+  if (auto st = decode_create_snapshot(*req, env_, spec); !st.ok()) {
+    return finish_now(r, st);
+  }
+  gw_.ask(
+    registry_, transition_timeout,
+    [r, resp](volume_record& rec) {
+      finish(r, [&] {
+        if (rec.kind != kind_snapshot) {
+          return grpc::Status{grpc::StatusCode::ALREADY_EXISTS,
+                              "name " + quote(rec.name) + " is taken by a " + rec.kind};
+        }
+        encode_snapshot(rec, resp->mutable_snapshot());
+        return grpc::Status::OK;
+      });
+    },
+    on_error(r), atom::create_v, req->name(), std::move(spec));
+  return r;
+}
+
+grpc::ServerUnaryReactor* controller_service::DeleteSnapshot(grpc::CallbackServerContext* ctx,
+                                                             const v1::DeleteSnapshotRequest* req,
+                                                             v1::DeleteSnapshotResponse*) {
+  auto* r = ctx->DefaultReactor();
+  if (auto st = require(req->snapshot_id(), "snapshot_id"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (!may_exist(req->snapshot_id())) {
+    return finish_now(r, grpc::Status::OK);
+  }
+  remove_kind(r, req->snapshot_id(), kind_snapshot);
+  return r;
+}
+
+grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServerContext* ctx,
+                                                            const v1::ListSnapshotsRequest* req,
+                                                            v1::ListSnapshotsResponse* resp) {
+  auto* r = ctx->DefaultReactor();
+  if (req->max_entries() < 0) {
+    return finish_now(r, invalid_argument("max_entries " + std::to_string(req->max_entries())
+                                            + " is negative"));
+  }
+  // A filter naming something that cannot exist matches nothing (not an error).
+  if ((!req->snapshot_id().empty() && !may_exist(req->snapshot_id()))
+      || (!req->source_volume_id().empty() && !may_exist(req->source_volume_id()))) {
+    return finish_now(r, grpc::Status::OK);
+  }
+  gw_.ask(
+    registry_, query_timeout,
+    [r, req, resp](std::vector<volume_record>& all) {
+      finish(r, [&] {
+        auto recs = filter_snapshots(std::move(all), req->snapshot_id(), req->source_volume_id());
+        std::vector<std::string> names;
+        names.reserve(recs.size());
+        for (const auto& rec : recs) {
+          names.push_back(rec.name);
+        }
+        page pg;
+        if (auto st = paginate(names, req->max_entries(), req->starting_token(), pg); !st.ok()) {
+          return st;
+        }
+        for (auto i = pg.begin; i < pg.end; ++i) {
+          encode_snapshot(recs[i], resp->add_entries()->mutable_snapshot());
+        }
+        resp->set_next_token(pg.next_token);
+        return grpc::Status::OK;
+      });
+    },
+    on_error(r), atom::list_v);
+  return r;
+}
+
+} // namespace berth::csi

@@ -1,0 +1,146 @@
+#pragma once
+
+// Pure functions between CSI protobuf messages and berth's structs: request
+// validation, capability checks, volume/snapshot encoding, pagination and
+// topology. No actors, no I/O; unit-tested in tests/protocols/csi_codec_test.cpp.
+// Every refusal is a grpc::Status whose message names the bad field and value.
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <grpcpp/support/status.h>
+
+#include "core/csi_types.hpp"
+#include "core/volume_record.hpp"
+#include "csi.pb.h"
+
+namespace berth::csi {
+
+namespace v1 = ::csi::v1;
+
+/// What the codec needs to know about this node and its backends.
+struct codec_env {
+  std::string driver_name = "berth.csi.dev";
+  std::string node_id;
+  std::string default_backend = "block";
+  std::set<std::string> backends; ///< configured backend names
+};
+
+// -- fields ---------------------------------------------------------------------
+
+/// The topology segment key, "topology.<driver>/node".
+std::string topology_key(const std::string& driver_name);
+
+/// `value` of the required field `field` is non-empty.
+grpc::Status require(const std::string& value, const char* field);
+
+/// A path from the CO (staging/target/volume path): required, absolute and
+/// normalized (no "." or ".." component, no "//", no trailing "/", no NUL or
+/// control character, at most 4095 bytes).
+grpc::Status check_path(const std::string& path, const char* field);
+
+/// True when `id` could name a berth volume (is_valid_volume_name); any other id
+/// cannot exist, so RPCs answer as for an unknown volume without asking.
+bool may_exist(const std::string& id);
+
+// -- capabilities ---------------------------------------------------------------
+
+/// One capability berth can serve on `backend` ("" = any): access type mount
+/// (fs_type "", "xfs" or "ext4"; fs_type is ignored by `local`) or block (only on
+/// the block backend), and a single-node access mode. MULTI_NODE_* modes are
+/// refused: a berth volume lives on one node.
+grpc::Status check_capability(const v1::VolumeCapability& cap, const std::string& backend);
+
+/// All of `caps` (required, at least one) pass check_capability.
+grpc::Status check_capabilities(
+  const google::protobuf::RepeatedPtrField<v1::VolumeCapability>& caps, const std::string& backend);
+
+/// Mount flags: each non-empty, no control characters, no "," (one flag per
+/// entry); the backend applies its allow-list.
+grpc::Status check_mount_flags(const google::protobuf::RepeatedPtrField<std::string>& flags);
+
+// -- controller -----------------------------------------------------------------
+
+/// CreateVolume -> (name, spec): name valid, capabilities supported, capacity
+/// range sane, `backend` parameter known, content source decoded, fsType taken
+/// from the capability when the parameters lack it. CO-reserved parameters
+/// ("csi.storage.k8s.io/...") are dropped. Topology is checked separately.
+grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const codec_env& env,
+                                  volume_spec& out);
+
+/// CreateSnapshot -> spec {kind snapshot, source "volume:SRC"}.
+grpc::Status decode_create_snapshot(const v1::CreateSnapshotRequest& req, const codec_env& env,
+                                    volume_spec& out);
+
+/// ControllerExpandVolume -> the bytes to grow to: capacity_range (required)
+/// required_bytes, else limit_bytes; negative or both 0 -> INVALID_ARGUMENT.
+grpc::Status decode_expand(const v1::ControllerExpandVolumeRequest& req, uint64_t& bytes);
+
+/// Quotes client input for a message: escapes control characters, cuts at 200 bytes.
+std::string quote(const std::string& input);
+
+/// accessibility_requirements: empty, or some requisite/preferred topology is this
+/// node; RESOURCE_EXHAUSTED otherwise (the spec's code for "cannot provision there").
+grpc::Status check_topology(const v1::TopologyRequirement& req, const codec_env& env);
+
+/// True when `topo` names this node (its node segment is env.node_id).
+bool is_this_node(const v1::Topology& topo, const codec_env& env);
+
+/// The volume_context of a record: {"backend", "fsType" when set}. Derived from
+/// the record only, so every RPC reports the same context for one volume.
+void encode_volume_context(const volume_record& rec,
+                           google::protobuf::Map<std::string, std::string>& out);
+
+/// A record of kind volume -> Volume (id = name, capacity, context, source, this node).
+void encode_volume(const volume_record& rec, const codec_env& env, v1::Volume* out);
+
+/// A record of kind snapshot -> Snapshot (ready_to_use, creation_time).
+void encode_snapshot(const volume_record& rec, v1::Snapshot* out);
+
+/// "volume:NAME"/"snapshot:NAME" -> VolumeContentSource; false for "".
+bool encode_source(const std::string& source, v1::VolumeContentSource* out);
+
+/// RFC 3339 (as written by now_rfc3339) -> Timestamp; nullopt when malformed.
+std::optional<google::protobuf::Timestamp> parse_rfc3339(const std::string& text);
+
+// -- pagination -----------------------------------------------------------------
+
+/// One page of a name-sorted list: entries [begin, end), and the token of the
+/// next page (the name of its first entry; "" on the last page).
+struct page {
+  size_t begin = 0;
+  size_t end = 0;
+  std::string next_token;
+};
+
+/// Pages `names` (sorted). max_entries < 0 -> INVALID_ARGUMENT; 0 = all. A
+/// starting_token that is not one of `names` -> ABORTED, as the spec asks.
+grpc::Status paginate(const std::vector<std::string>& names, int32_t max_entries,
+                      const std::string& starting_token, page& out);
+
+/// Records of `kind`, sorted by name.
+std::vector<volume_record> select_kind(std::vector<volume_record> recs, const std::string& kind);
+
+/// ListSnapshots filters: snapshots whose name is `snapshot_id` (when set) and
+/// whose source is "volume:" + `source_volume_id` (when set).
+std::vector<volume_record> filter_snapshots(std::vector<volume_record> recs,
+                                            const std::string& snapshot_id,
+                                            const std::string& source_volume_id);
+
+// -- node -----------------------------------------------------------------------
+
+/// NodeStageVolume -> stage_request (paths checked, capability supported).
+grpc::Status decode_stage(const v1::NodeStageVolumeRequest& req, stage_request& out);
+
+/// NodePublishVolume -> publish_request (staging path required: berth advertises
+/// STAGE_UNSTAGE_VOLUME).
+grpc::Status decode_publish(const v1::NodePublishVolumeRequest& req, publish_request& out);
+
+/// volume_stats -> usage (bytes and inodes; bytes total only for raw block) and
+/// the volume condition.
+void encode_stats(const volume_stats& stats, v1::NodeGetVolumeStatsResponse* out);
+
+} // namespace berth::csi

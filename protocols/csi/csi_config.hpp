@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "backends/backend.hpp"
+
+namespace berth {
+
+/// What berthd's CSI endpoint needs (apps/daemon.cpp fills it from options).
+struct csi_config {
+  /// "unix:///var/lib/kubelet/plugins/berth.csi.dev/csi.sock" or a plain absolute path.
+  std::string endpoint;
+  /// GetPluginInfo name; also the prefix of the topology key.
+  std::string driver_name = "berth.csi.dev";
+  std::string version = BERTH_VERSION;
+  /// NodeGetInfo node_id and the value of the topology segment (the host name).
+  std::string node_id;
+  /// NodeGetInfo max_volumes_per_node; 0 = no limit.
+  int64_t max_volumes_per_node = 0;
+  /// The backend of a volume whose StorageClass has no `backend` parameter.
+  std::string default_backend = "block";
+  /// Backends by name; GetCapacity asks them directly (a statvfs).
+  std::map<std::string, std::shared_ptr<backend>> backends;
+};
+
+} // namespace berth

@@ -1,0 +1,177 @@
+#pragma once
+
+// The three CSI gRPC services, on the callback API. Each RPC decodes and checks
+// the request (csi_codec), sends one message to the registry through the
+// gateway, and finishes its reactor from the reply callback: no gRPC thread
+// ever waits for an actor.
+//
+//   kubelet / sidecars ─gRPC─▶ {identity,controller,node}_service
+//        ▲                         │ gateway::ask (never blocks)
+//        └── reactor->Finish ◀─────┴──▶ registry_actor ──▶ volume_actor
+
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "actors/actors.hpp"
+#include "protocols/bridge.hpp"
+#include "protocols/csi/csi_codec.hpp"
+#include "protocols/csi/csi_config.hpp"
+#include "protocols/csi/status.hpp"
+
+#include "csi.grpc.pb.h"
+
+namespace berth::csi {
+
+/// The codec's view of the configuration.
+codec_env make_codec_env(const csi_config& cfg);
+
+/// Finishes `r` with what `encode()` returns; an exception becomes INTERNAL, so
+/// the call is always finished exactly once.
+template <class F>
+void finish(grpc::ServerUnaryReactor* r, F&& encode) noexcept {
+  grpc::Status st;
+  try {
+    st = encode();
+  } catch (const std::exception& e) {
+    st = grpc::Status{grpc::StatusCode::INTERNAL,
+                      std::string{"encoding the reply failed: "} + e.what()};
+  } catch (...) {
+    st = grpc::Status{grpc::StatusCode::INTERNAL, "encoding the reply failed"};
+  }
+  r->Finish(st);
+}
+
+/// An error callback for gateway::ask that finishes `r` with the mapped status.
+inline auto on_error(grpc::ServerUnaryReactor* r) {
+  return [r](caf::error& err) { r->Finish(to_status(err)); };
+}
+
+/// Finishes `r` at once with `st` (a synchronous answer or a refusal); returns `r`.
+inline grpc::ServerUnaryReactor* finish_now(grpc::ServerUnaryReactor* r, grpc::Status st) {
+  r->Finish(st);
+  return r;
+}
+
+// -- Identity -------------------------------------------------------------------
+
+class identity_service final : public v1::Identity::CallbackService {
+public:
+  explicit identity_service(const csi_config& cfg);
+
+  grpc::ServerUnaryReactor* GetPluginInfo(grpc::CallbackServerContext* ctx,
+                                          const v1::GetPluginInfoRequest* req,
+                                          v1::GetPluginInfoResponse* resp) override;
+  grpc::ServerUnaryReactor* GetPluginCapabilities(grpc::CallbackServerContext* ctx,
+                                                  const v1::GetPluginCapabilitiesRequest* req,
+                                                  v1::GetPluginCapabilitiesResponse* resp) override;
+  grpc::ServerUnaryReactor* Probe(grpc::CallbackServerContext* ctx, const v1::ProbeRequest* req,
+                                  v1::ProbeResponse* resp) override;
+
+private:
+  std::string name_;
+  std::string version_;
+};
+
+// -- Controller -----------------------------------------------------------------
+
+class controller_service final : public v1::Controller::CallbackService {
+public:
+  controller_service(gateway& gw, registry_actor registry, const csi_config& cfg);
+
+  grpc::ServerUnaryReactor* CreateVolume(grpc::CallbackServerContext* ctx,
+                                         const v1::CreateVolumeRequest* req,
+                                         v1::CreateVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* DeleteVolume(grpc::CallbackServerContext* ctx,
+                                         const v1::DeleteVolumeRequest* req,
+                                         v1::DeleteVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* ControllerPublishVolume(
+    grpc::CallbackServerContext* ctx, const v1::ControllerPublishVolumeRequest* req,
+    v1::ControllerPublishVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* ControllerUnpublishVolume(
+    grpc::CallbackServerContext* ctx, const v1::ControllerUnpublishVolumeRequest* req,
+    v1::ControllerUnpublishVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* ValidateVolumeCapabilities(
+    grpc::CallbackServerContext* ctx, const v1::ValidateVolumeCapabilitiesRequest* req,
+    v1::ValidateVolumeCapabilitiesResponse* resp) override;
+  grpc::ServerUnaryReactor* ListVolumes(grpc::CallbackServerContext* ctx,
+                                        const v1::ListVolumesRequest* req,
+                                        v1::ListVolumesResponse* resp) override;
+  grpc::ServerUnaryReactor* GetCapacity(grpc::CallbackServerContext* ctx,
+                                        const v1::GetCapacityRequest* req,
+                                        v1::GetCapacityResponse* resp) override;
+  grpc::ServerUnaryReactor* ControllerGetCapabilities(
+    grpc::CallbackServerContext* ctx, const v1::ControllerGetCapabilitiesRequest* req,
+    v1::ControllerGetCapabilitiesResponse* resp) override;
+  grpc::ServerUnaryReactor* CreateSnapshot(grpc::CallbackServerContext* ctx,
+                                           const v1::CreateSnapshotRequest* req,
+                                           v1::CreateSnapshotResponse* resp) override;
+  grpc::ServerUnaryReactor* DeleteSnapshot(grpc::CallbackServerContext* ctx,
+                                           const v1::DeleteSnapshotRequest* req,
+                                           v1::DeleteSnapshotResponse* resp) override;
+  grpc::ServerUnaryReactor* ListSnapshots(grpc::CallbackServerContext* ctx,
+                                          const v1::ListSnapshotsRequest* req,
+                                          v1::ListSnapshotsResponse* resp) override;
+  grpc::ServerUnaryReactor* ControllerExpandVolume(
+    grpc::CallbackServerContext* ctx, const v1::ControllerExpandVolumeRequest* req,
+    v1::ControllerExpandVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* ControllerGetVolume(grpc::CallbackServerContext* ctx,
+                                                const v1::ControllerGetVolumeRequest* req,
+                                                v1::ControllerGetVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* ControllerModifyVolume(
+    grpc::CallbackServerContext* ctx, const v1::ControllerModifyVolumeRequest* req,
+    v1::ControllerModifyVolumeResponse* resp) override;
+
+private:
+  /// Removes `name` if it is a record of `kind`; unknown (or of the other kind)
+  /// is success: Delete{Volume,Snapshot} are idempotent.
+  void remove_kind(grpc::ServerUnaryReactor* r, const std::string& name, const char* kind);
+
+  gateway& gw_;
+  registry_actor registry_;
+  codec_env env_;
+  std::map<std::string, std::shared_ptr<backend>> backends_;
+};
+
+// -- Node -----------------------------------------------------------------------
+
+class node_service final : public v1::Node::CallbackService {
+public:
+  node_service(gateway& gw, registry_actor registry, const csi_config& cfg);
+
+  grpc::ServerUnaryReactor* NodeStageVolume(grpc::CallbackServerContext* ctx,
+                                            const v1::NodeStageVolumeRequest* req,
+                                            v1::NodeStageVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* NodeUnstageVolume(grpc::CallbackServerContext* ctx,
+                                              const v1::NodeUnstageVolumeRequest* req,
+                                              v1::NodeUnstageVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* NodePublishVolume(grpc::CallbackServerContext* ctx,
+                                              const v1::NodePublishVolumeRequest* req,
+                                              v1::NodePublishVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* NodeUnpublishVolume(grpc::CallbackServerContext* ctx,
+                                                const v1::NodeUnpublishVolumeRequest* req,
+                                                v1::NodeUnpublishVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* NodeGetVolumeStats(grpc::CallbackServerContext* ctx,
+                                               const v1::NodeGetVolumeStatsRequest* req,
+                                               v1::NodeGetVolumeStatsResponse* resp) override;
+  grpc::ServerUnaryReactor* NodeExpandVolume(grpc::CallbackServerContext* ctx,
+                                             const v1::NodeExpandVolumeRequest* req,
+                                             v1::NodeExpandVolumeResponse* resp) override;
+  grpc::ServerUnaryReactor* NodeGetCapabilities(grpc::CallbackServerContext* ctx,
+                                                const v1::NodeGetCapabilitiesRequest* req,
+                                                v1::NodeGetCapabilitiesResponse* resp) override;
+  grpc::ServerUnaryReactor* NodeGetInfo(grpc::CallbackServerContext* ctx,
+                                        const v1::NodeGetInfoRequest* req,
+                                        v1::NodeGetInfoResponse* resp) override;
+
+private:
+  gateway& gw_;
+  registry_actor registry_;
+  codec_env env_;
+  int64_t max_volumes_;
+};
+
+} // namespace berth::csi

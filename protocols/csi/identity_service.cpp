@@ -1,0 +1,49 @@
+#include "protocols/csi/csi_services.hpp"
+
+namespace berth::csi {
+
+codec_env make_codec_env(const csi_config& cfg) {
+  codec_env env;
+  env.driver_name = cfg.driver_name;
+  env.node_id = cfg.node_id;
+  env.default_backend = cfg.default_backend;
+  for (const auto& [name, ignored] : cfg.backends) {
+    env.backends.insert(name);
+  }
+  return env;
+}
+
+identity_service::identity_service(const csi_config& cfg)
+  : name_(cfg.driver_name), version_(cfg.version) {
+}
+
+grpc::ServerUnaryReactor* identity_service::GetPluginInfo(grpc::CallbackServerContext* ctx,
+                                                          const v1::GetPluginInfoRequest*,
+                                                          v1::GetPluginInfoResponse* resp) {
+  resp->set_name(name_);
+  resp->set_vendor_version(version_);
+  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor*
+identity_service::GetPluginCapabilities(grpc::CallbackServerContext* ctx,
+                                        const v1::GetPluginCapabilitiesRequest*,
+                                        v1::GetPluginCapabilitiesResponse* resp) {
+  using service = v1::PluginCapability::Service;
+  for (auto type : {service::CONTROLLER_SERVICE, service::VOLUME_ACCESSIBILITY_CONSTRAINTS}) {
+    resp->add_capabilities()->mutable_service()->set_type(type);
+  }
+  resp->add_capabilities()->mutable_volume_expansion()->set_type(
+    v1::PluginCapability::VolumeExpansion::ONLINE);
+  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* identity_service::Probe(grpc::CallbackServerContext* ctx,
+                                                  const v1::ProbeRequest*,
+                                                  v1::ProbeResponse* resp) {
+  // berthd serves CSI only after its state is loaded and reconciled.
+  resp->mutable_ready()->set_value(true);
+  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+}
+
+} // namespace berth::csi

@@ -1,0 +1,192 @@
+#include "protocols/csi/csi_services.hpp"
+
+namespace berth::csi {
+
+namespace {
+
+grpc::Status unknown_volume(const std::string& id) {
+  return not_found("volume " + quote(id) + " does not exist on this node");
+}
+
+/// volume_id required, and a name berth could know (NOT_FOUND otherwise).
+grpc::Status check_volume_id(const std::string& id) {
+  if (auto st = require(id, "volume_id"); !st.ok()) {
+    return st;
+  }
+  return may_exist(id) ? grpc::Status::OK : unknown_volume(id);
+}
+
+} // namespace
+
+node_service::node_service(gateway& gw, registry_actor registry, const csi_config& cfg)
+  : gw_(gw),
+    registry_(std::move(registry)),
+    env_(make_codec_env(cfg)),
+    max_volumes_(cfg.max_volumes_per_node) {
+}
+
+grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerContext* ctx,
+                                                        const v1::NodeStageVolumeRequest* req,
+                                                        v1::NodeStageVolumeResponse*) {
+  auto* r = ctx->DefaultReactor();
+  stage_request stage;
+  if (auto st = decode_stage(*req, stage); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (!may_exist(req->volume_id())) {
+    return finish_now(r, unknown_volume(req->volume_id()));
+  }
+  gw_.ask(
+    registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); }, on_error(r),
+    atom::stage_v, req->volume_id(), std::move(stage));
+  return r;
+}
+
+grpc::ServerUnaryReactor* node_service::NodeUnstageVolume(grpc::CallbackServerContext* ctx,
+                                                          const v1::NodeUnstageVolumeRequest* req,
+                                                          v1::NodeUnstageVolumeResponse*) {
+  auto* r = ctx->DefaultReactor();
+  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (auto st = check_path(req->staging_target_path(), "staging_target_path"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
+    return finish_now(r, st);
+  }
+  gw_.ask(
+    registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); }, on_error(r),
+    atom::unstage_v, req->volume_id(), req->staging_target_path());
+  return r;
+}
+
+grpc::ServerUnaryReactor* node_service::NodePublishVolume(grpc::CallbackServerContext* ctx,
+                                                          const v1::NodePublishVolumeRequest* req,
+                                                          v1::NodePublishVolumeResponse*) {
+  auto* r = ctx->DefaultReactor();
+  publish_request publish;
+  if (auto st = decode_publish(*req, publish); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (!may_exist(req->volume_id())) {
+    return finish_now(r, unknown_volume(req->volume_id()));
+  }
+  gw_.ask(
+    registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); }, on_error(r),
+    atom::publish_v, req->volume_id(), std::move(publish));
+  return r;
+}
+
+grpc::ServerUnaryReactor*
+node_service::NodeUnpublishVolume(grpc::CallbackServerContext* ctx,
+                                  const v1::NodeUnpublishVolumeRequest* req,
+                                  v1::NodeUnpublishVolumeResponse*) {
+  auto* r = ctx->DefaultReactor();
+  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (auto st = check_path(req->target_path(), "target_path"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
+    return finish_now(r, st);
+  }
+  gw_.ask(
+    registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); }, on_error(r),
+    atom::unpublish_v, req->volume_id(), req->target_path());
+  return r;
+}
+
+grpc::ServerUnaryReactor* node_service::NodeGetVolumeStats(grpc::CallbackServerContext* ctx,
+                                                           const v1::NodeGetVolumeStatsRequest* req,
+                                                           v1::NodeGetVolumeStatsResponse* resp) {
+  auto* r = ctx->DefaultReactor();
+  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (auto st = check_path(req->volume_path(), "volume_path"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (!req->staging_target_path().empty()) {
+    if (auto st = check_path(req->staging_target_path(), "staging_target_path"); !st.ok()) {
+      return finish_now(r, st);
+    }
+  }
+  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
+    return finish_now(r, st);
+  }
+  gw_.ask(
+    registry_, query_timeout,
+    [r, resp](volume_stats& stats) {
+      finish(r, [&] {
+        encode_stats(stats, resp);
+        return grpc::Status::OK;
+      });
+    },
+    on_error(r), atom::stats_v, req->volume_id(), req->volume_path());
+  return r;
+}
+
+grpc::ServerUnaryReactor* node_service::NodeExpandVolume(grpc::CallbackServerContext* ctx,
+                                                         const v1::NodeExpandVolumeRequest* req,
+                                                         v1::NodeExpandVolumeResponse* resp) {
+  auto* r = ctx->DefaultReactor();
+  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (auto st = check_path(req->volume_path(), "volume_path"); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (!req->staging_target_path().empty()) {
+    if (auto st = check_path(req->staging_target_path(), "staging_target_path"); !st.ok()) {
+      return finish_now(r, st);
+    }
+  }
+  if (req->has_volume_capability()) {
+    if (auto st = check_capability(req->volume_capability(), ""); !st.ok()) {
+      return finish_now(r, st);
+    }
+  }
+  if (req->has_capacity_range() && (req->capacity_range().required_bytes() < 0
+                                    || req->capacity_range().limit_bytes() < 0)) {
+    return finish_now(r, invalid_argument("capacity_range must not be negative"));
+  }
+  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
+    return finish_now(r, st);
+  }
+  gw_.ask(
+    registry_, transition_timeout,
+    [r, resp](uint64_t capacity) {
+      resp->set_capacity_bytes(capacity > static_cast<uint64_t>(INT64_MAX)
+                                 ? INT64_MAX
+                                 : static_cast<int64_t>(capacity));
+      r->Finish(grpc::Status::OK);
+    },
+    on_error(r), atom::grow_v, req->volume_id(), req->volume_path());
+  return r;
+}
+
+grpc::ServerUnaryReactor*
+node_service::NodeGetCapabilities(grpc::CallbackServerContext* ctx,
+                                  const v1::NodeGetCapabilitiesRequest*,
+                                  v1::NodeGetCapabilitiesResponse* resp) {
+  using rpc = v1::NodeServiceCapability::RPC;
+  for (auto type : {rpc::STAGE_UNSTAGE_VOLUME, rpc::GET_VOLUME_STATS, rpc::EXPAND_VOLUME,
+                    rpc::VOLUME_CONDITION, rpc::SINGLE_NODE_MULTI_WRITER}) {
+    resp->add_capabilities()->mutable_rpc()->set_type(type);
+  }
+  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* node_service::NodeGetInfo(grpc::CallbackServerContext* ctx,
+                                                    const v1::NodeGetInfoRequest*,
+                                                    v1::NodeGetInfoResponse* resp) {
+  resp->set_node_id(env_.node_id);
+  resp->set_max_volumes_per_node(max_volumes_);
+  (*resp->mutable_accessible_topology()->mutable_segments())[topology_key(env_.driver_name)] =
+    env_.node_id;
+  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+}
+
+} // namespace berth::csi

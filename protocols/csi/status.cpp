@@ -1,0 +1,55 @@
+#include "protocols/csi/status.hpp"
+
+#include <caf/atom.hpp>
+#include <caf/sec.hpp>
+
+namespace berth::csi {
+
+grpc::StatusCode to_code(ec code) {
+  switch (code) {
+    case ec::invalid_argument: return grpc::StatusCode::INVALID_ARGUMENT;
+    case ec::not_found: return grpc::StatusCode::NOT_FOUND;
+    case ec::already_exists: return grpc::StatusCode::ALREADY_EXISTS;
+    case ec::in_use: return grpc::StatusCode::FAILED_PRECONDITION;
+    case ec::failed_precondition: return grpc::StatusCode::FAILED_PRECONDITION;
+    case ec::out_of_range: return grpc::StatusCode::OUT_OF_RANGE;
+    case ec::unsupported: return grpc::StatusCode::FAILED_PRECONDITION;
+    case ec::timeout: return grpc::StatusCode::DEADLINE_EXCEEDED;
+    case ec::unavailable: return grpc::StatusCode::UNAVAILABLE;
+    case ec::persist_failure: return grpc::StatusCode::INTERNAL;
+    case ec::backend_failure: return grpc::StatusCode::INTERNAL;
+    case ec::internal: return grpc::StatusCode::INTERNAL;
+  }
+  return grpc::StatusCode::INTERNAL;
+}
+
+grpc::Status to_status(const caf::error& err) {
+  if (!err) {
+    return grpc::Status::OK;
+  }
+  auto message = describe(err);
+  if (err.category() == caf::atom("berth")) {
+    return {to_code(static_cast<ec>(err.code())), message};
+  }
+  if (err.category() == caf::atom("system")) {
+    switch (static_cast<caf::sec>(err.code())) {
+      case caf::sec::request_timeout:
+        return {grpc::StatusCode::DEADLINE_EXCEEDED, "berthd did not answer in time: " + message};
+      case caf::sec::request_receiver_down:
+        return {grpc::StatusCode::UNAVAILABLE, "berthd is stopping: " + message};
+      default:
+        break;
+    }
+  }
+  return {grpc::StatusCode::INTERNAL, message};
+}
+
+grpc::Status invalid_argument(std::string message) {
+  return {grpc::StatusCode::INVALID_ARGUMENT, std::move(message)};
+}
+
+grpc::Status not_found(std::string message) {
+  return {grpc::StatusCode::NOT_FOUND, std::move(message)};
+}
+
+} // namespace berth::csi

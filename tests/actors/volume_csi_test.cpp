@@ -1,0 +1,445 @@
+// The CSI transitions of the volume actor (actors/volume_csi.cpp) against the
+// fake backend and persistence of tests/actors/fakes.hpp.
+
+#include "actors/volume.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "tests/actors/fakes.hpp"
+
+using namespace berth;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uint64_t mib = test::fake_backend::mib;
+
+uint8_t code_of(ec x) {
+  return static_cast<uint8_t>(x);
+}
+
+class volume_csi_test : public ::testing::Test {
+protected:
+  test::test_system ts;
+  std::shared_ptr<test::fake_backend> storage = std::make_shared<test::fake_backend>();
+  std::shared_ptr<test::fake_disk> disk = std::make_shared<test::fake_disk>();
+  std::shared_ptr<executor> exec = std::make_shared<executor>(4, 64);
+  caf::scoped_actor self{*ts.sys};
+  volume_actor vol;
+
+  void SetUp() override {
+    auto persistence = ts.sys->spawn(test::fake_persistence, disk);
+    // Longer than any hang below: these tests are about order, not timeouts.
+    volume_env env{storage, exec, persistence, 3s};
+    volume_record rec;
+    rec.name = "pvc-1";
+    vol = ts.sys->spawn(volume, env, rec, false);
+  }
+
+  void TearDown() override {
+    storage->release();
+    self->send_exit(vol, caf::exit_reason::user_shutdown);
+    exec->stop();
+  }
+
+  static volume_spec spec(uint64_t required, uint64_t limit = 0) {
+    volume_spec out;
+    out.backend = "local";
+    out.parameters = {{"fsType", "ext4"}};
+    out.required_bytes = required;
+    out.limit_bytes = limit;
+    return out;
+  }
+
+  static stage_request stage_req(const std::string& path = "/stage/pvc-1") {
+    stage_request req;
+    req.staging_path = path;
+    req.flags = {"noatime"};
+    return req;
+  }
+
+  static publish_request publish_req(const std::string& target, bool readonly = false) {
+    publish_request req;
+    req.target = target;
+    req.staging_path = "/stage/pvc-1";
+    req.how.readonly = readonly;
+    return req;
+  }
+
+  volume_record create(uint64_t required = 10 * mib) {
+    auto rec = test::ask<volume_record>(self, vol, atom::create_v, spec(required));
+    EXPECT_TRUE(rec) << describe(rec.error());
+    return rec ? *rec : volume_record{};
+  }
+
+  caf::error stage(const std::string& path = "/stage/pvc-1") {
+    return test::call<atom::ok>(self, vol, atom::stage_v, stage_req(path));
+  }
+
+  caf::error unstage(const std::string& path = "/stage/pvc-1") {
+    return test::call<atom::ok>(self, vol, atom::unstage_v, path);
+  }
+
+  caf::error publish(const std::string& target, bool readonly = false) {
+    return test::call<atom::ok>(self, vol, atom::publish_v, publish_req(target, readonly));
+  }
+
+  caf::error unpublish(const std::string& target) {
+    return test::call<atom::ok>(self, vol, atom::unpublish_v, target);
+  }
+
+  volume_record get() {
+    auto rec = test::ask<volume_record>(self, vol, atom::get_v);
+    EXPECT_TRUE(rec) << describe(rec.error());
+    return rec ? *rec : volume_record{};
+  }
+
+  volume_record on_disk() {
+    std::lock_guard<std::mutex> guard{disk->mtx};
+    auto it = disk->records.find("pvc-1");
+    return it == disk->records.end() ? volume_record{} : it->second;
+  }
+};
+
+} // namespace
+
+// -- create ------------------------------------------------------------------------------
+
+TEST_F(volume_csi_test, create_returns_the_record_with_the_rounded_capacity) {
+  auto rec = create(10 * mib + 1);
+  EXPECT_EQ(rec.name, "pvc-1");
+  EXPECT_EQ(rec.kind, kind_volume);
+  EXPECT_EQ(rec.backend, "local");
+  EXPECT_EQ(rec.capacity_bytes, 11 * mib) << "rounded up to the backend's 1 MiB unit";
+  EXPECT_EQ(rec.options.at("fsType"), "ext4");
+  EXPECT_EQ(storage->creates, 1);
+  EXPECT_EQ(on_disk(), rec) << "durable before the reply";
+  EXPECT_EQ(get(), rec);
+}
+
+TEST_F(volume_csi_test, create_without_a_size_gets_the_backends_minimum) {
+  EXPECT_EQ(create(0).capacity_bytes, test::fake_backend::min_bytes);
+}
+
+TEST_F(volume_csi_test, create_outside_what_the_backend_can_round_to_is_refused) {
+  auto err = test::call<volume_record>(self, vol, atom::create_v, spec(10 * mib + 1, 10 * mib + 2));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::out_of_range)) << describe(err);
+  EXPECT_EQ(storage->creates, 0);
+  EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v)) << "nothing was created";
+}
+
+TEST_F(volume_csi_test, create_twice_returns_the_same_record_once_created) {
+  auto first = create(10 * mib + 1);
+  auto again = test::ask<volume_record>(self, vol, atom::create_v, spec(10 * mib + 1));
+  ASSERT_TRUE(again) << describe(again.error());
+  EXPECT_EQ(*again, first);
+  EXPECT_EQ(storage->creates, 1);
+  EXPECT_EQ(disk->writes, 1);
+}
+
+TEST_F(volume_csi_test, an_incompatible_recreate_already_exists) {
+  create(10 * mib);
+  auto other = spec(10 * mib);
+  other.parameters["fsType"] = "xfs";
+  auto err = test::call<volume_record>(self, vol, atom::create_v, other);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::already_exists)) << describe(err);
+  err = test::call<volume_record>(self, vol, atom::create_v, spec(20 * mib));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::already_exists)) << describe(err);
+  EXPECT_EQ(storage->creates, 1);
+}
+
+TEST_F(volume_csi_test, a_failed_persist_of_create_removes_the_storage) {
+  disk->fail = true;
+  auto err = test::call<volume_record>(self, vol, atom::create_v, spec(10 * mib));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::persist_failure));
+  EXPECT_EQ(storage->removes, 1);
+  disk->fail = false;
+  EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v));
+}
+
+// -- stage / unstage -----------------------------------------------------------------------
+
+TEST_F(volume_csi_test, stage_records_the_staging_and_the_device) {
+  create();
+  EXPECT_FALSE(stage());
+  auto rec = get();
+  EXPECT_EQ(rec.staging_path, "/stage/pvc-1");
+  EXPECT_EQ(rec.device, "/dev/loop1");
+  EXPECT_EQ(rec.stage_flags, std::vector<std::string>{"noatime"});
+  EXPECT_FALSE(rec.staged_block);
+  EXPECT_EQ(on_disk(), rec);
+  EXPECT_EQ(storage->staged_paths(), std::set<std::string>{"/stage/pvc-1"});
+}
+
+TEST_F(volume_csi_test, stage_twice_calls_the_backend_once) {
+  create();
+  EXPECT_FALSE(stage());
+  auto writes = disk->writes.load();
+  EXPECT_FALSE(stage());
+  EXPECT_EQ(storage->stages, 1);
+  EXPECT_EQ(disk->writes, writes) << "an idempotent stage changes nothing";
+  auto err = stage("/stage/elsewhere");
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::failed_precondition)) << describe(err);
+  EXPECT_EQ(storage->stages, 1);
+}
+
+TEST_F(volume_csi_test, stage_of_a_volume_that_does_not_exist_is_not_found) {
+  auto err = stage();
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::not_found));
+  EXPECT_EQ(storage->stages, 0);
+}
+
+TEST_F(volume_csi_test, a_failed_backend_stage_reaches_the_caller_and_saves_nothing) {
+  create();
+  storage->fail_stage = true;
+  auto writes = disk->writes.load();
+  auto err = stage();
+  ASSERT_TRUE(err);
+  EXPECT_NE(describe(err).find("injected"), std::string::npos);
+  EXPECT_EQ(disk->writes, writes);
+  EXPECT_TRUE(get().staging_path.empty());
+}
+
+TEST_F(volume_csi_test, a_failed_persist_after_stage_unstages_again) {
+  create();
+  disk->fail = true;
+  auto err = stage();
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::persist_failure)) << describe(err);
+  EXPECT_EQ(storage->stages, 1);
+  EXPECT_EQ(storage->unstages, 1) << "the stage is undone before the error leaves";
+  EXPECT_TRUE(storage->staged_paths().empty());
+  disk->fail = false;
+  auto rec = get();
+  EXPECT_TRUE(rec.staging_path.empty());
+  EXPECT_TRUE(rec.device.empty());
+  EXPECT_FALSE(stage()) << "a retry stages for real";
+  EXPECT_EQ(storage->stages, 2);
+}
+
+TEST_F(volume_csi_test, unstage_clears_the_staging_and_is_idempotent) {
+  create();
+  ASSERT_FALSE(stage());
+  EXPECT_FALSE(unstage());
+  EXPECT_EQ(storage->unstages, 1);
+  auto rec = get();
+  EXPECT_TRUE(rec.staging_path.empty());
+  EXPECT_TRUE(rec.device.empty());
+  EXPECT_EQ(on_disk(), rec);
+  EXPECT_FALSE(unstage());
+  EXPECT_EQ(storage->unstages, 1) << "not staged: done without the backend";
+}
+
+TEST_F(volume_csi_test, a_failed_persist_after_unstage_stages_again) {
+  create();
+  ASSERT_FALSE(stage());
+  disk->fail = true;
+  auto err = unstage();
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::persist_failure));
+  EXPECT_EQ(storage->unstages, 1);
+  EXPECT_EQ(storage->stages, 2) << "the unstage is undone";
+  EXPECT_EQ(storage->staged_paths(), std::set<std::string>{"/stage/pvc-1"});
+  disk->fail = false;
+  EXPECT_EQ(get().staging_path, "/stage/pvc-1");
+}
+
+// -- publish / unpublish -------------------------------------------------------------------
+
+TEST_F(volume_csi_test, publish_before_stage_is_a_failed_precondition) {
+  create();
+  auto err = publish("/pods/a");
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::failed_precondition)) << describe(err);
+  EXPECT_EQ(storage->publishes, 0);
+}
+
+TEST_F(volume_csi_test, publish_and_unpublish_are_idempotent) {
+  create();
+  ASSERT_FALSE(stage());
+  EXPECT_FALSE(publish("/pods/a"));
+  EXPECT_FALSE(publish("/pods/a"));
+  EXPECT_EQ(storage->publishes, 1);
+  auto rec = get();
+  ASSERT_EQ(rec.published.count("/pods/a"), 1u);
+  EXPECT_FALSE(rec.published.at("/pods/a").readonly);
+  EXPECT_EQ(on_disk(), rec);
+  auto err = publish("/pods/a", true);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::already_exists)) << describe(err);
+  EXPECT_FALSE(unpublish("/pods/a"));
+  EXPECT_FALSE(unpublish("/pods/a"));
+  EXPECT_EQ(storage->unpublishes, 1);
+  EXPECT_TRUE(get().published.empty());
+  EXPECT_TRUE(storage->targets().empty());
+}
+
+TEST_F(volume_csi_test, unstage_while_published_is_a_failed_precondition) {
+  create();
+  ASSERT_FALSE(stage());
+  ASSERT_FALSE(publish("/pods/a"));
+  auto err = unstage();
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::failed_precondition)) << describe(err);
+  EXPECT_EQ(storage->unstages, 0);
+  EXPECT_FALSE(unpublish("/pods/a"));
+  EXPECT_FALSE(unstage());
+  EXPECT_EQ(storage->unstages, 1);
+}
+
+TEST_F(volume_csi_test, remove_while_staged_or_published_is_in_use) {
+  create();
+  ASSERT_FALSE(stage());
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::in_use)) << describe(err);
+  ASSERT_FALSE(publish("/pods/a"));
+  err = test::call<atom::ok>(self, vol, atom::remove_v);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::in_use)) << describe(err);
+  EXPECT_EQ(storage->removes, 0);
+  ASSERT_FALSE(unpublish("/pods/a"));
+  ASSERT_FALSE(unstage());
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v));
+  EXPECT_EQ(storage->removes, 1);
+}
+
+TEST_F(volume_csi_test, a_failed_persist_after_publish_unpublishes_again) {
+  create();
+  ASSERT_FALSE(stage());
+  disk->fail = true;
+  auto err = publish("/pods/a");
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::persist_failure));
+  EXPECT_EQ(storage->publishes, 1);
+  EXPECT_EQ(storage->unpublishes, 1) << "the publish is undone before the error leaves";
+  EXPECT_TRUE(storage->targets().empty());
+  disk->fail = false;
+  EXPECT_TRUE(get().published.empty());
+  EXPECT_FALSE(publish("/pods/a")) << "a retry publishes for real";
+  EXPECT_EQ(storage->publishes, 2);
+}
+
+TEST_F(volume_csi_test, a_failed_persist_after_unpublish_publishes_again) {
+  create();
+  ASSERT_FALSE(stage());
+  ASSERT_FALSE(publish("/pods/a"));
+  disk->fail = true;
+  auto err = unpublish("/pods/a");
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::persist_failure));
+  EXPECT_EQ(storage->publishes, 2) << "the unpublish is undone";
+  EXPECT_EQ(storage->targets(), std::set<std::string>{"/pods/a"});
+  disk->fail = false;
+  EXPECT_EQ(get().published.count("/pods/a"), 1u);
+}
+
+// -- expand / grow / stats ------------------------------------------------------------------
+
+TEST_F(volume_csi_test, expand_grows_the_capacity_to_the_rounded_size) {
+  create(10 * mib);
+  auto bytes = test::ask<uint64_t>(self, vol, atom::expand_v, uint64_t{20 * mib + 1});
+  ASSERT_TRUE(bytes) << describe(bytes.error());
+  EXPECT_EQ(*bytes, 21 * mib);
+  EXPECT_EQ(storage->expands, 1);
+  EXPECT_EQ(storage->expanded_to, 21 * mib);
+  EXPECT_EQ(get().capacity_bytes, 21 * mib);
+  EXPECT_EQ(on_disk().capacity_bytes, 21 * mib);
+  auto same = test::ask<uint64_t>(self, vol, atom::expand_v, uint64_t{21 * mib});
+  ASSERT_TRUE(same);
+  EXPECT_EQ(*same, 21 * mib);
+  EXPECT_EQ(storage->expands, 1) << "already that large: no backend call";
+}
+
+TEST_F(volume_csi_test, a_shrink_is_refused) {
+  create(20 * mib);
+  auto err = test::call<uint64_t>(self, vol, atom::expand_v, uint64_t{10 * mib});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::out_of_range)) << describe(err);
+  EXPECT_EQ(storage->expands, 0);
+  EXPECT_EQ(get().capacity_bytes, 20 * mib);
+}
+
+TEST_F(volume_csi_test, a_failed_backend_expand_keeps_the_capacity) {
+  create(10 * mib);
+  storage->fail_expand = true;
+  EXPECT_TRUE(test::call<uint64_t>(self, vol, atom::expand_v, uint64_t{20 * mib}));
+  EXPECT_EQ(get().capacity_bytes, 10 * mib);
+}
+
+TEST_F(volume_csi_test, grow_and_stats_at_an_unknown_path_are_not_found) {
+  create();
+  ASSERT_FALSE(stage());
+  auto err = test::call<uint64_t>(self, vol, atom::grow_v, std::string{"/nowhere"});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::not_found)) << describe(err);
+  err = test::call<volume_stats>(self, vol, atom::stats_v, std::string{"/nowhere"});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::not_found)) << describe(err);
+  EXPECT_NE(describe(err).find("/nowhere"), std::string::npos);
+  EXPECT_EQ(storage->grows + storage->stats_calls, 0);
+}
+
+TEST_F(volume_csi_test, grow_returns_the_backends_size) {
+  create(10 * mib);
+  ASSERT_FALSE(stage());
+  auto bytes = test::ask<uint64_t>(self, vol, atom::grow_v, std::string{"/stage/pvc-1"});
+  ASSERT_TRUE(bytes) << describe(bytes.error());
+  EXPECT_EQ(*bytes, 10 * mib);
+  EXPECT_EQ(storage->grows, 1);
+}
+
+TEST_F(volume_csi_test, stats_returns_the_backends) {
+  create(8 * mib);
+  ASSERT_FALSE(stage());
+  ASSERT_FALSE(publish("/pods/a"));
+  for (auto path : {"/stage/pvc-1", "/pods/a"}) {
+    auto stats = test::ask<volume_stats>(self, vol, atom::stats_v, std::string{path});
+    ASSERT_TRUE(stats) << describe(stats.error());
+    EXPECT_EQ(stats->total_bytes, 8 * mib);
+    EXPECT_EQ(stats->used_bytes, 2 * mib);
+    EXPECT_EQ(stats->available_bytes, 6 * mib);
+    EXPECT_EQ(stats->total_inodes, 1000u);
+    EXPECT_EQ(stats->used_inodes, 100u);
+    EXPECT_EQ(stats->free_inodes, 900u);
+    EXPECT_FALSE(stats->abnormal);
+  }
+  EXPECT_EQ(storage->stats_calls, 2);
+  storage->fail_stats = true;
+  auto err = test::call<volume_stats>(self, vol, atom::stats_v, std::string{"/pods/a"});
+  ASSERT_TRUE(err);
+  EXPECT_NE(describe(err).find("injected"), std::string::npos);
+}
+
+// -- one at a time ----------------------------------------------------------------------------
+
+TEST_F(volume_csi_test, a_publish_waits_for_a_hanging_stage_and_then_succeeds) {
+  create();
+  storage->hang_stage = true;
+  caf::scoped_actor stager{*ts.sys};
+  caf::scoped_actor publisher{*ts.sys};
+  auto staged = stager->request(vol, 5s, atom::stage_v, stage_req());
+  for (int i = 0; i < 200 && storage->stages == 0; ++i) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(storage->stages, 1) << "the stage is running";
+  auto published = publisher->request(vol, 5s, atom::publish_v, publish_req("/pods/a"));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(storage->publishes, 0) << "the publish must wait for the stage in progress";
+  storage->release();
+  caf::error stage_err;
+  staged.receive([](atom::ok) {}, [&](caf::error& err) { stage_err = err; });
+  EXPECT_FALSE(stage_err) << describe(stage_err);
+  caf::error publish_err;
+  published.receive([](atom::ok) {}, [&](caf::error& err) { publish_err = err; });
+  EXPECT_FALSE(publish_err) << "the publish ran after the stage: " << describe(publish_err);
+  EXPECT_EQ(storage->publishes, 1);
+  EXPECT_EQ(get().published.count("/pods/a"), 1u);
+}

@@ -1,0 +1,380 @@
+// The CSI server end to end in one process: a real gRPC server on a unix socket,
+// a real actor system, and a map-backed registry; the client is a real gRPC
+// channel, as kubelet and the sidecars use.
+
+#include "protocols/csi/csi_server.hpp"
+
+#include <map>
+#include <memory>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "csi.grpc.pb.h"
+#include "tests/protocols/test_util.hpp"
+
+using namespace berth;
+namespace v1 = ::csi::v1;
+using grpc::StatusCode;
+
+namespace {
+
+/// Reports a fixed capacity; nothing else is called by the CSI adapter.
+class capacity_backend : public backend {
+public:
+  std::string name() const override { return "block"; }
+  caf::error validate(const std::string&, const option_map&) const override { return {}; }
+  caf::error create(const volume_record&) override { return {}; }
+  caf::expected<std::string> mount(const volume_record&) override { return std::string{"/x"}; }
+  caf::error unmount(const volume_record&, bool) override { return {}; }
+  caf::error remove(const volume_record&) override { return {}; }
+  std::string mountpoint(const volume_record&) const override { return "/x"; }
+  caf::expected<uint64_t> available_capacity() const override { return uint64_t{12345}; }
+};
+
+using record_map = std::map<std::string, volume_record>;
+
+/// A registry keeping records in a map; answers the CSI messages the adapter sends.
+caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<record_map> recs) {
+  auto missing = [](const std::string& name) {
+    return make_error(ec::not_found, "no such volume: " + name);
+  };
+  return {
+    [recs](atom::create, const std::string& name, const volume_spec& spec)
+      -> caf::result<volume_record> {
+      if (auto it = recs->find(name); it != recs->end()) {
+        return it->second; // the real actor checks compatibility; the adapter checks kind
+      }
+      volume_record rec;
+      rec.name = name;
+      rec.kind = spec.kind;
+      rec.backend = spec.backend;
+      rec.options = spec.parameters;
+      rec.source = spec.source;
+      rec.capacity_bytes = spec.required_bytes;
+      rec.created_at = "2026-11-30T18:00:00Z";
+      recs->emplace(name, rec);
+      return rec;
+    },
+    [recs, missing](atom::get, const std::string& name) -> caf::result<volume_record> {
+      auto it = recs->find(name);
+      if (it == recs->end()) {
+        return missing(name);
+      }
+      return it->second;
+    },
+    [recs, missing](atom::remove, const std::string& name) -> caf::result<atom::ok> {
+      if (recs->erase(name) == 0) {
+        return missing(name);
+      }
+      return atom::ok_v;
+    },
+    [recs](atom::list) {
+      std::vector<volume_record> out;
+      for (const auto& [name, rec] : *recs) {
+        out.push_back(rec);
+      }
+      return out;
+    },
+    [recs, missing](atom::stage, const std::string& name,
+                    const stage_request& req) -> caf::result<atom::ok> {
+      auto it = recs->find(name);
+      if (it == recs->end()) {
+        return missing(name);
+      }
+      it->second.staging_path = req.staging_path;
+      return atom::ok_v;
+    },
+    [recs, missing](atom::publish, const std::string& name,
+                    const publish_request& req) -> caf::result<atom::ok> {
+      auto it = recs->find(name);
+      if (it == recs->end()) {
+        return missing(name);
+      }
+      if (it->second.staging_path != req.staging_path) {
+        return make_error(ec::failed_precondition, "volume " + name + " is not staged at "
+                                                     + req.staging_path);
+      }
+      return atom::ok_v;
+    },
+    [recs, missing](atom::expand, const std::string& name,
+                    uint64_t bytes) -> caf::result<uint64_t> {
+      if (recs->count(name) == 0) {
+        return missing(name);
+      }
+      return bytes + 1;
+    },
+  };
+}
+
+class csi_server_test : public ::testing::Test {
+protected:
+  test::temp_dir dir;
+  std::string path = dir.path + "/plugins/berth.csi.dev/csi.sock";
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::unique_ptr<gateway> gw;
+  std::shared_ptr<record_map> recs = std::make_shared<record_map>();
+  registry_actor reg;
+  std::unique_ptr<csi_server> srv;
+  std::shared_ptr<grpc::Channel> channel;
+
+  csi_config config() {
+    csi_config c;
+    c.endpoint = "unix://" + path;
+    c.node_id = "node-1";
+    c.version = "9.9.9";
+    c.backends["block"] = std::make_shared<capacity_backend>();
+    return c;
+  }
+
+  void SetUp() override {
+    cfg.add_message_types<caf::id_block::berth>();
+    sys = std::make_unique<caf::actor_system>(cfg);
+    gw = std::make_unique<gateway>(*sys);
+    reg = caf::actor_cast<registry_actor>(sys->spawn(fake_csi_registry, recs));
+    srv = std::make_unique<csi_server>(*gw, reg, config());
+    auto err = srv->start();
+    ASSERT_FALSE(err) << describe(err);
+    channel = grpc::CreateChannel("unix:" + path, grpc::InsecureChannelCredentials());
+  }
+
+  void TearDown() override {
+    srv->stop();
+    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
+  }
+
+  static grpc::ClientContext* ctx(grpc::ClientContext& c) {
+    c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return &c;
+  }
+
+  grpc::Status create_volume(const std::string& name, v1::CreateVolumeResponse* resp) {
+    v1::CreateVolumeRequest req;
+    req.set_name(name);
+    auto* cap = req.add_volume_capabilities();
+    cap->mutable_mount()->set_fs_type("xfs");
+    cap->mutable_access_mode()->set_mode(v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+    req.mutable_capacity_range()->set_required_bytes(1 << 20);
+    grpc::ClientContext c;
+    return v1::Controller::NewStub(channel)->CreateVolume(ctx(c), req, resp);
+  }
+};
+
+} // namespace
+
+TEST_F(csi_server_test, serves_identity) {
+  auto stub = v1::Identity::NewStub(channel);
+  v1::GetPluginInfoResponse info;
+  grpc::ClientContext c1;
+  ASSERT_TRUE(stub->GetPluginInfo(ctx(c1), {}, &info).ok());
+  EXPECT_EQ(info.name(), "berth.csi.dev");
+  EXPECT_EQ(info.vendor_version(), "9.9.9");
+  v1::GetPluginCapabilitiesResponse caps;
+  grpc::ClientContext c2;
+  ASSERT_TRUE(stub->GetPluginCapabilities(ctx(c2), {}, &caps).ok());
+  ASSERT_EQ(caps.capabilities_size(), 3);
+  EXPECT_EQ(caps.capabilities(0).service().type(), v1::PluginCapability::Service::CONTROLLER_SERVICE);
+  EXPECT_EQ(caps.capabilities(2).volume_expansion().type(),
+            v1::PluginCapability::VolumeExpansion::ONLINE);
+  v1::ProbeResponse probe;
+  grpc::ClientContext c3;
+  ASSERT_TRUE(stub->Probe(ctx(c3), {}, &probe).ok());
+  EXPECT_TRUE(probe.ready().value());
+}
+
+TEST_F(csi_server_test, socket_is_group_accessible_only) {
+  struct stat st {};
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+}
+
+TEST_F(csi_server_test, creates_lists_and_deletes_volumes) {
+  v1::CreateVolumeResponse created;
+  auto st = create_volume("pvc-b", &created);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(created.volume().volume_id(), "pvc-b");
+  EXPECT_EQ(created.volume().capacity_bytes(), 1 << 20);
+  EXPECT_EQ(created.volume().volume_context().at("fsType"), "xfs");
+  EXPECT_EQ(created.volume().accessible_topology(0).segments().at("topology.berth.csi.dev/node"),
+            "node-1");
+  ASSERT_TRUE(create_volume("pvc-a", &created).ok());
+  ASSERT_TRUE(create_volume("pvc-c", &created).ok());
+
+  auto stub = v1::Controller::NewStub(channel);
+  v1::ListVolumesRequest list;
+  list.set_max_entries(2);
+  v1::ListVolumesResponse page1;
+  grpc::ClientContext c1;
+  ASSERT_TRUE(stub->ListVolumes(ctx(c1), list, &page1).ok());
+  ASSERT_EQ(page1.entries_size(), 2);
+  EXPECT_EQ(page1.entries(0).volume().volume_id(), "pvc-a");
+  EXPECT_EQ(page1.next_token(), "pvc-c");
+  list.set_starting_token(page1.next_token());
+  v1::ListVolumesResponse page2;
+  grpc::ClientContext c2;
+  ASSERT_TRUE(stub->ListVolumes(ctx(c2), list, &page2).ok());
+  ASSERT_EQ(page2.entries_size(), 1);
+  EXPECT_EQ(page2.next_token(), "");
+  list.set_starting_token("nope");
+  grpc::ClientContext c3;
+  EXPECT_EQ(stub->ListVolumes(ctx(c3), list, &page2).error_code(), StatusCode::ABORTED);
+
+  v1::DeleteVolumeRequest del;
+  del.set_volume_id("pvc-a");
+  v1::DeleteVolumeResponse ignored;
+  grpc::ClientContext c4;
+  ASSERT_TRUE(stub->DeleteVolume(ctx(c4), del, &ignored).ok());
+  EXPECT_EQ(recs->count("pvc-a"), 0u);
+  grpc::ClientContext c5;
+  EXPECT_TRUE(stub->DeleteVolume(ctx(c5), del, &ignored).ok()); // idempotent
+}
+
+TEST_F(csi_server_test, keeps_volumes_and_snapshots_apart) {
+  v1::CreateVolumeResponse created;
+  ASSERT_TRUE(create_volume("pvc-1", &created).ok());
+  auto stub = v1::Controller::NewStub(channel);
+  v1::CreateSnapshotRequest snap;
+  snap.set_name("snap-1");
+  snap.set_source_volume_id("pvc-1");
+  v1::CreateSnapshotResponse snapped;
+  grpc::ClientContext c1;
+  auto st = stub->CreateSnapshot(ctx(c1), snap, &snapped);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(snapped.snapshot().source_volume_id(), "pvc-1");
+  EXPECT_TRUE(snapped.snapshot().ready_to_use());
+  EXPECT_GT(snapped.snapshot().creation_time().seconds(), 0);
+
+  // The snapshot's name is not a volume: create refuses, delete leaves it alone.
+  EXPECT_EQ(create_volume("snap-1", &created).error_code(), StatusCode::ALREADY_EXISTS);
+  v1::DeleteVolumeRequest del;
+  del.set_volume_id("snap-1");
+  v1::DeleteVolumeResponse ignored;
+  grpc::ClientContext c2;
+  ASSERT_TRUE(stub->DeleteVolume(ctx(c2), del, &ignored).ok());
+  EXPECT_EQ(recs->count("snap-1"), 1u);
+  v1::ControllerGetVolumeRequest get;
+  get.set_volume_id("snap-1");
+  v1::ControllerGetVolumeResponse got;
+  grpc::ClientContext c3;
+  EXPECT_EQ(stub->ControllerGetVolume(ctx(c3), get, &got).error_code(), StatusCode::NOT_FOUND);
+
+  v1::ListSnapshotsRequest list;
+  list.set_source_volume_id("pvc-1");
+  v1::ListSnapshotsResponse listed;
+  grpc::ClientContext c4;
+  ASSERT_TRUE(stub->ListSnapshots(ctx(c4), list, &listed).ok());
+  ASSERT_EQ(listed.entries_size(), 1);
+  EXPECT_EQ(listed.entries(0).snapshot().snapshot_id(), "snap-1");
+  list.set_snapshot_id("missing");
+  grpc::ClientContext c5;
+  ASSERT_TRUE(stub->ListSnapshots(ctx(c5), list, &listed).ok());
+  EXPECT_EQ(listed.entries_size(), 0);
+}
+
+TEST_F(csi_server_test, answers_controller_queries) {
+  auto stub = v1::Controller::NewStub(channel);
+  v1::GetCapacityResponse cap;
+  grpc::ClientContext c1;
+  ASSERT_TRUE(stub->GetCapacity(ctx(c1), {}, &cap).ok());
+  EXPECT_EQ(cap.available_capacity(), 12345);
+  v1::ControllerGetCapabilitiesResponse caps;
+  grpc::ClientContext c2;
+  ASSERT_TRUE(stub->ControllerGetCapabilities(ctx(c2), {}, &caps).ok());
+  EXPECT_EQ(caps.capabilities_size(), 10);
+  v1::ControllerPublishVolumeResponse pub;
+  grpc::ClientContext c3;
+  EXPECT_EQ(stub->ControllerPublishVolume(ctx(c3), {}, &pub).error_code(),
+            StatusCode::UNIMPLEMENTED);
+  v1::ControllerExpandVolumeRequest expand;
+  expand.set_volume_id("pvc-x");
+  expand.mutable_capacity_range()->set_required_bytes(100);
+  v1::ControllerExpandVolumeResponse expanded;
+  grpc::ClientContext c4;
+  EXPECT_EQ(stub->ControllerExpandVolume(ctx(c4), expand, &expanded).error_code(),
+            StatusCode::NOT_FOUND);
+}
+
+TEST_F(csi_server_test, serves_node_rpcs) {
+  v1::CreateVolumeResponse created;
+  ASSERT_TRUE(create_volume("pvc-1", &created).ok());
+  auto stub = v1::Node::NewStub(channel);
+  v1::NodeGetInfoResponse info;
+  grpc::ClientContext c1;
+  ASSERT_TRUE(stub->NodeGetInfo(ctx(c1), {}, &info).ok());
+  EXPECT_EQ(info.node_id(), "node-1");
+  EXPECT_EQ(info.accessible_topology().segments().at("topology.berth.csi.dev/node"), "node-1");
+
+  v1::NodePublishVolumeRequest pub;
+  pub.set_volume_id("pvc-1");
+  pub.set_target_path(dir.path + "/target");
+  pub.set_staging_target_path(dir.path + "/staging");
+  pub.mutable_volume_capability()->mutable_mount();
+  pub.mutable_volume_capability()->mutable_access_mode()->set_mode(
+    v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+  v1::NodePublishVolumeResponse ignored;
+  grpc::ClientContext c2;
+  auto st = stub->NodePublishVolume(ctx(c2), pub, &ignored);
+  EXPECT_EQ(st.error_code(), StatusCode::FAILED_PRECONDITION) << st.error_message();
+
+  v1::NodeStageVolumeRequest stage;
+  stage.set_volume_id("pvc-1");
+  stage.set_staging_target_path(dir.path + "/staging");
+  *stage.mutable_volume_capability() = pub.volume_capability();
+  v1::NodeStageVolumeResponse staged;
+  grpc::ClientContext c3;
+  ASSERT_TRUE(stub->NodeStageVolume(ctx(c3), stage, &staged).ok());
+  grpc::ClientContext c4;
+  EXPECT_TRUE(stub->NodePublishVolume(ctx(c4), pub, &ignored).ok());
+
+  stage.set_volume_id("unknown");
+  grpc::ClientContext c5;
+  EXPECT_EQ(stub->NodeStageVolume(ctx(c5), stage, &staged).error_code(), StatusCode::NOT_FOUND);
+  stage.set_staging_target_path("../escape");
+  grpc::ClientContext c6;
+  EXPECT_EQ(stub->NodeStageVolume(ctx(c6), stage, &staged).error_code(),
+            StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(csi_server_test, refuses_a_socket_another_process_serves) {
+  csi_server second{*gw, reg, config()};
+  auto err = second.start();
+  ASSERT_TRUE(err);
+  EXPECT_NE(describe(err).find("another live process"), std::string::npos) << describe(err);
+}
+
+TEST_F(csi_server_test, replaces_a_stale_socket) {
+  srv->stop();
+  // A socket file nobody listens on, as a crash leaves it.
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ::close(fd);
+  srv = std::make_unique<csi_server>(*gw, reg, config());
+  auto err = srv->start();
+  ASSERT_FALSE(err) << describe(err);
+  auto stub = v1::Identity::NewStub(grpc::CreateChannel("unix:" + path,
+                                                        grpc::InsecureChannelCredentials()));
+  v1::ProbeResponse probe;
+  grpc::ClientContext c;
+  EXPECT_TRUE(stub->Probe(ctx(c), {}, &probe).ok());
+}
+
+TEST_F(csi_server_test, refuses_to_replace_a_regular_file) {
+  srv->stop();
+  { std::FILE* f = std::fopen(path.c_str(), "w"); ASSERT_TRUE(f); std::fclose(f); }
+  csi_server other{*gw, reg, config()};
+  auto err = other.start();
+  ASSERT_TRUE(err);
+  EXPECT_NE(describe(err).find("not a socket"), std::string::npos) << describe(err);
+}
