@@ -142,7 +142,8 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
     // A retried create goes straight to its volume, which compares the source
     // recorded at creation: the source may be gone since, and that is fine.
     auto rp = self->make_response_promise<volume_record>();
-    create_entry(self, name, spec.backend, rp, std::move(spec));
+    auto backend_name = spec.backend; // copied first: argument order is unspecified
+    create_entry(self, name, backend_name, rp, std::move(spec));
     return rp;
   }
   auto [kind, source_name] = split_source(spec.source);
@@ -179,7 +180,8 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
           return;
         }
         spec.source_bytes = src.capacity_bytes;
-        create_entry(self, name, spec.backend, rp, std::move(spec));
+        auto backend_name = spec.backend;
+        create_entry(self, name, backend_name, rp, std::move(spec));
       },
       [rp, missing](caf::error&) mutable { rp.deliver(missing); });
   return rp;

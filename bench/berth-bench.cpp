@@ -1,4 +1,4 @@
-// berth-bench: load generator for berthd's Docker volume plugin socket.
+// berth-bench: load generator for berthd's Docker volume plugin and CSI sockets.
 // Prints readable lines, then one JSON object as the last line.
 
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bench/common.hpp"
+#include "bench/csi_mode.hpp"
 
 namespace {
 
@@ -24,6 +25,13 @@ const char* usage_text =
   "      Populates DIR with N volumes mounted by K IDs each (when it holds fewer),\n"
   "      restarts berthd and times exec -> first VolumeDriver.List reply; then\n"
   "      unmounts and removes everything unless --keep.\n"
+  "  berth-bench csi --endpoint unix:///PATH --concurrency C --seconds S [--pid PID]\n"
+  "                  [--prefix P] [--backend NAME] [--work-dir DIR]\n"
+  "      C clients do CreateVolume+DeleteVolume for S seconds; then each stages\n"
+  "      one volume and does NodePublish(fresh target)+NodeUnpublish for S\n"
+  "      seconds. Staging dirs and targets go in a fresh dir below DIR (/tmp).\n"
+  "      --backend sets the StorageClass parameter backend (default block; the\n"
+  "      publish phase needs a backend that stages, i.e. block).\n"
   "The last line of the output is one JSON object.\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -50,17 +58,73 @@ double to_double(const std::string& flag, const char* value) {
   return v;
 }
 
+/// `berth-bench csi ...`: its own flags (argv[2..]).
+int csi_main(int argc, char** argv) {
+  berth::bench::csi_options opt;
+  bool have_concurrency = false;
+  bool have_seconds = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::printf("%s", usage_text);
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      usage_error(flag.rfind("--", 0) == 0 ? flag + " needs a value" : "unexpected '" + flag + "'");
+    }
+    const char* value = argv[++i];
+    if (flag == "--endpoint") {
+      opt.endpoint = value;
+    } else if (flag == "--concurrency") {
+      opt.concurrency = to_long(flag, value, 1);
+      have_concurrency = true;
+    } else if (flag == "--seconds") {
+      opt.seconds = to_double(flag, value);
+      have_seconds = true;
+    } else if (flag == "--pid") {
+      opt.pid = to_long(flag, value, 1);
+    } else if (flag == "--prefix") {
+      opt.prefix = value;
+    } else if (flag == "--backend") {
+      opt.backend = value;
+    } else if (flag == "--work-dir") {
+      opt.work_dir = value;
+    } else {
+      usage_error("unknown option '" + flag + "'");
+    }
+  }
+  if (opt.endpoint.empty()) {
+    usage_error("--endpoint is required (unix:///PATH)");
+  }
+  if (opt.endpoint.rfind("unix:", 0) != 0) {
+    if (opt.endpoint.front() != '/') {
+      usage_error("--endpoint must be unix:///PATH, got '" + opt.endpoint + "'");
+    }
+    opt.endpoint = "unix://" + opt.endpoint;
+  }
+  if (opt.prefix.empty()) {
+    usage_error("--prefix must not be empty");
+  }
+  if (!have_concurrency || !have_seconds) {
+    usage_error("csi mode needs --concurrency and --seconds");
+  }
+  return berth::bench::run_csi(opt);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   using berth::bench::options;
   if (argc < 2) {
-    usage_error("missing mode (docker or restart)");
+    usage_error("missing mode (docker, restart or csi)");
   }
   std::string mode = argv[1];
   if (mode == "--help" || mode == "-h" || mode == "help") {
     std::printf("%s", usage_text);
     return 0;
+  }
+  if (mode == "csi") {
+    return csi_main(argc, argv);
   }
   if (mode != "docker" && mode != "restart") {
     usage_error("unknown mode '" + mode + "'");
