@@ -1,0 +1,60 @@
+#include "backends/detail/block_helpers.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include "backends/local_options.hpp"
+#include "core/errors.hpp"
+
+namespace berth {
+
+std::string block_what(const volume_record& rec) {
+  return (rec.kind == kind_snapshot ? "snapshot " : "volume ") + rec.name;
+}
+
+std::string block_fs_type(const option_map& options) {
+  auto it = options.find("fsType");
+  return it == options.end() || it->second.empty() ? "xfs" : it->second;
+}
+
+caf::error check_block_fs_type(const std::string& fs_type, const std::string& what) {
+  if (fs_type != "xfs" && fs_type != "ext4") {
+    return make_error(ec::invalid_argument,
+                      what + ": fsType \"" + fs_type + "\" is not supported (xfs or ext4)");
+  }
+  return {};
+}
+
+caf::error check_block_path(const std::string& path, const std::string& role,
+                            const std::string& what) {
+  if (!is_clean_absolute_path(path) || path == "/") {
+    return make_error(ec::invalid_argument,
+                      what + ": " + role + " \"" + path + "\" is not a clean absolute path");
+  }
+  return {};
+}
+
+std::optional<mount_entry> block_mount_at(const std::string& path) {
+  auto entries = read_mountinfo();
+  std::optional<mount_entry> found;
+  if (entries) {
+    for (auto& e : *entries) {
+      if (e.mount_point == path) {
+        found = std::move(e);
+      }
+    }
+  }
+  return found;
+}
+
+caf::expected<struct statvfs> block_statvfs(const std::string& path, const std::string& what) {
+  struct statvfs vfs {};
+  if (::statvfs(path.c_str(), &vfs) != 0) {
+    int e = errno;
+    return make_error(ec::backend_failure, what + ": statvfs of " + path + " failed: "
+                                             + std::strerror(e));
+  }
+  return vfs;
+}
+
+} // namespace berth

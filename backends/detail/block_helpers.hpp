@@ -1,0 +1,39 @@
+#pragma once
+
+// Small helpers that several of the block backend's source files share
+// (block_backend.cpp, block_node.cpp, block_expand.cpp): how a record is named
+// in messages, checks of its arguments, and what is mounted where.
+
+#include <optional>
+#include <string>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+#include <sys/statvfs.h>
+
+#include "backends/backend.hpp"
+#include "backends/mountinfo.hpp"
+
+namespace berth {
+
+/// "volume NAME" or "snapshot NAME", for messages.
+std::string block_what(const volume_record& rec);
+
+/// fsType of the parameters; xfs by default.
+std::string block_fs_type(const option_map& options);
+
+/// ec::invalid_argument naming `what` unless `fs_type` is xfs or ext4.
+caf::error check_block_fs_type(const std::string& fs_type, const std::string& what);
+
+/// ec::invalid_argument naming `role` ("staging path", "target", ...) and
+/// `what` unless `path` is a clean absolute path other than "/".
+caf::error check_block_path(const std::string& path, const std::string& role,
+                            const std::string& what);
+
+/// The topmost mount at `path`, if any.
+std::optional<mount_entry> block_mount_at(const std::string& path);
+
+/// statvfs(3) of `path`; ec::backend_failure naming `what` and `path`.
+caf::expected<struct statvfs> block_statvfs(const std::string& path, const std::string& what);
+
+} // namespace berth
