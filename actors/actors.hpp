@@ -43,6 +43,9 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::unmount, std::string>::with<atom::ok>,
   /// Removes the volume; refused while mounted by any ID, staged or published.
   replies_to<atom::remove>::with<atom::ok>,
+  /// Removes the volume only when its record is of this kind (kind_volume or
+  /// kind_snapshot); of another kind is ec::not_found (CSI Delete{Volume,Snapshot}).
+  replies_to<atom::remove, std::string>::with<atom::ok>,
   /// CSI CreateVolume/CreateSnapshot: creates, or returns the existing compatible
   /// record (idempotent); ec::already_exists when incompatible.
   replies_to<atom::create, volume_spec>::with<volume_record>,
@@ -77,6 +80,9 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::mount, std::string, std::string>::with<std::string>,
   replies_to<atom::unmount, std::string, std::string>::with<atom::ok>,
   replies_to<atom::remove, std::string>::with<atom::ok>,
+  /// Removes `name` if it is a record of `kind` (one message: no race with a
+  /// re-creation as the other kind).
+  replies_to<atom::remove, std::string, std::string>::with<atom::ok>,
   replies_to<atom::get, std::string>::with<volume_record>,
   /// CSI: the volume actor's handlers above, by name.
   replies_to<atom::create, std::string, volume_spec>::with<volume_record>,

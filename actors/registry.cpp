@@ -187,15 +187,17 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
   return rp;
 }
 
-caf::result<atom::ok> remove(self_ptr self, const std::string& name) {
+/// Removes `name`; with a `kind`, only a record of that kind.
+caf::result<atom::ok> remove(self_ptr self, const std::string& name, const std::string& kind) {
   auto entry = find(self, name);
   if (entry == nullptr) {
     return no_such_volume(name);
   }
   auto hdl = entry->hdl;
   auto rp = self->make_response_promise<atom::ok>();
-  self->request(hdl, caf::infinite, atom::remove_v)
-    .then(
+  auto pending = kind.empty() ? self->request(hdl, caf::infinite, atom::remove_v)
+                              : self->request(hdl, caf::infinite, atom::remove_v, kind);
+  pending.then(
       [self, name, hdl, rp](atom::ok) mutable {
         auto it = self->state.volumes.find(name);
         if (it != self->state.volumes.end() && it->second.hdl == hdl) {
@@ -296,7 +298,10 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
            std::string& id) -> caf::result<atom::ok> {
       return forward<atom::ok>(self, name, atom::unmount_v, std::move(id));
     },
-    [self](atom::remove, const std::string& name) { return remove(self, name); },
+    [self](atom::remove, const std::string& name) { return remove(self, name, ""); },
+    [self](atom::remove, const std::string& name, const std::string& kind) {
+      return remove(self, name, kind);
+    },
     [self](atom::get, const std::string& name) -> caf::result<volume_record> {
       return forward<volume_record>(self, name, atom::get_v);
     },

@@ -298,6 +298,13 @@ void remove_storage(self_ptr self, pending_op op) {
 
 void run_remove(self_ptr self, pending_op op) {
   auto& st = self->state;
+  if (!op.id.empty() && st.rec.kind != op.id) {
+    // op.id holds the kind the caller asked to remove: another kind is not it.
+    op.rp.deliver(make_error(ec::not_found, "no " + op.id + " " + st.rec.name + " (it is a "
+                                              + st.rec.kind + ")"));
+    finish(self);
+    return;
+  }
   if (auto err = check_remove(st.rec)) {
     op.rp.deliver(err);
     finish(self);
@@ -426,6 +433,9 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     },
     [self](atom::remove) -> caf::result<atom::ok> {
       return enqueue(self, pending_op::kind::remove);
+    },
+    [self](atom::remove, std::string& kind) -> caf::result<atom::ok> {
+      return enqueue(self, pending_op::kind::remove, std::move(kind));
     },
     // -- CSI ---------------------------------------------------------------------
     [self](atom::create, volume_spec& spec) -> caf::result<volume_record> {

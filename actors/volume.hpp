@@ -34,7 +34,8 @@ struct pending_op {
   };
   kind what;
   caf::response_promise rp;
-  std::string id;      ///< mount ID (mount/unmount), or a path (unstage, unpublish, grow, stats)
+  std::string id;      ///< mount ID (mount/unmount), a path (unstage, unpublish, grow, stats),
+                       ///< or the kind a remove is limited to ("" for any)
   option_map options;  ///< create
   volume_spec spec;    ///< csi_create
   stage_request stage; ///< stage

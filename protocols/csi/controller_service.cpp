@@ -51,27 +51,18 @@ grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerC
 
 void controller_service::remove_kind(grpc::ServerUnaryReactor* r, const std::string& name,
                                      const char* kind) {
-  // Two messages: the kind check, then the removal. One namespace holds volumes
-  // and snapshots, so DeleteVolume must not remove a snapshot (and vice versa).
-  auto ok_if_gone = [r](caf::error& err) {
-    if (err.category() == caf::atom("berth") && static_cast<ec>(err.code()) == ec::not_found) {
-      r->Finish(grpc::Status::OK);
-    } else {
-      r->Finish(to_status(err));
-    }
-  };
+  // One namespace holds volumes and snapshots: the registry removes the record only
+  // when it is of `kind`, in one message, so DeleteVolume never removes a snapshot.
   gw_.ask(
-    registry_, query_timeout,
-    [this, r, name, kind, ok_if_gone](volume_record& rec) {
-      if (rec.kind != kind) {
-        r->Finish(grpc::Status::OK); // no record of this kind by that id
-        return;
+    registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); },
+    [r](caf::error& err) {
+      if (err.category() == caf::atom("berth") && static_cast<ec>(err.code()) == ec::not_found) {
+        r->Finish(grpc::Status::OK); // already gone, or never of this kind
+      } else {
+        r->Finish(to_status(err));
       }
-      gw_.ask(
-        registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); }, ok_if_gone,
-        atom::remove_v, name);
     },
-    ok_if_gone, atom::get_v, name);
+    atom::remove_v, name, std::string{kind});
 }
 
 grpc::ServerUnaryReactor* controller_service::DeleteVolume(grpc::CallbackServerContext* ctx,

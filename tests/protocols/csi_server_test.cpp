@@ -70,10 +70,13 @@ caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<record_
       }
       return it->second;
     },
-    [recs, missing](atom::remove, const std::string& name) -> caf::result<atom::ok> {
-      if (recs->erase(name) == 0) {
+    [recs, missing](atom::remove, const std::string& name,
+                    const std::string& kind) -> caf::result<atom::ok> {
+      auto it = recs->find(name);
+      if (it == recs->end() || it->second.kind != kind) {
         return missing(name);
       }
+      recs->erase(it);
       return atom::ok_v;
     },
     [recs](atom::list) {

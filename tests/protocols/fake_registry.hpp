@@ -108,6 +108,9 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
     },
     [](atom::drain) { return atom::ok_v; },
     // CSI is not what the Docker and admin tests exercise: refused plainly.
+    [](atom::remove, std::string&, std::string&) -> caf::result<atom::ok> {
+      return not_served();
+    },
     [](atom::create, std::string&, volume_spec&) -> caf::result<volume_record> {
       return not_served();
     },
