@@ -33,6 +33,19 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
   auto missing = [](const std::string& name) {
     return make_error(ec::not_found, "no volume named \"" + name + "\"");
   };
+  /// Removes `name` (only a record of `kind`, when given); refused while mounted.
+  auto remove = [self, find, missing](const std::string& name,
+                                      const std::string& kind) -> caf::result<atom::ok> {
+    auto* rec = find(name);
+    if (!rec || (!kind.empty() && rec->kind != kind)) {
+      return missing(name);
+    }
+    if (!rec->mounts.empty()) {
+      return make_error(ec::in_use, "volume \"" + name + "\" is in use");
+    }
+    self->state.volumes.erase(name);
+    return atom::ok_v;
+  };
   return {
     [self, find, created_at](atom::create, std::string& name,
                              option_map& opts) -> caf::result<atom::ok> {
@@ -81,17 +94,8 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       }
       return atom::ok_v;
     },
-    [self, find, missing](atom::remove, std::string& name) -> caf::result<atom::ok> {
-      auto* rec = find(name);
-      if (!rec) {
-        return missing(name);
-      }
-      if (!rec->mounts.empty()) {
-        return make_error(ec::in_use, "volume \"" + name + "\" is in use");
-      }
-      self->state.volumes.erase(name);
-      return atom::ok_v;
-    },
+    [remove](atom::remove, std::string& name) { return remove(name, ""); },
+    [remove](atom::remove, std::string& name, std::string& kind) { return remove(name, kind); },
     [find, missing](atom::get, std::string& name) -> caf::result<volume_record> {
       auto* rec = find(name);
       if (!rec) {
@@ -108,9 +112,6 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
     },
     [](atom::drain) { return atom::ok_v; },
     // CSI is not what the Docker and admin tests exercise: refused plainly.
-    [](atom::remove, std::string&, std::string&) -> caf::result<atom::ok> {
-      return not_served();
-    },
     [](atom::create, std::string&, volume_spec&) -> caf::result<volume_record> {
       return not_served();
     },
