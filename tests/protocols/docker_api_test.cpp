@@ -170,3 +170,22 @@ TEST_F(docker_api_test, many_concurrent_clients_are_all_answered) {
   EXPECT_EQ(srv->in_flight(), 0u);
   EXPECT_EQ(call("List", "{}").find("/mnt"), std::string::npos);
 }
+
+TEST_F(docker_api_test, csi_snapshots_are_not_docker_volumes) {
+  caf::scoped_actor self{*sys};
+  volume_spec spec;
+  spec.kind = kind_snapshot;
+  spec.backend = "block";
+  self->request(reg, std::chrono::seconds(5), atom::create_v, std::string{"snap-1"}, spec)
+    .receive([](volume_record&) {}, [](caf::error& err) { FAIL() << describe(err); });
+  call("Create", R"({"Name":"v1"})");
+  auto list = call("List", "{}");
+  EXPECT_NE(list.find("v1"), std::string::npos) << list;
+  EXPECT_EQ(list.find("snap-1"), std::string::npos) << "a snapshot is listed: " << list;
+  EXPECT_NE(err_of(call("Get", R"({"Name":"snap-1"})")).find("snap-1"), std::string::npos);
+  EXPECT_NE(err_of(call("Remove", R"({"Name":"snap-1"})")).find("snap-1"), std::string::npos);
+  bool still_there = false;
+  self->request(reg, std::chrono::seconds(5), atom::get_v, std::string{"snap-1"})
+    .receive([&](volume_record&) { still_there = true; }, [](caf::error&) {});
+  EXPECT_TRUE(still_there) << "Docker's Remove must not delete a CSI snapshot";
+}

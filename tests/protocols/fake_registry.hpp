@@ -111,9 +111,15 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       return out;
     },
     [](atom::drain) { return atom::ok_v; },
-    // CSI is not what the Docker and admin tests exercise: refused plainly.
-    [](atom::create, std::string&, volume_spec&) -> caf::result<volume_record> {
-      return not_served();
+    // The rest of CSI is not what the Docker and admin tests exercise: refused plainly.
+    // A CSI create only records the name and kind (Docker tests seed snapshots with it).
+    [self](atom::create, std::string& name, volume_spec& spec) -> caf::result<volume_record> {
+      volume_record rec;
+      rec.name = name;
+      rec.kind = spec.kind;
+      rec.backend = spec.backend;
+      self->state.volumes[name] = rec;
+      return rec;
     },
     [](atom::stage, std::string&, stage_request&) -> caf::result<atom::ok> {
       return not_served();
