@@ -1,6 +1,7 @@
 // berth-bench: load generator for berthd's Docker volume plugin and CSI sockets.
 // Prints readable lines, then one JSON object as the last line.
 
+#include <algorithm>
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
@@ -58,21 +59,39 @@ double to_double(const std::string& flag, const char* value) {
   return v;
 }
 
+/// Walks argv[2..] as `--flag VALUE` pairs and calls `on(flag, value)`; a flag named
+/// in `switches` takes no value (value ""). `on` returns false for an unknown flag.
+/// Returns false when --help was asked (usage printed).
+template <class OnFlag>
+bool parse_flags(int argc, char** argv, std::initializer_list<std::string> switches,
+                 OnFlag on) {
+  for (int i = 2; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::printf("%s", usage_text);
+      return false;
+    }
+    const char* value = "";
+    if (std::find(switches.begin(), switches.end(), flag) == switches.end()) {
+      if (i + 1 >= argc) {
+        usage_error(flag.rfind("--", 0) == 0 ? flag + " needs a value"
+                                             : "unexpected '" + flag + "'");
+      }
+      value = argv[++i];
+    }
+    if (!on(flag, value)) {
+      usage_error("unknown option '" + flag + "'");
+    }
+  }
+  return true;
+}
+
 /// `berth-bench csi ...`: its own flags (argv[2..]).
 int csi_main(int argc, char** argv) {
   berth::bench::csi_options opt;
   bool have_concurrency = false;
   bool have_seconds = false;
-  for (int i = 2; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") {
-      std::printf("%s", usage_text);
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      usage_error(flag.rfind("--", 0) == 0 ? flag + " needs a value" : "unexpected '" + flag + "'");
-    }
-    const char* value = argv[++i];
+  bool go_on = parse_flags(argc, argv, {}, [&](const std::string& flag, const char* value) {
     if (flag == "--endpoint") {
       opt.endpoint = value;
     } else if (flag == "--concurrency") {
@@ -90,8 +109,12 @@ int csi_main(int argc, char** argv) {
     } else if (flag == "--work-dir") {
       opt.work_dir = value;
     } else {
-      usage_error("unknown option '" + flag + "'");
+      return false;
     }
+    return true;
+  });
+  if (!go_on) {
+    return 0;
   }
   if (opt.endpoint.empty()) {
     usage_error("--endpoint is required (unix:///PATH)");
@@ -135,21 +158,10 @@ int main(int argc, char** argv) {
   bool have_concurrency = false;
   bool have_seconds = false;
   bool have_ids = false;
-  for (int i = 2; i < argc; ++i) {
-    std::string flag = argv[i];
+  auto on_flag = [&](const std::string& flag, const char* value) {
     if (flag == "--keep") {
       opt.keep = true;
-      continue;
-    }
-    if (flag == "--help" || flag == "-h") {
-      std::printf("%s", usage_text);
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      usage_error(flag.rfind("--", 0) == 0 ? flag + " needs a value" : "unexpected '" + flag + "'");
-    }
-    const char* value = argv[++i];
-    if (flag == "--socket") {
+    } else if (flag == "--socket") {
       opt.socket = value;
     } else if (flag == "--volumes") {
       opt.volumes = to_long(flag, value, 1);
@@ -176,8 +188,12 @@ int main(int argc, char** argv) {
     } else if (flag == "--berthd-arg") {
       opt.berthd_args.emplace_back(value);
     } else {
-      usage_error("unknown option '" + flag + "'");
+      return false;
     }
+    return true;
+  };
+  if (!parse_flags(argc, argv, {"--keep"}, on_flag)) {
+    return 0;
   }
   if (opt.socket.empty()) {
     usage_error("--socket is required");

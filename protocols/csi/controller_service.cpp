@@ -49,12 +49,20 @@ grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerC
   return r;
 }
 
-void controller_service::remove_kind(grpc::ServerUnaryReactor* r, const std::string& name,
-                                     const char* kind) {
+grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerContext* ctx,
+                                                          const std::string& name,
+                                                          const char* field, const char* kind) {
+  auto* r = ctx->DefaultReactor();
+  if (auto st = require(name, field); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (!may_exist(name)) {
+    return finish_now(r, grpc::Status::OK); // no such name can exist: already gone
+  }
   // One namespace holds volumes and snapshots: the registry removes the record only
   // when it is of `kind`, in one message, so DeleteVolume never removes a snapshot.
   gw_.ask(
-    registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); },
+    registry_, transition_timeout, finish_ok(r),
     [r](caf::error& err) {
       if (err.category() == caf::atom("berth") && static_cast<ec>(err.code()) == ec::not_found) {
         r->Finish(grpc::Status::OK); // already gone, or never of this kind
@@ -63,20 +71,13 @@ void controller_service::remove_kind(grpc::ServerUnaryReactor* r, const std::str
       }
     },
     atom::remove_v, name, std::string{kind});
+  return r;
 }
 
 grpc::ServerUnaryReactor* controller_service::DeleteVolume(grpc::CallbackServerContext* ctx,
                                                            const v1::DeleteVolumeRequest* req,
                                                            v1::DeleteVolumeResponse*) {
-  auto* r = ctx->DefaultReactor();
-  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (!may_exist(req->volume_id())) {
-    return finish_now(r, grpc::Status::OK);
-  }
-  remove_kind(r, req->volume_id(), kind_volume);
-  return r;
+  return remove_kind(ctx, req->volume_id(), "volume_id", kind_volume);
 }
 
 grpc::ServerUnaryReactor* controller_service::ControllerPublishVolume(
@@ -298,15 +299,7 @@ grpc::ServerUnaryReactor* controller_service::CreateSnapshot(grpc::CallbackServe
 grpc::ServerUnaryReactor* controller_service::DeleteSnapshot(grpc::CallbackServerContext* ctx,
                                                              const v1::DeleteSnapshotRequest* req,
                                                              v1::DeleteSnapshotResponse*) {
-  auto* r = ctx->DefaultReactor();
-  if (auto st = require(req->snapshot_id(), "snapshot_id"); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (!may_exist(req->snapshot_id())) {
-    return finish_now(r, grpc::Status::OK);
-  }
-  remove_kind(r, req->snapshot_id(), kind_snapshot);
-  return r;
+  return remove_kind(ctx, req->snapshot_id(), "snapshot_id", kind_snapshot);
 }
 
 grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServerContext* ctx,

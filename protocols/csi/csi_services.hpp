@@ -50,6 +50,11 @@ inline auto on_error(grpc::ServerUnaryReactor* r) {
   return [r](caf::error& err) { r->Finish(to_status(err)); };
 }
 
+/// A reply callback for gateway::ask on a transition answered with atom::ok.
+inline auto finish_ok(grpc::ServerUnaryReactor* r) {
+  return [r](atom::ok) { r->Finish(grpc::Status::OK); };
+}
+
 /// Finishes `r` at once with `st` (a synchronous answer or a refusal); returns `r`.
 inline grpc::ServerUnaryReactor* finish_now(grpc::ServerUnaryReactor* r, grpc::Status st) {
   r->Finish(st);
@@ -126,9 +131,11 @@ public:
     v1::ControllerModifyVolumeResponse* resp) override;
 
 private:
-  /// Removes `name` if it is a record of `kind`; unknown (or of the other kind)
-  /// is success: Delete{Volume,Snapshot} are idempotent.
-  void remove_kind(grpc::ServerUnaryReactor* r, const std::string& name, const char* kind);
+  /// Delete{Volume,Snapshot}: removes `name` (the request's `field`) if it is a
+  /// record of `kind`; unknown (or of the other kind) is success (idempotent).
+  grpc::ServerUnaryReactor* remove_kind(grpc::CallbackServerContext* ctx,
+                                        const std::string& name, const char* field,
+                                        const char* kind);
 
   gateway& gw_;
   registry_actor registry_;

@@ -16,6 +16,22 @@ grpc::Status check_volume_id(const std::string& id) {
   return may_exist(id) ? grpc::Status::OK : unknown_volume(id);
 }
 
+/// What every node RPC on a path checks first: volume_id given, `path` (the field
+/// `field`) absolute and normalized, and so `staging` when the request has one.
+grpc::Status check_paths(const std::string& id, const std::string& path, const char* field,
+                         const std::string& staging = {}) {
+  if (auto st = require(id, "volume_id"); !st.ok()) {
+    return st;
+  }
+  if (auto st = check_path(path, field); !st.ok()) {
+    return st;
+  }
+  if (!staging.empty()) {
+    return check_path(staging, "staging_target_path");
+  }
+  return grpc::Status::OK;
+}
+
 } // namespace
 
 node_service::node_service(gateway& gw, registry_actor registry, const csi_config& cfg)
@@ -37,8 +53,8 @@ grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerCont
     return finish_now(r, unknown_volume(req->volume_id()));
   }
   gw_.ask(
-    registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); }, on_error(r),
-    atom::stage_v, req->volume_id(), std::move(stage));
+    registry_, transition_timeout, finish_ok(r), on_error(r), atom::stage_v,
+    req->volume_id(), std::move(stage));
   return r;
 }
 
@@ -46,18 +62,16 @@ grpc::ServerUnaryReactor* node_service::NodeUnstageVolume(grpc::CallbackServerCo
                                                           const v1::NodeUnstageVolumeRequest* req,
                                                           v1::NodeUnstageVolumeResponse*) {
   auto* r = ctx->DefaultReactor();
-  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (auto st = check_path(req->staging_target_path(), "staging_target_path"); !st.ok()) {
+  if (auto st = check_paths(req->volume_id(), req->staging_target_path(), "staging_target_path");
+      !st.ok()) {
     return finish_now(r, st);
   }
   if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
     return finish_now(r, st);
   }
   gw_.ask(
-    registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); }, on_error(r),
-    atom::unstage_v, req->volume_id(), req->staging_target_path());
+    registry_, transition_timeout, finish_ok(r), on_error(r), atom::unstage_v,
+    req->volume_id(), req->staging_target_path());
   return r;
 }
 
@@ -73,8 +87,8 @@ grpc::ServerUnaryReactor* node_service::NodePublishVolume(grpc::CallbackServerCo
     return finish_now(r, unknown_volume(req->volume_id()));
   }
   gw_.ask(
-    registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); }, on_error(r),
-    atom::publish_v, req->volume_id(), std::move(publish));
+    registry_, transition_timeout, finish_ok(r), on_error(r), atom::publish_v,
+    req->volume_id(), std::move(publish));
   return r;
 }
 
@@ -83,18 +97,15 @@ node_service::NodeUnpublishVolume(grpc::CallbackServerContext* ctx,
                                   const v1::NodeUnpublishVolumeRequest* req,
                                   v1::NodeUnpublishVolumeResponse*) {
   auto* r = ctx->DefaultReactor();
-  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (auto st = check_path(req->target_path(), "target_path"); !st.ok()) {
+  if (auto st = check_paths(req->volume_id(), req->target_path(), "target_path"); !st.ok()) {
     return finish_now(r, st);
   }
   if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
     return finish_now(r, st);
   }
   gw_.ask(
-    registry_, transition_timeout, [r](atom::ok) { r->Finish(grpc::Status::OK); }, on_error(r),
-    atom::unpublish_v, req->volume_id(), req->target_path());
+    registry_, transition_timeout, finish_ok(r), on_error(r), atom::unpublish_v,
+    req->volume_id(), req->target_path());
   return r;
 }
 
@@ -102,16 +113,10 @@ grpc::ServerUnaryReactor* node_service::NodeGetVolumeStats(grpc::CallbackServerC
                                                            const v1::NodeGetVolumeStatsRequest* req,
                                                            v1::NodeGetVolumeStatsResponse* resp) {
   auto* r = ctx->DefaultReactor();
-  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
+  if (auto st = check_paths(req->volume_id(), req->volume_path(), "volume_path",
+                            req->staging_target_path());
+      !st.ok()) {
     return finish_now(r, st);
-  }
-  if (auto st = check_path(req->volume_path(), "volume_path"); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (!req->staging_target_path().empty()) {
-    if (auto st = check_path(req->staging_target_path(), "staging_target_path"); !st.ok()) {
-      return finish_now(r, st);
-    }
   }
   if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
     return finish_now(r, st);
@@ -132,16 +137,10 @@ grpc::ServerUnaryReactor* node_service::NodeExpandVolume(grpc::CallbackServerCon
                                                          const v1::NodeExpandVolumeRequest* req,
                                                          v1::NodeExpandVolumeResponse* resp) {
   auto* r = ctx->DefaultReactor();
-  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
+  if (auto st = check_paths(req->volume_id(), req->volume_path(), "volume_path",
+                            req->staging_target_path());
+      !st.ok()) {
     return finish_now(r, st);
-  }
-  if (auto st = check_path(req->volume_path(), "volume_path"); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (!req->staging_target_path().empty()) {
-    if (auto st = check_path(req->staging_target_path(), "staging_target_path"); !st.ok()) {
-      return finish_now(r, st);
-    }
   }
   if (req->has_volume_capability()) {
     if (auto st = check_capability(req->volume_capability(), ""); !st.ok()) {
