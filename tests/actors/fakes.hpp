@@ -15,7 +15,10 @@
 
 #include <caf/all.hpp>
 
+#include <gtest/gtest.h>
+
 #include "actors/actors.hpp"
+#include "actors/volume.hpp"
 #include "backends/backend.hpp"
 #include "core/errors.hpp"
 
@@ -257,6 +260,33 @@ struct test_system {
     cfg.add_message_types<caf::id_block::berth>();
     cfg.set("scheduler.max-threads", 2);
     sys = std::make_unique<caf::actor_system>(cfg);
+  }
+};
+
+/// What the volume tests share: one volume actor on the fake backend and the
+/// fake persistence, stopped (with the executor) after each test.
+class volume_fixture : public ::testing::Test {
+protected:
+  test_system ts;
+  std::shared_ptr<fake_backend> storage = std::make_shared<fake_backend>();
+  std::shared_ptr<fake_disk> disk = std::make_shared<fake_disk>();
+  std::shared_ptr<executor> exec = std::make_shared<executor>(4, 64);
+  caf::scoped_actor self{*ts.sys};
+  volume_actor vol;
+
+  /// Spawns the volume `name` with this backend timeout.
+  void spawn_volume(const std::string& name, std::chrono::milliseconds backend_timeout) {
+    auto persistence = ts.sys->spawn(fake_persistence, disk);
+    volume_env env{storage, exec, persistence, backend_timeout};
+    volume_record rec;
+    rec.name = name;
+    vol = ts.sys->spawn(volume, env, rec, false);
+  }
+
+  void TearDown() override {
+    storage->release();
+    self->send_exit(vol, caf::exit_reason::user_shutdown);
+    exec->stop();
   }
 };
 

@@ -19,28 +19,11 @@ uint8_t code_of(ec x) {
   return static_cast<uint8_t>(x);
 }
 
-class volume_csi_test : public ::testing::Test {
+class volume_csi_test : public test::volume_fixture {
 protected:
-  test::test_system ts;
-  std::shared_ptr<test::fake_backend> storage = std::make_shared<test::fake_backend>();
-  std::shared_ptr<test::fake_disk> disk = std::make_shared<test::fake_disk>();
-  std::shared_ptr<executor> exec = std::make_shared<executor>(4, 64);
-  caf::scoped_actor self{*ts.sys};
-  volume_actor vol;
-
   void SetUp() override {
-    auto persistence = ts.sys->spawn(test::fake_persistence, disk);
     // Longer than any hang below: these tests are about order, not timeouts.
-    volume_env env{storage, exec, persistence, 3s};
-    volume_record rec;
-    rec.name = "pvc-1";
-    vol = ts.sys->spawn(volume, env, rec, false);
-  }
-
-  void TearDown() override {
-    storage->release();
-    self->send_exit(vol, caf::exit_reason::user_shutdown);
-    exec->stop();
+    spawn_volume("pvc-1", 3s);
   }
 
   static volume_spec spec(uint64_t required, uint64_t limit = 0) {

@@ -10,27 +10,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-class volume_test : public ::testing::Test {
+class volume_test : public test::volume_fixture {
 protected:
-  test::test_system ts;
-  std::shared_ptr<test::fake_backend> storage = std::make_shared<test::fake_backend>();
-  std::shared_ptr<test::fake_disk> disk = std::make_shared<test::fake_disk>();
-  std::shared_ptr<executor> exec = std::make_shared<executor>(4, 64);
-  caf::scoped_actor self{*ts.sys};
-  volume_actor vol;
-
   void SetUp() override {
-    auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-    volume_env env{storage, exec, persistence, 500ms};
-    volume_record rec;
-    rec.name = "v1";
-    vol = ts.sys->spawn(volume, env, rec, false);
-  }
-
-  void TearDown() override {
-    storage->release();
-    self->send_exit(vol, caf::exit_reason::user_shutdown);
-    exec->stop();
+    spawn_volume("v1", 500ms);
   }
 
   std::string mount(const std::string& id) {
