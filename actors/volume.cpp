@@ -37,12 +37,13 @@ void finish(self_ptr self) {
 // -- backend calls ------------------------------------------------------------
 
 void call_backend(self_ptr self, std::string what, backend_work work,
-                  backend_continuation then) {
+                  backend_continuation then, late_undo undo) {
   auto& st = self->state;
   auto token = st.next_token++;
   st.current_token = token;
   st.current_call = what;
   st.continuation = std::move(then);
+  st.current_undo = std::move(undo);
   auto hdl = caf::actor_cast<volume_actor>(self);
   auto storage = st.env.storage;
   auto queued = st.env.exec->submit([hdl, token, storage, work = std::move(work), what] {
@@ -66,11 +67,12 @@ void call_backend(self_ptr self, std::string what, backend_work work,
 }
 
 void call_backend(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
-                  done_fn then) {
+                  done_fn then, late_undo undo) {
   call_backend(
     self, std::move(what),
     [work = std::move(work)](backend& b) { return std::make_pair(work(b), caf::message{}); },
-    [then = std::move(then)](caf::error err, caf::message) { then(std::move(err)); });
+    [then = std::move(then)](caf::error err, caf::message) { then(std::move(err)); },
+    std::move(undo));
 }
 
 } // namespace detail
@@ -215,6 +217,19 @@ void run_mount(self_ptr self, pending_op op) {
       op.rp.deliver(mp);
       finish(self);
     });
+  }, [self] {
+    // The caller was told the mount failed: a mount the record lacks is undone.
+    if (self->state.rec.mounted) {
+      finish(self);
+      return;
+    }
+    unmount_host(self, self->state.rec, [self](caf::error err) {
+      if (err) {
+        spdlog::error("volume {}: undoing a late mount failed: {}", self->state.rec.name,
+                      describe(err));
+      }
+      finish(self);
+    });
   });
 }
 
@@ -331,6 +346,10 @@ void run_remove(self_ptr self, pending_op op) {
 void start(self_ptr self, pending_op op) {
   auto& st = self->state;
   bool creates = op.what == pending_op::kind::create || op.what == pending_op::kind::csi_create;
+  if (op.what == pending_op::kind::undo_late && !st.exists) {
+    finish(self); // removed meanwhile: nothing of it is left to undo
+    return;
+  }
   if (!creates && !st.exists) {
     op.rp.deliver(no_such_volume(st.rec.name));
     finish(self);
@@ -372,6 +391,9 @@ void start(self_ptr self, pending_op op) {
       return;
     case pending_op::kind::stats:
       run_stats(self, std::move(op));
+      return;
+    case pending_op::kind::undo_late:
+      op.undo();
       return;
   }
 }
@@ -489,12 +511,12 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
       if (it == st.abandoned.end()) {
         return;
       }
-      spdlog::warn("volume {}: {} finished after its timeout ({})", st.rec.name, it->second,
+      spdlog::warn("volume {}: {} finished after its timeout ({})", st.rec.name, it->second.what,
                    err ? describe(err) : "succeeded");
-      if (it->second == "mount" && !err && !st.rec.mounted) {
-        // The caller was told it failed: a mount the state lacks is undone.
-        auto rec = st.rec;
-        st.env.exec->submit([storage = st.env.storage, rec] { storage->unmount(rec, true); });
+      if (!err && it->second.undo) {
+        // Its caller was told it failed: undo it, in turn, so no retry races the undo.
+        enqueue(self, pending_op::kind::undo_late,
+                [&](pending_op& op) { op.undo = std::move(it->second.undo); });
       }
       st.abandoned.erase(it);
     },
@@ -503,7 +525,7 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
       if (token != st.current_token) {
         return;
       }
-      st.abandoned.emplace(token, st.current_call);
+      st.abandoned.emplace(token, abandoned_call{st.current_call, std::move(st.current_undo)});
       st.current_token = 0;
       auto k = std::move(st.continuation);
       k(make_error(ec::timeout, st.current_call + " of volume " + st.rec.name
@@ -514,7 +536,9 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     [self](atom::retire) {
       auto& st = self->state;
       for (auto& op : st.queue) {
-        op.rp.deliver(no_such_volume(st.rec.name));
+        if (op.what != pending_op::kind::undo_late) {
+          op.rp.deliver(no_such_volume(st.rec.name));
+        }
       }
       st.queue.clear();
       self->quit();

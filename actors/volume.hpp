@@ -26,11 +26,23 @@ struct volume_env {
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
 };
 
+/// Undoes a backend side effect that succeeded after its caller was told it timed
+/// out. It runs as a transition of its own (in turn, so it never races a retry) and
+/// must end it with detail::finish().
+using late_undo = std::function<void()>;
+
+/// A backend call whose caller got a timeout but which may still finish.
+struct abandoned_call {
+  std::string what; ///< e.g. "stage", for the log
+  late_undo undo;   ///< empty when a late success needs no undo
+};
+
 /// One request waiting for its turn (the volume runs one transition at a time).
 struct pending_op {
   enum class kind {
     create, mount, unmount, remove,                            // Docker
-    csi_create, stage, unstage, publish, unpublish, expand, grow, stats // CSI
+    csi_create, stage, unstage, publish, unpublish, expand, grow, stats, // CSI
+    undo_late                                                  // internal
   };
   kind what;
   caf::response_promise rp;
@@ -41,6 +53,7 @@ struct pending_op {
   stage_request stage; ///< stage
   publish_request pub; ///< publish
   uint64_t bytes = 0;  ///< expand
+  late_undo undo;      ///< undo_late
 };
 
 /// A continuation run when the current backend call finishes (with its result:
@@ -60,8 +73,9 @@ struct volume_state {
   uint64_t current_token = 0; ///< the backend call the continuation waits for
   std::string current_call;   ///< e.g. "mount", for logs and timeouts
   backend_continuation continuation;
-  /// Calls that timed out but may still finish: token -> call name.
-  std::map<uint64_t, std::string> abandoned;
+  late_undo current_undo;     ///< what undoes the current call if it lands after its timeout
+  /// Calls that timed out but may still finish, by token.
+  std::map<uint64_t, abandoned_call> abandoned;
 
   std::vector<caf::response_promise> drain_waiters;
 };

@@ -72,6 +72,41 @@ stage_request restage_request(const volume_record& rec) {
   return req;
 }
 
+/// A stage that lands after its timeout is unstaged, unless the record says the
+/// volume is staged there (a retry got it meanwhile).
+late_undo undo_late_stage(self_ptr self, stage_request req) {
+  return [self, req] {
+    auto late = self->state.rec;
+    if (late.staging_path == req.staging_path) {
+      finish(self);
+      return;
+    }
+    set_staged(late, req, "");
+    call_backend(self, "unstage", [late](backend& b) { return b.unstage(late); },
+                 [self, late](caf::error err) {
+                   log_undo(late.name, "a late stage")(err);
+                   finish(self);
+                 });
+  };
+}
+
+/// A publish that lands after its timeout is unpublished, unless the record says
+/// the volume is published there.
+late_undo undo_late_publish(self_ptr self, std::string target) {
+  return [self, target] {
+    auto rec = self->state.rec;
+    if (rec.published.count(target) > 0) {
+      finish(self);
+      return;
+    }
+    call_backend(self, "unpublish", [rec, target](backend& b) { return b.unpublish(rec, target); },
+                 [self, rec](caf::error err) {
+                   log_undo(rec.name, "a late publish")(err);
+                   finish(self);
+                 });
+  };
+}
+
 } // namespace
 
 void run_csi_create(self_ptr self, pending_op op) {
@@ -166,7 +201,7 @@ void run_stage(self_ptr self, pending_op op) {
       op.rp.deliver(atom::ok_v);
       finish(self);
     });
-  });
+  }, undo_late_stage(self, req));
 }
 
 void run_unstage(self_ptr self, pending_op op) {
@@ -241,7 +276,7 @@ void run_publish(self_ptr self, pending_op op) {
       op.rp.deliver(atom::ok_v);
       finish(self);
     });
-  });
+  }, undo_late_publish(self, pub.target));
 }
 
 void run_unpublish(self_ptr self, pending_op op) {

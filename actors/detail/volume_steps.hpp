@@ -28,13 +28,14 @@ caf::error no_such_volume(const std::string& name);
 void finish(self_ptr self);
 
 /// Runs `work` on the executor; `then` runs in the actor with its result, or
-/// with ec::timeout when it does not finish within the backend timeout.
+/// with ec::timeout when it does not finish within the backend timeout. When the
+/// call succeeds after that timeout, `undo` is queued as a transition.
 void call_backend(self_ptr self, std::string what, backend_work work,
-                  backend_continuation then);
+                  backend_continuation then, late_undo undo = {});
 
 /// call_backend for work that yields only an error.
 void call_backend(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
-                  done_fn then);
+                  done_fn then, late_undo undo = {});
 
 /// Stores `next`; `then` runs once it is durable (or with the error).
 void persist(self_ptr self, const volume_record& next, done_fn then);

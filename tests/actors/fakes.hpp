@@ -28,7 +28,8 @@ namespace berth::test {
 class fake_backend : public backend {
 public:
   std::atomic<int> mounts{0}, unmounts{0}, lazy_unmounts{0}, creates{0}, removes{0};
-  std::atomic<bool> fail_mount{false}, fail_unmount{false}, hang_unmount{false};
+  std::atomic<bool> fail_mount{false}, fail_unmount{false}, hang_unmount{false},
+    hang_mount{false};
   std::atomic<bool> host_mounted{false};
 
   // -- CSI -----------------------------------------------------------------------
@@ -57,6 +58,10 @@ public:
   }
   caf::expected<std::string> mount(const volume_record& rec) override {
     ++mounts;
+    if (hang_mount) {
+      std::unique_lock<std::mutex> guard{mtx_};
+      cv_.wait_for(guard, std::chrono::seconds(10), [this] { return !hang_mount; });
+    }
     if (fail_mount) {
       return make_error(ec::backend_failure, "mount of " + rec.name + " failed: injected");
     }
@@ -188,6 +193,7 @@ public:
     {
       std::lock_guard<std::mutex> guard{mtx_};
       hang_unmount = false;
+      hang_mount = false;
       hang_stage = false;
     }
     cv_.notify_all();

@@ -3,6 +3,8 @@
 
 #include "actors/volume.hpp"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
@@ -21,9 +23,11 @@ uint8_t code_of(ec x) {
 
 class volume_csi_test : public test::volume_fixture {
 protected:
+  /// Longer than any hang in these tests, which are about order, not timeouts.
+  std::chrono::milliseconds backend_timeout = 3s;
+
   void SetUp() override {
-    // Longer than any hang below: these tests are about order, not timeouts.
-    spawn_volume("pvc-1", 3s);
+    spawn_volume("pvc-1", backend_timeout);
   }
 
   static volume_spec spec(uint64_t required, uint64_t limit = 0) {
@@ -82,6 +86,23 @@ protected:
     std::lock_guard<std::mutex> guard{disk->mtx};
     auto it = disk->records.find("pvc-1");
     return it == disk->records.end() ? volume_record{} : it->second;
+  }
+};
+
+/// A backend timeout short enough to let calls outlive it.
+class volume_csi_timeout_test : public volume_csi_test {
+protected:
+  volume_csi_timeout_test() {
+    backend_timeout = 200ms;
+  }
+
+  /// Waits up to 3 s for `pred`.
+  template <class Pred>
+  static bool eventually(Pred pred) {
+    for (int i = 0; i < 300 && !pred(); ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    return pred();
   }
 };
 
@@ -425,4 +446,34 @@ TEST_F(volume_csi_test, a_publish_waits_for_a_hanging_stage_and_then_succeeds) {
   EXPECT_FALSE(publish_err) << "the publish ran after the stage: " << describe(publish_err);
   EXPECT_EQ(storage->publishes, 1);
   EXPECT_EQ(get().published.count("/pods/a"), 1u);
+}
+
+// -- a call that lands after its timeout ----------------------------------------------------
+
+TEST_F(volume_csi_timeout_test, a_stage_that_lands_after_its_timeout_is_undone) {
+  create();
+  storage->hang_stage = true;
+  auto err = stage();
+  ASSERT_TRUE(err) << "the stage must time out";
+  EXPECT_EQ(err.code(), code_of(ec::timeout)) << describe(err);
+  storage->release(); // the stage now succeeds, after its caller was told it failed
+  EXPECT_TRUE(eventually([&] { return storage->unstages == 1; }))
+    << "a staging the record lacks must be undone";
+  EXPECT_TRUE(storage->staged_paths().empty());
+  EXPECT_TRUE(get().staging_path.empty());
+}
+
+TEST_F(volume_csi_timeout_test, a_late_stage_is_kept_when_a_retry_staged_the_volume_first) {
+  create();
+  storage->hang_stage = true;
+  ASSERT_TRUE(stage()) << "the first stage must time out";
+  // The retry queues behind nothing (the timed-out call no longer holds the volume)
+  // and hangs on the same fake; releasing lets both finish, the retry commits.
+  std::thread retry([&] { EXPECT_FALSE(stage()) << "the retry must succeed"; });
+  std::this_thread::sleep_for(50ms);
+  storage->release();
+  retry.join();
+  std::this_thread::sleep_for(300ms); // room for a (wrong) undo to run
+  EXPECT_EQ(storage->unstages, 0) << "the retry's staging must not be undone";
+  EXPECT_EQ(get().staging_path, "/stage/pvc-1");
 }

@@ -1,5 +1,7 @@
 #include "actors/volume.hpp"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
@@ -217,4 +219,18 @@ TEST_F(volume_test, a_remove_limited_to_another_kind_is_not_found_and_changes_no
   EXPECT_EQ(storage->removes, 0);
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{kind_volume}));
   EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v)) << "removed as a volume";
+}
+
+TEST_F(volume_test, a_mount_that_lands_after_its_timeout_is_undone) {
+  create();
+  storage->hang_mount = true;
+  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"});
+  ASSERT_TRUE(err) << "the mount must time out";
+  EXPECT_EQ(code(err), static_cast<uint8_t>(ec::timeout)) << describe(err);
+  storage->release(); // the mount now lands, after its caller was told it failed
+  for (int i = 0; i < 300 && storage->host_mounted; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_FALSE(storage->host_mounted) << "a mount the record lacks must be undone";
+  EXPECT_FALSE(get().mounted);
 }
