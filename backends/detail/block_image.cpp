@@ -1,8 +1,10 @@
 #include "backends/detail/block_image.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -137,9 +139,23 @@ caf::expected<uint64_t> block_image_size(const std::string& path) {
   return static_cast<uint64_t>(st.st_size);
 }
 
+namespace {
+
+/// ".NAME.tmp." : the prefix of every temp file of one image.
+std::string temp_prefix(const fs::path& image) {
+  return "." + image.stem().string() + ".tmp.";
+}
+
+} // namespace
+
 std::string block_image_temp_path(const std::string& image) {
+  // Unique per call: a copy that outlived its caller's timeout must never rename
+  // a retry's half-written file (or have its own unlinked) under the final name.
+  static std::atomic<uint64_t> next{0};
   fs::path p(image);
-  return (p.parent_path() / ("." + p.stem().string() + ".tmp")).string();
+  return (p.parent_path()
+          / (temp_prefix(p) + std::to_string(::getpid()) + "." + std::to_string(++next)))
+    .string();
 }
 
 caf::error create_sparse_block_image(const std::string& image, uint64_t size,
@@ -173,7 +189,6 @@ caf::error copy_block_image(const std::string& source, const std::string& image,
     return err;
   }
   const std::string temp = block_image_temp_path(image);
-  ::unlink(temp.c_str()); // a leftover of a crash
   sync_mounted_filesystems(source, what);
   auto copied = run_helper_checked({"cp", "--reflink=auto", "--sparse=always", "--", source,
                                     temp},
@@ -194,8 +209,17 @@ caf::error grow_block_image(const std::string& image, uint64_t size, const std::
 }
 
 caf::error remove_block_image(const std::string& image, const std::string& what) {
+  std::vector<std::string> paths{image};
+  // Temp files a crash left behind (and any copy still running is pointless now).
+  std::error_code ec_ignored;
+  auto prefix = temp_prefix(image);
+  for (const auto& entry : fs::directory_iterator(fs::path(image).parent_path(), ec_ignored)) {
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) {
+      paths.push_back(entry.path().string());
+    }
+  }
   bool removed = false;
-  for (const auto& path : {block_image_temp_path(image), image}) {
+  for (const auto& path : paths) {
     if (::unlink(path.c_str()) == 0) {
       removed = true;
     } else if (errno != ENOENT) {

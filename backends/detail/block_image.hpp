@@ -15,8 +15,8 @@ namespace berth {
 /// Size of the file at `path`; ec::not_found naming it when it is missing.
 caf::expected<uint64_t> block_image_size(const std::string& path);
 
-/// Where an image is built before the rename: DIR/.NAME.tmp. A volume name
-/// never starts with '.', so it can never be another volume's image.
+/// A fresh path to build an image at before the rename: DIR/.NAME.tmp.PID.N. A
+/// volume name never starts with '.', so it can never be another volume's image.
 std::string block_image_temp_path(const std::string& image);
 
 /// Creates a sparse image of `size` bytes at `image` (its directory too).

@@ -14,6 +14,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "backends/detail/block_image.hpp"
 #include "backends/helper_process.hpp"
 #include "backends/loop_device.hpp"
 #include "backends/mountinfo.hpp"
@@ -201,6 +202,21 @@ TEST(block_backend_capacity, refuses_what_does_not_fit) {
   EXPECT_GT(*b.available_capacity(), 0u);
 }
 
+TEST(block_backend_create, temp_paths_are_unique_and_remove_sweeps_leftovers) {
+  test::temp_state state;
+  block_backend b(state.path());
+  auto rec = make_record("v1", 64 * mib);
+  const std::string image = b.image_path(rec);
+  EXPECT_NE(block_image_temp_path(image), block_image_temp_path(image))
+    << "a late copy must never share its temp file with a retry";
+  ASSERT_FALSE(b.create(rec));
+  auto leftover = block_image_temp_path(image);
+  { std::ofstream{leftover} << "half a copy"; }
+  ASSERT_FALSE(b.remove(rec));
+  EXPECT_FALSE(fs::exists(image));
+  EXPECT_FALSE(fs::exists(leftover)) << "remove sweeps a crash's temp files";
+}
+
 TEST(block_backend_create, sparse_idempotent_and_sized_by_source) {
   test::temp_state state;
   block_backend b(state.path());
@@ -212,7 +228,10 @@ TEST(block_backend_create, sparse_idempotent_and_sized_by_source) {
   EXPECT_EQ(static_cast<uint64_t>(st.st_size), 512 * mib);
   EXPECT_LT(st.st_blocks, 64) << "sparse: no data blocks";
   EXPECT_FALSE(b.create(rec)) << "create is idempotent";
-  EXPECT_FALSE(fs::exists(fs::path(image).parent_path() / ".v1.tmp"));
+  for (const auto& entry : fs::directory_iterator(fs::path(image).parent_path())) {
+    EXPECT_NE(entry.path().filename().string().rfind(".v1.tmp", 0), 0u)
+      << "temp file left behind: " << entry.path();
+  }
 
   auto other = rec;
   other.capacity_bytes = 600 * mib;
