@@ -135,6 +135,13 @@ namespace {
 void run_create(self_ptr self, pending_op op) {
   auto& st = self->state;
   if (st.exists) {
+    if (st.rec.kind != kind_volume || st.rec.backend != st.env.storage->name()) {
+      op.rp.deliver(make_error(ec::already_exists, st.rec.kind + " " + st.rec.name
+                                                     + " already exists on backend "
+                                                     + st.rec.backend + " (made over CSI)"));
+      finish(self);
+      return;
+    }
     if (auto err = check_recreate(st.rec, op.options)) {
       op.rp.deliver(err);
     } else {

@@ -120,18 +120,32 @@ void run_csi_create(self_ptr self, pending_op op) {
     finish(self);
     return;
   }
+  auto& storage = *st.env.storage;
+  if (op.spec.backend != storage.name()) {
+    // The name's actor was spawned for another backend by a concurrent create.
+    refuse(self, op, make_error(ec::already_exists, st.rec.name + " is being created on backend "
+                                                      + storage.name() + ", not "
+                                                      + op.spec.backend));
+    return;
+  }
+  if ((op.spec.kind == kind_snapshot || !op.spec.source.empty()) && !storage.copies_content()) {
+    refuse(self, op, make_error(ec::unsupported, "backend " + storage.name()
+                                                   + " cannot take snapshots or copy a content "
+                                                     "source (" + st.rec.name + ")"));
+    return;
+  }
   auto spec = with_source_size(op.spec);
   if (!spec) {
     refuse(self, op, spec.error());
     return;
   }
-  if (auto err = st.env.storage->validate(st.rec.name, spec->parameters)) {
+  if (auto err = storage.validate(st.rec.name, spec->parameters)) {
     refuse(self, op, err);
     return;
   }
   uint64_t capacity = spec->source_bytes;
   if (spec->kind == kind_volume) {
-    auto chosen = st.env.storage->choose_capacity(*spec);
+    auto chosen = storage.choose_capacity(*spec);
     if (!chosen) {
       refuse(self, op, chosen.error());
       return;

@@ -44,16 +44,19 @@ namespace {
 using backend_map = std::map<std::string, std::shared_ptr<backend>>;
 
 backend_map make_backends(const daemon_options& opts) {
-  std::shared_ptr<backend> local
-    = std::make_shared<local_backend>(opts.state_dir, opts.backend_timeout);
+  // Helpers (mount.nfs, mkfs, cp, resize2fs) are killed a little before the volume
+  // actor gives up on the call, so a call the caller was told timed out is not
+  // still working on the volume while its retry runs.
+  auto helper_timeout = opts.backend_timeout * 9 / 10;
+  std::shared_ptr<backend> local = std::make_shared<local_backend>(opts.state_dir, helper_timeout);
   if (!opts.test_stall_volume.empty()) {
     spdlog::warn("TEST ONLY: backend calls of volume {} stall {} ms", opts.test_stall_volume,
                  opts.test_stall.count());
     local = std::make_shared<stall_backend>(
-      std::make_unique<local_backend>(opts.state_dir, opts.backend_timeout),
-      opts.test_stall_volume, opts.test_stall);
+      std::make_unique<local_backend>(opts.state_dir, helper_timeout), opts.test_stall_volume,
+      opts.test_stall);
   }
-  auto block = std::make_shared<block_backend>(opts.state_dir);
+  auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout);
   return {{"local", local}, {"block", block}};
 }
 

@@ -49,6 +49,12 @@ public:
     return spec.required_bytes;
   }
 
+  /// True when create() can copy a content source (a snapshot, or a volume made
+  /// from a snapshot or another volume); false makes such requests fail up front.
+  virtual bool copies_content() const {
+    return false;
+  }
+
   /// Bytes a new volume could still get (CSI GetCapacity).
   virtual caf::expected<uint64_t> available_capacity() const {
     return unsupported("GetCapacity");

@@ -135,6 +135,10 @@ caf::error block_backend::validate(const std::string& volume, const option_map& 
 
 // -- capacity -----------------------------------------------------------------
 
+bool block_backend::copies_content() const {
+  return true;
+}
+
 caf::expected<uint64_t> block_backend::choose_capacity(const volume_spec& spec) const {
   const std::string what = "CreateVolume capacity";
   if (spec.kind == kind_snapshot) {

@@ -50,6 +50,8 @@ public:
   std::string mountpoint(const volume_record& rec) const override;
 
   // -- CSI -------------------------------------------------------------------
+  /// Snapshots and clones are sparse copies of the image.
+  bool copies_content() const override;
   caf::expected<uint64_t> choose_capacity(const volume_spec& spec) const override;
   caf::expected<uint64_t> available_capacity() const override;
   caf::expected<std::string> stage(const volume_record& rec, const stage_request& req) override;

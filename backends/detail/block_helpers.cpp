@@ -1,5 +1,7 @@
 #include "backends/detail/block_helpers.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -30,6 +32,12 @@ caf::error check_block_path(const std::string& path, const std::string& role,
   if (!is_clean_absolute_path(path) || path == "/") {
     return make_error(ec::invalid_argument,
                       what + ": " + role + " \"" + path + "\" is not a clean absolute path");
+  }
+  // A mount through a symlink lands at its target, where unstage would never look.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    return make_error(ec::invalid_argument,
+                      what + ": " + role + " \"" + path + "\" is a symbolic link");
   }
   return {};
 }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -81,12 +82,18 @@ caf::error truncate_and_sync(const std::string& path, uint64_t size, const std::
   return {};
 }
 
-/// Moves the finished temp file to its final name, durably.
+/// Moves the finished temp file to its final name, durably. Never replaces an
+/// image: a copy that outlived its caller must not overwrite the image a retry
+/// committed (and a pod may already be writing to); the first one in wins.
 caf::error commit_temp(const std::string& temp, const std::string& image,
                        const std::string& what) {
-  if (::rename(temp.c_str(), image.c_str()) != 0) {
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, image.c_str(), RENAME_NOREPLACE) != 0) {
     int e = errno;
     ::unlink(temp.c_str());
+    if (e == EEXIST) {
+      spdlog::warn("{}: {} was committed meanwhile; dropped this copy", what, image);
+      return {};
+    }
     return sys_error(e, what + ": cannot rename " + temp + " to " + image);
   }
   return fsync_dir_of(image, what);

@@ -150,8 +150,10 @@ void csi_server::stop(std::chrono::milliseconds deadline) {
   if (!server_) {
     return;
   }
-  // In-flight calls finish when their actor replies; after the deadline gRPC
-  // cancels them (their late Finish is then a no-op for the client).
+  // New calls are refused at once. In-flight calls end when their actor replies
+  // (every transition is bounded by the backend timeout); after the deadline their
+  // clients see them cancelled, but Wait() still returns only once each reactor
+  // has finished, so a stop can outlast --stop-timeout-ms by one backend timeout.
   server_->Shutdown(std::chrono::system_clock::now() + deadline);
   server_->Wait();
   server_.reset();

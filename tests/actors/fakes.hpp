@@ -31,6 +31,7 @@ public:
   std::atomic<bool> fail_mount{false}, fail_unmount{false}, hang_unmount{false},
     hang_mount{false};
   std::atomic<bool> host_mounted{false};
+  bool copies = true; ///< copies_content(): the fake "copies" sources unless told not to
 
   // -- CSI -----------------------------------------------------------------------
   static constexpr uint64_t mib = 1024 * 1024;
@@ -44,6 +45,7 @@ public:
   std::atomic<uint64_t> expanded_to{0}; ///< the bytes of the last expand
 
   std::string name() const override { return "local"; }
+  bool copies_content() const override { return copies; }
   caf::error validate(const std::string&, const option_map& options) const override {
     for (const auto& [k, v] : options) {
       if (k != "type" && k != "device" && k != "o" && k != "fsType") {

@@ -477,3 +477,41 @@ TEST_F(volume_csi_timeout_test, a_late_stage_is_kept_when_a_retry_staged_the_vol
   EXPECT_EQ(storage->unstages, 0) << "the retry's staging must not be undone";
   EXPECT_EQ(get().staging_path, "/stage/pvc-1");
 }
+
+TEST_F(volume_csi_test, a_backend_that_cannot_copy_refuses_snapshots_and_sources) {
+  storage->copies = false;
+  auto snap = spec(0);
+  snap.kind = kind_snapshot;
+  snap.source = "volume:pvc-0";
+  snap.source_bytes = 10 * mib;
+  auto err = test::call<volume_record>(self, vol, atom::create_v, snap);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::unsupported)) << describe(err);
+  auto clone = spec(10 * mib);
+  clone.source = "snapshot:s1";
+  clone.source_bytes = 10 * mib;
+  err = test::call<volume_record>(self, vol, atom::create_v, clone);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::unsupported)) << describe(err);
+  EXPECT_EQ(storage->creates, 0) << "nothing is made when it cannot be filled";
+}
+
+TEST_F(volume_csi_test, a_create_for_another_backend_than_the_actors_is_refused) {
+  auto other = spec(10 * mib);
+  other.backend = "block";
+  auto err = test::call<volume_record>(self, vol, atom::create_v, other);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::already_exists)) << describe(err);
+  EXPECT_EQ(storage->creates, 0);
+}
+
+TEST_F(volume_csi_test, a_docker_create_on_a_csi_snapshot_name_is_refused) {
+  auto snap = spec(0);
+  snap.kind = kind_snapshot;
+  snap.source = "volume:pvc-0";
+  snap.source_bytes = 10 * mib;
+  ASSERT_TRUE(test::ask<volume_record>(self, vol, atom::create_v, snap));
+  auto err = test::call<atom::ok>(self, vol, atom::create_v, option_map{});
+  ASSERT_TRUE(err) << "Docker must not adopt a CSI snapshot as its volume";
+  EXPECT_EQ(err.code(), code_of(ec::already_exists)) << describe(err);
+}

@@ -202,6 +202,23 @@ TEST(block_backend_capacity, refuses_what_does_not_fit) {
   EXPECT_GT(*b.available_capacity(), 0u);
 }
 
+TEST(block_backend_create, a_late_copy_never_replaces_a_committed_image) {
+  test::temp_state state;
+  block_backend b(state.path());
+  auto src = make_record("src", 16 * mib);
+  ASSERT_FALSE(b.create(src));
+  auto rec = make_record("v1", 16 * mib);
+  ASSERT_FALSE(b.create(rec));
+  const std::string image = b.image_path(rec);
+  { std::ofstream{image, std::ios::in | std::ios::out} << "written by the pod"; }
+  // A copy that outlived its caller lands after the retry committed the image.
+  ASSERT_FALSE(copy_block_image(b.image_path(src), image, 16 * mib, 30s, "late copy"));
+  std::ifstream in{image};
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first.substr(0, 18), "written by the pod") << "the committed image was replaced";
+}
+
 TEST(block_backend_create, temp_paths_are_unique_and_remove_sweeps_leftovers) {
   test::temp_state state;
   block_backend b(state.path());
@@ -397,6 +414,13 @@ TEST_F(block_backend_test, bad_stage_requests_are_rejected_before_any_side_effec
   EXPECT_EQ(code_of(rel.error()), ec::invalid_argument);
   auto dots = backend_->stage(rec, {staging("v1") + "/../../x", false, "", {}});
   ASSERT_FALSE(dots);
+  fs::create_directories(root_ + "/elsewhere");
+  fs::create_directories(fs::path(staging("link")).parent_path());
+  fs::create_symlink(root_ + "/elsewhere", staging("link"));
+  auto link = backend_->stage(rec, {staging("link"), false, "", {}});
+  ASSERT_FALSE(link) << "a mount through a symlink would land where unstage never looks";
+  EXPECT_EQ(code_of(link.error()), ec::invalid_argument);
+  EXPECT_TRUE(mentions(link.error(), "symbolic link")) << describe(link.error());
   auto none = find_loop_device(backend_->image_path(rec));
   ASSERT_TRUE(none);
   EXPECT_EQ(*none, "");
