@@ -218,8 +218,34 @@ void run_stage(self_ptr self, pending_op op) {
   }, undo_late_stage(self, req));
 }
 
+/// NodeUnstageVolume of a volume the record says is staged nowhere: a crash between
+/// a stage and its commit may have left that staging on the host, so the backend
+/// is asked to clean the path (idempotent) before the answer "done".
+void sweep_unrecorded_staging(self_ptr self, pending_op op) {
+  auto ghost = self->state.rec;
+  stage_request req;
+  req.staging_path = op.id;
+  set_staged(ghost, req, "");
+  call_backend(self, "unstage", [ghost](backend& b) { return b.unstage(ghost); },
+               [self, ghost, op](caf::error err) mutable {
+                 if (err && !(err.category() == caf::atom("berth")
+                              && static_cast<ec>(err.code()) == ec::unsupported)) {
+                   spdlog::error("volume {}: cleaning {} failed: {}", ghost.name,
+                                 ghost.staging_path, describe(err));
+                   refuse(self, op, err);
+                   return;
+                 }
+                 op.rp.deliver(atom::ok_v);
+                 finish(self);
+               });
+}
+
 void run_unstage(self_ptr self, pending_op op) {
   auto before = self->state.rec;
+  if (before.staging_path.empty() && before.kind == kind_volume) {
+    sweep_unrecorded_staging(self, std::move(op));
+    return;
+  }
   auto action = check_unstage(before, op.id);
   if (settled(self, op, action, atom::ok_v)) {
     return;

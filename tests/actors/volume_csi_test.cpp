@@ -238,7 +238,26 @@ TEST_F(volume_csi_test, unstage_clears_the_staging_and_is_idempotent) {
   EXPECT_TRUE(rec.device.empty());
   EXPECT_EQ(on_disk(), rec);
   EXPECT_FALSE(unstage());
-  EXPECT_EQ(storage->unstages, 1) << "not staged: done without the backend";
+  EXPECT_EQ(storage->unstages, 2)
+    << "not staged per the record: the backend still cleans the path (a crash may have left it)";
+  EXPECT_EQ(get(), rec) << "and the record does not change";
+}
+
+TEST_F(volume_csi_test, unstage_cleans_a_staging_the_record_lacks) {
+  create();
+  // A crash between the stage and its commit: the host has it, the record not.
+  stage_request req = stage_req();
+  ASSERT_TRUE(storage->stage(get(), req));
+  EXPECT_FALSE(unstage());
+  EXPECT_TRUE(storage->staged_paths().empty()) << "the unrecorded staging is cleaned";
+}
+
+TEST_F(volume_csi_test, unstage_at_another_path_leaves_the_recorded_staging) {
+  create();
+  ASSERT_FALSE(stage());
+  EXPECT_FALSE(unstage("/stage/elsewhere"));
+  EXPECT_EQ(storage->unstages, 0) << "the volume is staged elsewhere: nothing to clean here";
+  EXPECT_EQ(get().staging_path, "/stage/pvc-1");
 }
 
 TEST_F(volume_csi_test, a_failed_persist_after_unstage_stages_again) {
