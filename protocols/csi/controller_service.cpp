@@ -147,13 +147,9 @@ grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerCo
     [this, r, req, resp](std::vector<volume_record>& all) {
       finish(r, [&] {
         auto recs = select_kind(std::move(all), kind_volume);
-        std::vector<std::string> names;
-        names.reserve(recs.size());
-        for (const auto& rec : recs) {
-          names.push_back(rec.name);
-        }
         page pg;
-        if (auto st = paginate(names, req->max_entries(), req->starting_token(), pg); !st.ok()) {
+        auto st = paginate_records(recs, req->max_entries(), req->starting_token(), pg);
+        if (!st.ok()) {
           return st;
         }
         for (auto i = pg.begin; i < pg.end; ++i) {
@@ -320,13 +316,9 @@ grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServer
     [r, req, resp](std::vector<volume_record>& all) {
       finish(r, [&] {
         auto recs = filter_snapshots(std::move(all), req->snapshot_id(), req->source_volume_id());
-        std::vector<std::string> names;
-        names.reserve(recs.size());
-        for (const auto& rec : recs) {
-          names.push_back(rec.name);
-        }
         page pg;
-        if (auto st = paginate(names, req->max_entries(), req->starting_token(), pg); !st.ok()) {
+        auto st = paginate_records(recs, req->max_entries(), req->starting_token(), pg);
+        if (!st.ok()) {
           return st;
         }
         for (auto i = pg.begin; i < pg.end; ++i) {

@@ -437,6 +437,16 @@ grpc::Status paginate(const std::vector<std::string>& names, int32_t max_entries
   return grpc::Status::OK;
 }
 
+grpc::Status paginate_records(const std::vector<volume_record>& recs, int32_t max_entries,
+                              const std::string& starting_token, page& out) {
+  std::vector<std::string> names;
+  names.reserve(recs.size());
+  for (const auto& rec : recs) {
+    names.push_back(rec.name);
+  }
+  return paginate(names, max_entries, starting_token, out);
+}
+
 std::vector<volume_record> select_kind(std::vector<volume_record> recs, const std::string& kind) {
   recs.erase(std::remove_if(recs.begin(), recs.end(),
                             [&](const volume_record& r) { return r.kind != kind; }),

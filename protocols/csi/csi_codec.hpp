@@ -121,6 +121,10 @@ struct page {
 grpc::Status paginate(const std::vector<std::string>& names, int32_t max_entries,
                       const std::string& starting_token, page& out);
 
+/// paginate() over records sorted by name (their names are the tokens).
+grpc::Status paginate_records(const std::vector<volume_record>& recs, int32_t max_entries,
+                              const std::string& starting_token, page& out);
+
 /// Records of `kind`, sorted by name.
 std::vector<volume_record> select_kind(std::vector<volume_record> recs, const std::string& kind);
 
