@@ -129,6 +129,14 @@ void set_unstaged(volume_record& next) {
   next.device.clear();
 }
 
+stage_request staged_as(const volume_record& rec) {
+  stage_request req;
+  req.staging_path = rec.staging_path;
+  req.block = rec.staged_block;
+  req.flags = rec.stage_flags;
+  return req;
+}
+
 caf::expected<csi_action> check_publish(const volume_record& rec, const publish_request& req) {
   if (rec.kind != kind_volume) {
     return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");

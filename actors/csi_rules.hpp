@@ -47,7 +47,12 @@ void set_staged(volume_record& next, const stage_request& req, const std::string
 /// while a target is still published (unstaging would pull the mount from under it).
 caf::expected<csi_action> check_unstage(const volume_record& rec, const std::string& path);
 
+/// Clears `next`'s staging (path, mode, flags, device).
 void set_unstaged(volume_record& next);
+
+/// The request that stages the volume again the way its record says it is staged
+/// (undoing an unstage, reconcile).
+stage_request staged_as(const volume_record& rec);
 
 /// NodePublishVolume: ec::failed_precondition unless staged at req.staging_path
 /// (and staged for block when req asks block); `done` when published at the

@@ -114,6 +114,17 @@ void unmount_host(self_ptr self, const volume_record& rec, done_fn then) {
 
 namespace detail {
 
+std::string describe_creation(const volume_record& rec) {
+  std::string out = "created (backend " + rec.backend;
+  if (rec.capacity_bytes != 0) {
+    out += ", " + std::to_string(rec.capacity_bytes) + " bytes";
+  }
+  if (!rec.source.empty()) {
+    out += ", from " + rec.source;
+  }
+  return out + ")";
+}
+
 // -- persistence ----------------------------------------------------------------
 
 void persist(self_ptr self, const volume_record& next, done_fn then) {
@@ -155,31 +166,7 @@ void run_create(self_ptr self, pending_op op) {
   next.backend = st.env.storage->name();
   next.options = op.options;
   next.created_at = now_rfc3339();
-  call_backend(self, "create", [next](backend& b) { return b.create(next); },
-               [self, next, op](caf::error err) mutable {
-    if (err) {
-      spdlog::error("volume {}: create failed: {}", next.name, describe(err));
-      op.rp.deliver(err);
-      finish(self);
-      return;
-    }
-    persist(self, next, [self, next, op](caf::error perr) mutable {
-      if (perr) {
-        spdlog::error("volume {}: create not saved, undoing: {}", next.name, describe(perr));
-        call_backend(self, "remove", [next](backend& b) { return b.remove(next); },
-                     [self, op, perr](caf::error) mutable {
-                       op.rp.deliver(perr);
-                       finish(self);
-                     });
-        return;
-      }
-      self->state.rec = next;
-      self->state.exists = true;
-      spdlog::info("volume {} created (backend {})", next.name, next.backend);
-      op.rp.deliver(atom::ok_v);
-      finish(self);
-    });
-  });
+  create_and_commit(self, std::move(next), std::move(op), atom::ok_v);
 }
 
 void run_mount(self_ptr self, pending_op op) {

@@ -63,15 +63,6 @@ done_fn log_undo(const std::string& volume, const std::string& what) {
   };
 }
 
-/// The request that stages a volume again the way its record says it is staged.
-stage_request restage_request(const volume_record& rec) {
-  stage_request req;
-  req.staging_path = rec.staging_path;
-  req.block = rec.staged_block;
-  req.flags = rec.stage_flags;
-  return req;
-}
-
 /// A stage that lands after its timeout is unstaged, unless the record says the
 /// volume is staged there (a retry got it meanwhile).
 late_undo undo_late_stage(self_ptr self, stage_request req) {
@@ -153,32 +144,8 @@ void run_csi_create(self_ptr self, pending_op op) {
     capacity = *chosen;
   }
   auto next = make_csi_record(st.rec.name, *spec, capacity);
-  call_backend(self, "create", [next](backend& b) { return b.create(next); },
-               [self, next, op](caf::error err) mutable {
-    if (err) {
-      spdlog::error("{} {}: create failed: {}", next.kind, next.name, describe(err));
-      refuse(self, op, err);
-      return;
-    }
-    persist(self, next, [self, next, op](caf::error perr) mutable {
-      if (perr) {
-        spdlog::error("{} {}: create not saved, undoing: {}", next.kind, next.name,
-                      describe(perr));
-        call_backend(self, "remove", [next](backend& b) { return b.remove(next); },
-                     [self, op, perr, next](caf::error uerr) mutable {
-                       log_undo(next.name, "create")(uerr);
-                       refuse(self, op, perr);
-                     });
-        return;
-      }
-      self->state.rec = next;
-      self->state.exists = true;
-      spdlog::info("{} {} created (backend {}, {} bytes{}{})", next.kind, next.name, next.backend,
-                   next.capacity_bytes, next.source.empty() ? "" : ", from ", next.source);
-      op.rp.deliver(next);
-      finish(self);
-    });
-  });
+  auto reply = next;
+  create_and_commit(self, std::move(next), std::move(op), std::move(reply));
 }
 
 void run_stage(self_ptr self, pending_op op) {
@@ -264,7 +231,7 @@ void run_unstage(self_ptr self, pending_op op) {
       if (perr) {
         spdlog::error("volume {}: unstage not saved, staging again: {}", next.name,
                       describe(perr));
-        auto req = restage_request(before);
+        auto req = staged_as(before);
         call_backend(self, "stage",
                      [before, req](backend& b) { return to_result(b.stage(before, req)); },
                      [self, op, perr, before](caf::error serr, caf::message) mutable {

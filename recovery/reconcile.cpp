@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/csi_rules.hpp"
 #include "core/errors.hpp"
 #include "core/names.hpp"
 
@@ -55,10 +56,7 @@ void unmount_strays(const state_snapshot& state, const std::set<std::string>& mo
 }
 
 void clear_csi(volume_record& rec) {
-  rec.staging_path.clear();
-  rec.staged_block = false;
-  rec.stage_flags.clear();
-  rec.device.clear();
+  set_unstaged(rec);
   rec.published.clear();
 }
 
@@ -86,11 +84,7 @@ void reconcile_csi(volume_record& rec, backend& storage, const std::set<std::str
   }
   bool staged_on_host = !rec.staged_block && mount_points.count(rec.staging_path) > 0;
   if (!staged_on_host) {
-    stage_request req;
-    req.staging_path = rec.staging_path;
-    req.block = rec.staged_block;
-    req.flags = rec.stage_flags;
-    auto device = storage.stage(rec, req);
+    auto device = storage.stage(rec, staged_as(rec));
     if (!device) {
       spdlog::error("reconcile: volume {}: cannot stage again at {}: {}; clearing its staging",
                     rec.name, rec.staging_path, describe(device.error()));

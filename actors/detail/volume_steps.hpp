@@ -11,8 +11,10 @@
 #include <caf/error.hpp>
 #include <caf/message.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
 
 #include "actors/volume.hpp"
+#include "core/errors.hpp"
 
 namespace berth::detail {
 
@@ -45,6 +47,15 @@ template <class Reply>
 void persist_and_reply(self_ptr self, volume_record next, pending_op op, Reply reply,
                        std::function<void()> on_committed = {});
 
+/// Creates `next`'s storage, persists `next` and commits it (the volume exists),
+/// then answers `op` with `reply`. A failed persist removes the storage again
+/// (all or nothing); either failure reaches the caller.
+template <class Reply>
+void create_and_commit(self_ptr self, volume_record next, pending_op op, Reply reply);
+
+/// "created (backend block, 1073741824 bytes, from snapshot:s1)" for the log.
+std::string describe_creation(const volume_record& rec);
+
 /// Forgets the volume in the durable state.
 void persist_erase(self_ptr self, const std::string& name, done_fn then);
 
@@ -75,6 +86,40 @@ void persist_and_reply(self_ptr self, volume_record next, pending_op op, Reply r
       op.rp.deliver(std::move(reply));
     }
     finish(self);
+  });
+}
+
+template <class Reply>
+void create_and_commit(self_ptr self, volume_record next, pending_op op, Reply reply) {
+  call_backend(self, "create", [next](backend& b) { return b.create(next); },
+               [self, next, op, reply](caf::error err) mutable {
+    if (err) {
+      spdlog::error("{} {}: create failed: {}", next.kind, next.name, describe(err));
+      op.rp.deliver(err);
+      finish(self);
+      return;
+    }
+    persist(self, next, [self, next, op, reply](caf::error perr) mutable {
+      if (perr) {
+        spdlog::error("{} {}: create not saved, undoing: {}", next.kind, next.name,
+                      describe(perr));
+        call_backend(self, "remove", [next](backend& b) { return b.remove(next); },
+                     [self, op, perr, name = next.name](caf::error uerr) mutable {
+                       if (uerr) {
+                         spdlog::error("volume {}: undoing create failed: {}", name,
+                                       describe(uerr));
+                       }
+                       op.rp.deliver(perr);
+                       finish(self);
+                     });
+        return;
+      }
+      self->state.rec = next;
+      self->state.exists = true;
+      spdlog::info("{} {} {}", next.kind, next.name, describe_creation(next));
+      op.rp.deliver(std::move(reply));
+      finish(self);
+    });
   });
 }
 
