@@ -1,0 +1,43 @@
+#pragma once
+
+// Every bound on what a client can make a record hold, in one place. The journal
+// frames one record per put, so these together keep the largest possible record
+// far below max_frame_bytes: an acknowledged record can always be read back.
+// docs/running.md lists them for operators.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace berth::limits {
+
+/// The largest journal frame (length + checksum + JSON) that is written or read.
+inline constexpr uint32_t max_frame_bytes = 16u << 20;
+
+/// Distinct Docker mount IDs one volume may be mounted by at once.
+inline constexpr size_t max_mount_ids = 4096;
+
+/// Length of one Docker mount ID.
+inline constexpr size_t max_mount_id_bytes = 256;
+
+/// Docker driver options or CSI parameters (also mutable parameters) per volume.
+inline constexpr size_t max_options = 64;
+
+/// Length of an option or parameter key.
+inline constexpr size_t max_option_key_bytes = 128;
+
+/// Length of an option or parameter value.
+inline constexpr size_t max_option_value_bytes = 4096;
+
+/// CSI publications (target paths) of one volume.
+inline constexpr size_t max_targets = 256;
+
+/// Mount flags in one CSI volume capability.
+inline constexpr size_t max_mount_flags = 32;
+
+/// Length of one mount flag.
+inline constexpr size_t max_mount_flag_bytes = 256;
+
+/// Length of a path a client names (staging path, target path).
+inline constexpr size_t max_path_bytes = 4096;
+
+} // namespace berth::limits
