@@ -48,7 +48,7 @@ Usage: berthd [options]
                             back to a lazy detach) (default 30000)
   --stop-timeout-ms N       on SIGTERM, wait this long for in-flight requests (default 30000)
   --executor-threads N      threads for blocking backend calls (default 16)
-  --test-stall-volume NAME  TEST ONLY: stall this volume's backend calls
+  --test-stall-volume NAMES TEST ONLY: stall these volumes' backend calls (a,b,...)
   --test-stall-ms N         TEST ONLY: by this many milliseconds
   --help                    this text
   --version                 the version
@@ -137,7 +137,23 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
        return {};
      }},
     {"--test-stall-volume",
-     [&](const std::string& v) { opts.test_stall_volume = v; return caf::error{}; }},
+     [&](const std::string& v) {
+       // A comma-separated list: several volumes may stall at once.
+       std::string::size_type start = 0;
+       while (start <= v.size()) {
+         auto comma = v.find(',', start);
+         auto name = v.substr(start, comma == std::string::npos ? std::string::npos
+                                                                 : comma - start);
+         if (!name.empty()) {
+           opts.test_stall_volumes.insert(name);
+         }
+         if (comma == std::string::npos) {
+           break;
+         }
+         start = comma + 1;
+       }
+       return caf::error{};
+     }},
     {"--test-stall-ms", millis(opts.test_stall, "--test-stall-ms")},
   };
   for (int i = 1; i < argc; ++i) {

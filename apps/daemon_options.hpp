@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include <caf/expected.hpp>
@@ -25,8 +26,8 @@ struct daemon_options {
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds stop_timeout{std::chrono::seconds(30)};
   size_t executor_threads = 16;
-  /// Test only: this volume's backend calls stall for test_stall (benchmarks).
-  std::string test_stall_volume;
+  /// Test only: these volumes' backend calls stall for test_stall (benchmarks).
+  std::set<std::string> test_stall_volumes;
   std::chrono::milliseconds test_stall{0};
   bool help = false;
   bool version = false;
