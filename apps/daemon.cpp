@@ -27,6 +27,7 @@
 #include "backends/stall_backend.hpp"
 #include "core/errors.hpp"
 #include "persistence/boot_id.hpp"
+#include "persistence/crash_point.hpp"
 #include "persistence/ecs_import.hpp"
 #include "persistence/file_store.hpp"
 #include "persistence/persistence.hpp"
@@ -56,7 +57,11 @@ backend_map make_backends(const daemon_options& opts) {
       std::make_unique<local_backend>(opts.state_dir, helper_timeout), opts.test_stall_volumes,
       opts.test_stall);
   }
-  auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout);
+  block_space space;
+  space.block_dir = opts.block_dir;
+  space.reserve_path = opts.state_dir + "/state/reserve";
+  space.reserve_bytes = uint64_t{opts.journal_reserve_mb} << 20;
+  auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout, space);
   return {{"local", local}, {"block", block}};
 }
 
@@ -240,12 +245,14 @@ int run_daemon(const daemon_options& opts) {
     return 1;
   }
   auto backends = make_backends(opts);
-  auto st = std::make_shared<file_store>(opts.state_dir + "/state");
+  auto st = std::make_shared<file_store>(opts.state_dir + "/state",
+                                         uint64_t{opts.journal_reserve_mb} << 20);
   auto state = load_state(*st, opts);
   if (!state) {
     spdlog::critical("cannot load state: {}", describe(state.error()));
     return 1;
   }
+  test_crash_point("start-loaded");
   auto mount_points = read_mount_points();
   if (!mount_points) {
     spdlog::critical("cannot read mountinfo: {}", describe(mount_points.error()));
@@ -260,10 +267,13 @@ int run_daemon(const daemon_options& opts) {
   spdlog::info("{} volume(s) loaded: {}, {} cleared, {} stray mount(s) detached",
                state->volumes.size(), report.new_boot ? "new boot" : "same boot",
                report.cleared, strays);
+  test_crash_point("start-reconciled");
+  // Makes the boot decision durable; a crash at any step of it is safe (file_store).
   if (auto err = st->compact(*state)) {
     spdlog::critical("cannot write state: {}", describe(err));
     return 1;
   }
+  test_crash_point("start-compacted");
 
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::berth>();
@@ -302,6 +312,7 @@ int run_daemon(const daemon_options& opts) {
     return 1;
   }
   spdlog::info("berthd ready");
+  test_crash_point("start-serving");
   auto sig = wait_for_signal();
   spdlog::info("signal {} received, stopping", sig);
   stop_gracefully(srv, sys, reg, persistence, opts);

@@ -32,6 +32,12 @@ std::string daemon_usage() {
 Usage: berthd [options]
 
   --state-dir DIR           state and volumes live here (default /var/lib/berth)
+  --block-dir DIR           block images live here; put it on another filesystem than
+                            the state so thin images cannot fill the journal's
+                            (default STATE/block)
+  --journal-reserve-mb N    preallocated room (STATE/state/reserve) that keeps the
+                            journal and compaction working on a full filesystem;
+                            0 turns it off (default 32)
   --docker-socket PATH      Docker plugin socket; empty turns it off
                             (default /run/docker/plugins/berth.sock)
   --admin-socket PATH       berthctl socket; empty turns it off (default /run/berth/admin.sock)
@@ -76,6 +82,21 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
          return usage_error("--state-dir must be an absolute path, got \"" + v + "\"");
        }
        opts.state_dir = v;
+       return {};
+     }},
+    {"--block-dir", [&](const std::string& v) -> caf::error {
+       if (v.empty() || v.front() != '/') {
+         return usage_error("--block-dir must be an absolute path, got \"" + v + "\"");
+       }
+       opts.block_dir = v;
+       return {};
+     }},
+    {"--journal-reserve-mb", [&](const std::string& v) -> caf::error {
+       auto n = parse_count("--journal-reserve-mb", v);
+       if (!n || *n > 65536) {
+         return usage_error("--journal-reserve-mb expects 0 to 65536 (MiB), got \"" + v + "\"");
+       }
+       opts.journal_reserve_mb = *n;
        return {};
      }},
     {"--docker-socket", [&](const std::string& v) { opts.docker_socket = v; return caf::error{}; }},

@@ -13,6 +13,10 @@ namespace berth {
 /// berthd's command line. An empty socket path turns that socket off.
 struct daemon_options {
   std::string state_dir = "/var/lib/berth";
+  /// Block images; empty means STATE/block. Another filesystem keeps them off the journal's.
+  std::string block_dir;
+  /// Preallocated room for the journal and compaction (STATE/state/reserve); 0 turns it off.
+  size_t journal_reserve_mb = 32;
   std::string docker_socket = "/run/docker/plugins/berth.sock";
   std::string admin_socket = "/run/berth/admin.sock";
   std::string log_format = "text"; ///< text | json

@@ -5,7 +5,8 @@
 #   usage: faults_e2e.sh PATH/TO/berthd PATH/TO/berthctl
 #
 # (a)  the state directory's state/ folder removed, then Mount: Err, no mount left (bug 3)
-# (a2) the state filesystem full, then Mount: Err, rolled back; works again once freed
+# (a2) the state filesystem full (no journal reserve), then Mount: Err, rolled back; works
+#      again once freed
 # (b)  a crash between mount(2) and the commit (a stray bind mount) is undone at start;
 #      kill -9 with mounts held by IDs keeps the counts and the mounts; a vanished
 #      mount is remade at start (same boot)
@@ -128,7 +129,10 @@ STATE="$E2E_TMP/state-a2"
 mkdir -p "$STATE/state"
 if ! mount -t tmpfs -o size=2m tmpfs "$STATE/state"; then
   fail "(a2) mount a 2 MiB tmpfs as STATE/state" "mount succeeds" "it failed"
-elif start_again "(a2) berthd starts with STATE/state on a small tmpfs"; then
+elif start_again "(a2) berthd starts with STATE/state on a small tmpfs (no journal reserve)" \
+  --journal-reserve-mb 0; then
+  # Without the reserve a full disk fails transitions, which must roll back; with it they
+  # go on (full_disk_e2e.sh) until the reserve is used up, and then fail the same way.
   for i in 1 2 3 4 5 6 7 8; do
     create_vol "fs$i" >/dev/null
   done
