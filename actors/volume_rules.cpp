@@ -57,6 +57,19 @@ caf::error check_recreate(const volume_record& rec, const option_map& options) {
                                           + " already exists with different options");
 }
 
+caf::error check_owner(const volume_record& rec, const std::string& asker, bool creates) {
+  auto owner = owner_of(rec);
+  if (owner == asker) {
+    return {};
+  }
+  if (!creates) {
+    return make_error(ec::not_found, "no such volume: " + rec.name);
+  }
+  auto whose = owner == owner_csi ? "a CSI " + rec.kind + " (Kubernetes)" : "a Docker volume";
+  return make_error(ec::already_exists, "name " + rec.name + " is taken by " + whose
+                                          + ", which " + asker + " cannot use: choose another name");
+}
+
 std::string describe_mounts(const volume_record& rec) {
   std::string out;
   for (const auto& [id, n] : rec.mounts) {

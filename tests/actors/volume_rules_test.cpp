@@ -77,3 +77,31 @@ TEST(volume_rules, unmounted_clears_the_mountpoint) {
   EXPECT_FALSE(rec.mounted);
   EXPECT_TRUE(rec.mountpoint.empty());
 }
+
+// -- Docker and CSI are separate namespaces (DESIGN bug 8) ------------------------
+
+TEST(volume_rules, a_record_is_seen_only_by_its_own_namespace) {
+  volume_record docker_vol;
+  docker_vol.name = "d1";
+  docker_vol.owner = owner_docker;
+  volume_record csi_vol;
+  csi_vol.name = "c1";
+  csi_vol.owner = owner_csi;
+  EXPECT_FALSE(check_owner(docker_vol, owner_docker, false));
+  EXPECT_FALSE(check_owner(csi_vol, owner_csi, true));
+  auto hidden = check_owner(csi_vol, owner_docker, false);
+  ASSERT_TRUE(hidden);
+  EXPECT_EQ(static_cast<ec>(hidden.code()), ec::not_found);
+  EXPECT_EQ(describe(hidden), "no such volume: c1");
+  hidden = check_owner(docker_vol, owner_csi, false);
+  ASSERT_TRUE(hidden);
+  EXPECT_EQ(static_cast<ec>(hidden.code()), ec::not_found);
+  auto taken = check_owner(csi_vol, owner_docker, true);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(static_cast<ec>(taken.code()), ec::already_exists);
+  EXPECT_NE(describe(taken).find("CSI"), std::string::npos) << describe(taken);
+  taken = check_owner(docker_vol, owner_csi, true);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(static_cast<ec>(taken.code()), ec::already_exists);
+  EXPECT_NE(describe(taken).find("Docker"), std::string::npos) << describe(taken);
+}
