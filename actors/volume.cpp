@@ -172,6 +172,11 @@ void run_create(self_ptr self, pending_op op) {
 
 void run_mount(self_ptr self, pending_op op) {
   auto& st = self->state;
+  if (auto err = check_mount(st.rec, op.id)) {
+    op.rp.deliver(err);
+    finish(self);
+    return;
+  }
   auto next = st.rec;
   auto action = apply_mount(next, op.id);
   if (action == mount_action::count_only) {

@@ -1,8 +1,19 @@
 #include "actors/volume_rules.hpp"
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 
 namespace berth {
+
+caf::error check_mount(const volume_record& rec, const std::string& id) {
+  if (rec.mounts.count(id) > 0 || rec.mounts.size() < limits::max_mount_ids) {
+    return {};
+  }
+  return make_error(ec::out_of_range,
+                    "volume " + rec.name + " is already mounted by "
+                      + std::to_string(rec.mounts.size()) + " mount IDs, the most one volume may "
+                      "have; mount ID " + id.substr(0, 12) + " not counted (unmount unused ones)");
+}
 
 mount_action apply_mount(volume_record& next, const std::string& id) {
   ++next.mounts[id];

@@ -24,6 +24,11 @@ enum class unmount_action {
   unmount_host, ///< the last Mount: unmount on the host, then uncount
 };
 
+/// Empty when a Mount of `id` may be counted. A new ID beyond limits::max_mount_ids
+/// distinct IDs is ec::out_of_range (the record's size stays bounded); another
+/// Mount of an ID already counted always may.
+caf::error check_mount(const volume_record& rec, const std::string& id);
+
 /// Counts one Mount of `id` into `next` (a copy of the committed record).
 mount_action apply_mount(volume_record& next, const std::string& id);
 

@@ -40,4 +40,7 @@ inline constexpr size_t max_mount_flag_bytes = 256;
 /// Length of a path a client names (staging path, target path).
 inline constexpr size_t max_path_bytes = 4096;
 
+/// Length of a volume or snapshot name ([A-Za-z0-9][A-Za-z0-9_.-]{0,127}).
+inline constexpr size_t max_name_bytes = 128;
+
 } // namespace berth::limits
