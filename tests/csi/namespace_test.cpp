@@ -152,5 +152,31 @@ TEST_F(NamespaceTest, CsiNeitherListsNorDeletesNorStagesADockerVolume) {
   EXPECT_TRUE(has(one, R"("owner":"docker")")) << one;
 }
 
+TEST_F(NamespaceTest, SighupLeavesBerthdRunningAndTheFileLimitIsRaised) {
+  ASSERT_EQ(::kill(berthd().pid(), SIGHUP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int status = 0;
+  ASSERT_EQ(::waitpid(berthd().pid(), &status, WNOHANG), 0) << "berthd died of SIGHUP";
+  v1::ProbeResponse probe;
+  EXPECT_RPC(OK, call(&Ident::Probe, v1::ProbeRequest{}, probe)) << "still answers";
+  EXPECT_TRUE(has(docker("List", "{}"), R"("Err":"")"));
+  EXPECT_TRUE(has(berthd().log_tail(200), "SIGHUP received and ignored"));
+  // The soft open-file limit was raised to the hard one.
+  std::ifstream limits("/proc/" + std::to_string(berthd().pid()) + "/limits");
+  std::string line;
+  bool seen = false;
+  while (std::getline(limits, line)) {
+    if (line.rfind("Max open files", 0) == 0) {
+      seen = true;
+      std::istringstream in(line.substr(std::string{"Max open files"}.size()));
+      std::string soft, hard;
+      in >> soft >> hard;
+      EXPECT_EQ(soft, hard) << line;
+    }
+  }
+  EXPECT_TRUE(seen);
+  EXPECT_EQ(berthd().stop(), 0) << "a clean stop after the SIGHUP";
+}
+
 } // namespace
 } // namespace berth::csi_test
