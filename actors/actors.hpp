@@ -45,9 +45,10 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::unmount, std::string>::with<atom::ok>,
   /// Removes the volume; refused while mounted by any ID, staged or published.
   replies_to<atom::remove>::with<atom::ok>,
-  /// Removes the volume only when its record is of this kind (kind_volume or
-  /// kind_snapshot); of another kind is ec::not_found (CSI Delete{Volume,Snapshot}).
-  replies_to<atom::remove, std::string>::with<atom::ok>,
+  /// Removes the volume only when its record belongs to this owner (owner_docker,
+  /// owner_csi) and is of this kind (kind_volume, kind_snapshot); another owner's
+  /// or kind's record is ec::not_found (Docker Remove, CSI Delete{Volume,Snapshot}).
+  replies_to<atom::remove, std::string, std::string>::with<atom::ok>,
   /// CSI CreateVolume/CreateSnapshot: creates, or returns the existing compatible
   /// record (idempotent); ec::already_exists when incompatible.
   replies_to<atom::create, volume_spec>::with<volume_record>,
@@ -67,6 +68,8 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::stats, std::string>::with<volume_stats>,
   /// The current record.
   replies_to<atom::get>::with<volume_record>,
+  /// The current record if this owner's (owner_docker, owner_csi), else ec::not_found.
+  replies_to<atom::get, std::string>::with<volume_record>,
   /// Answers when no transition is running or queued (used at shutdown).
   replies_to<atom::drain>::with<atom::ok>,
   /// Internal: a backend call finished (token, error or empty, result).
@@ -76,16 +79,24 @@ using volume_actor = caf::typed_actor<
   /// The registry forgot this volume: answer what is queued, then quit.
   reacts_to<atom::retire>>;
 
-/// Names to volumes; serializes creation and removal of names.
+/// Names to volumes; serializes creation and removal of names. Docker and CSI are
+/// separate namespaces (DESIGN bug 8): Docker's messages (create with options, mount,
+/// unmount) act only on Docker's records, CSI's (create with a spec, stage, ...)
+/// only on CSI's, and the owner-scoped get, list and remove below are what the
+/// adapters send. The unscoped get and list are the admin API's, which sees all.
 using registry_actor = caf::typed_actor<
   replies_to<atom::create, std::string, option_map>::with<atom::ok>,
   replies_to<atom::mount, std::string, std::string, caller>::with<std::string>,
   replies_to<atom::unmount, std::string, std::string>::with<atom::ok>,
+  /// Removes `name` whatever it is (no adapter sends this).
   replies_to<atom::remove, std::string>::with<atom::ok>,
-  /// Removes `name` if it is a record of `kind` (one message: no race with a
-  /// re-creation as the other kind).
-  replies_to<atom::remove, std::string, std::string>::with<atom::ok>,
+  /// Removes `name` if it is a record of `owner` and `kind` (one message: no race
+  /// with a re-creation as another kind).
+  replies_to<atom::remove, std::string, std::string, std::string>::with<atom::ok>,
+  /// Any record (admin API).
   replies_to<atom::get, std::string>::with<volume_record>,
+  /// `name`'s record if it is `owner`'s, else ec::not_found.
+  replies_to<atom::get, std::string, std::string>::with<volume_record>,
   /// CSI: the volume actor's handlers above, by name.
   replies_to<atom::create, std::string, volume_spec>::with<volume_record>,
   replies_to<atom::stage, std::string, stage_request>::with<atom::ok>,
@@ -95,8 +106,10 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::expand, std::string, uint64_t>::with<uint64_t>,
   replies_to<atom::grow, std::string, std::string>::with<uint64_t>,
   replies_to<atom::stats, std::string, std::string>::with<volume_stats>,
-  /// Every volume's record, sorted by name.
+  /// Every record, sorted by name (admin API).
   replies_to<atom::list>::with<std::vector<volume_record>>,
+  /// The records of one owner (owner_docker, owner_csi), sorted by name.
+  replies_to<atom::list, std::string>::with<std::vector<volume_record>>,
   /// Waits until every volume is idle (graceful stop).
   replies_to<atom::drain>::with<atom::ok>>;
 

@@ -74,6 +74,7 @@ volume_record make_csi_record(const std::string& name, const volume_spec& spec,
   volume_record rec;
   rec.name = name;
   rec.kind = spec.kind;
+  rec.owner = owner_csi;
   rec.backend = spec.backend;
   rec.options = spec.parameters;
   rec.source = spec.source;

@@ -166,7 +166,8 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
   // Made only after the checks: in CAF 0.17 a made promise takes over the reply,
   // so an error returned after it would never reach the caller.
   auto rp = self->make_response_promise<volume_record>();
-  self->request(entry->hdl, caf::infinite, atom::get_v)
+  // Scoped to CSI: a Docker volume is no content source (it is "not found").
+  self->request(entry->hdl, caf::infinite, atom::get_v, std::string{owner_csi})
     .then(
       [self, name, spec, kind = kind, missing, rp](volume_record& src) mutable {
         if (src.kind != kind) {
@@ -190,16 +191,17 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
   return rp;
 }
 
-/// Removes `name`; with a `kind`, only a record of that kind.
-caf::result<atom::ok> remove(self_ptr self, const std::string& name, const std::string& kind) {
+/// Removes `name`; with an `owner`, only a record of that owner and kind.
+caf::result<atom::ok> remove(self_ptr self, const std::string& name, const std::string& owner,
+                             const std::string& kind) {
   auto entry = find(self, name);
   if (entry == nullptr) {
     return no_such_volume(name);
   }
   auto hdl = entry->hdl;
   auto rp = self->make_response_promise<atom::ok>();
-  auto pending = kind.empty() ? self->request(hdl, caf::infinite, atom::remove_v)
-                              : self->request(hdl, caf::infinite, atom::remove_v, kind);
+  auto pending = owner.empty() ? self->request(hdl, caf::infinite, atom::remove_v)
+                               : self->request(hdl, caf::infinite, atom::remove_v, owner, kind);
   pending.then(
       [self, name, hdl, rp](atom::ok) mutable {
         auto it = self->state.volumes.find(name);
@@ -213,8 +215,9 @@ caf::result<atom::ok> remove(self_ptr self, const std::string& name, const std::
   return rp;
 }
 
-/// Asks every created volume for its record, collecting them sorted by name.
-caf::result<std::vector<volume_record>> list(self_ptr self) {
+/// Asks every created volume for its record, collecting them sorted by name;
+/// with an `owner`, only that owner's records.
+caf::result<std::vector<volume_record>> list(self_ptr self, const std::string& owner) {
   auto rp = self->make_response_promise<std::vector<volume_record>>();
   auto out = std::make_shared<std::map<std::string, volume_record>>();
   auto left = std::make_shared<size_t>(0);
@@ -227,12 +230,14 @@ caf::result<std::vector<volume_record>> list(self_ptr self) {
     rp.deliver(std::vector<volume_record>{});
     return rp;
   }
-  auto settle = [out, left, rp]() mutable {
+  auto settle = [out, left, rp, owner]() mutable {
     if (--*left == 0) {
       std::vector<volume_record> all;
       all.reserve(out->size());
       for (auto& [name, rec] : *out) {
-        all.push_back(std::move(rec));
+        if (owner.empty() || owner_of(rec) == owner) {
+          all.push_back(std::move(rec));
+        }
       }
       rp.deliver(std::move(all));
     }
@@ -301,14 +306,18 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
            std::string& id) -> caf::result<atom::ok> {
       return forward<atom::ok>(self, name, atom::unmount_v, std::move(id));
     },
-    [self](atom::remove, const std::string& name) { return remove(self, name, ""); },
-    [self](atom::remove, const std::string& name, const std::string& kind) {
-      return remove(self, name, kind);
-    },
+    [self](atom::remove, const std::string& name) { return remove(self, name, "", ""); },
+    [self](atom::remove, const std::string& name, const std::string& owner,
+           const std::string& kind) { return remove(self, name, owner, kind); },
     [self](atom::get, const std::string& name) -> caf::result<volume_record> {
       return forward<volume_record>(self, name, atom::get_v);
     },
-    [self](atom::list) { return list(self); },
+    [self](atom::get, const std::string& name,
+           std::string& owner) -> caf::result<volume_record> {
+      return forward<volume_record>(self, name, atom::get_v, std::move(owner));
+    },
+    [self](atom::list) { return list(self, ""); },
+    [self](atom::list, const std::string& owner) { return list(self, owner); },
     // -- CSI ---------------------------------------------------------------------
     [self](atom::create, const std::string& name, volume_spec& spec) {
       return create_csi(self, name, std::move(spec));

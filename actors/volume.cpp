@@ -256,7 +256,7 @@ void run_create(self_ptr self, pending_op op) {
     if (st.rec.kind != kind_volume || st.rec.backend != st.env.storage->name()) {
       op.rp.deliver(make_error(ec::already_exists, st.rec.kind + " " + st.rec.name
                                                      + " already exists on backend "
-                                                     + st.rec.backend + " (made over CSI)"));
+                                                     + st.rec.backend));
       finish(self);
       return;
     }
@@ -271,6 +271,7 @@ void run_create(self_ptr self, pending_op op) {
   volume_record next;
   next.name = st.rec.name;
   next.backend = st.env.storage->name();
+  next.owner = owner_docker;
   next.options = op.options;
   next.created_at = now_rfc3339();
   create_and_commit(self, std::move(next), std::move(op), atom::ok_v);
@@ -278,6 +279,11 @@ void run_create(self_ptr self, pending_op op) {
 
 void run_mount(self_ptr self, pending_op op) {
   auto& st = self->state;
+  if (auto err = check_mount(st.rec, op.id)) {
+    op.rp.deliver(err);
+    finish(self);
+    return;
+  }
   auto next = st.rec;
   auto action = apply_mount(next, op.id);
   if (action == mount_action::count_only) {
@@ -507,6 +513,14 @@ void start(self_ptr self, pending_op op) {
     finish(self);
     return;
   }
+  if (st.exists && !op.owner.empty()) {
+    // Docker and CSI are separate namespaces: neither acts on the other's records.
+    if (auto err = check_owner(st.rec, op.owner, creates)) {
+      op.rp.deliver(err);
+      finish(self);
+      return;
+    }
+  }
   if (!st.reconciled && !internal) {
     // Its record may not match the host: nothing is served from it, not even a count.
     op.rp.deliver(!st.hung.empty()
@@ -590,11 +604,29 @@ void detail::pump(self_ptr self) {
 
 namespace {
 
+/// The namespace a request of this kind comes from; remove says its own.
+std::string owner_of_request(pending_op::kind what) {
+  using k = pending_op::kind;
+  switch (what) {
+    case k::create:
+    case k::mount:
+    case k::unmount:
+      return owner_docker;
+    case k::remove:
+    case k::reconcile:
+    case k::undo_late:
+      return "";
+    default:
+      return owner_csi;
+  }
+}
+
 /// Queues a request; `fill` sets its payload.
 template <class Fill>
 caf::response_promise enqueue(self_ptr self, pending_op::kind what, Fill fill) {
   pending_op op;
   op.what = what;
+  op.owner = owner_of_request(what);
   op.rp = self->make_response_promise();
   fill(op);
   auto rp = op.rp;
@@ -636,8 +668,11 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     [self](atom::remove) -> caf::result<atom::ok> {
       return enqueue(self, pending_op::kind::remove);
     },
-    [self](atom::remove, std::string& kind) -> caf::result<atom::ok> {
-      return enqueue(self, pending_op::kind::remove, std::move(kind));
+    [self](atom::remove, std::string& owner, std::string& kind) -> caf::result<atom::ok> {
+      return enqueue(self, pending_op::kind::remove, [&](pending_op& op) {
+        op.owner = std::move(owner);
+        op.id = std::move(kind);
+      });
     },
     // -- CSI ---------------------------------------------------------------------
     [self](atom::create, volume_spec& spec) -> caf::result<volume_record> {
@@ -676,6 +711,15 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     [self](atom::get) -> caf::result<volume_record> {
       if (!self->state.exists) {
         return no_such_volume(self->state.rec.name);
+      }
+      return self->state.rec;
+    },
+    [self](atom::get, const std::string& owner) -> caf::result<volume_record> {
+      if (!self->state.exists) {
+        return no_such_volume(self->state.rec.name);
+      }
+      if (auto err = check_owner(self->state.rec, owner, false)) {
+        return err;
       }
       return self->state.rec;
     },

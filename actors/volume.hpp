@@ -55,6 +55,7 @@ struct pending_op {
   };
   kind what;
   caf::response_promise rp;
+  std::string owner;   ///< the namespace asking (owner_docker, owner_csi); "" for any
   std::string id;      ///< mount ID (mount/unmount), a path (unstage, unpublish, grow, stats),
                        ///< or the kind a remove is limited to ("" for any)
   option_map options;  ///< create

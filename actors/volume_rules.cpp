@@ -1,8 +1,19 @@
 #include "actors/volume_rules.hpp"
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 
 namespace berth {
+
+caf::error check_mount(const volume_record& rec, const std::string& id) {
+  if (rec.mounts.count(id) > 0 || rec.mounts.size() < limits::max_mount_ids) {
+    return {};
+  }
+  return make_error(ec::out_of_range,
+                    "volume " + rec.name + " is already mounted by "
+                      + std::to_string(rec.mounts.size()) + " mount IDs, the most one volume may "
+                      "have; mount ID " + id.substr(0, 12) + " not counted (unmount unused ones)");
+}
 
 mount_action apply_mount(volume_record& next, const std::string& id) {
   ++next.mounts[id];
@@ -55,6 +66,19 @@ caf::error check_recreate(const volume_record& rec, const option_map& options) {
   }
   return make_error(ec::already_exists, "volume " + rec.name
                                           + " already exists with different options");
+}
+
+caf::error check_owner(const volume_record& rec, const std::string& asker, bool creates) {
+  auto owner = owner_of(rec);
+  if (owner == asker) {
+    return {};
+  }
+  if (!creates) {
+    return make_error(ec::not_found, "no such volume: " + rec.name);
+  }
+  auto whose = owner == owner_csi ? "a CSI " + rec.kind + " (Kubernetes)" : "a Docker volume";
+  return make_error(ec::already_exists, "name " + rec.name + " is taken by " + whose
+                                          + ", which " + asker + " cannot use: choose another name");
 }
 
 std::string describe_mounts(const volume_record& rec) {

@@ -24,6 +24,11 @@ enum class unmount_action {
   unmount_host, ///< the last Mount: unmount on the host, then uncount
 };
 
+/// Empty when a Mount of `id` may be counted. A new ID beyond limits::max_mount_ids
+/// distinct IDs is ec::out_of_range (the record's size stays bounded); another
+/// Mount of an ID already counted always may.
+caf::error check_mount(const volume_record& rec, const std::string& id);
+
 /// Counts one Mount of `id` into `next` (a copy of the committed record).
 mount_action apply_mount(volume_record& next, const std::string& id);
 
@@ -41,6 +46,12 @@ caf::error check_remove(const volume_record& rec);
 /// Empty when a Create with `options` matches the existing record (idempotent);
 /// `ec::already_exists` naming the difference otherwise.
 caf::error check_recreate(const volume_record& rec, const option_map& options);
+
+/// Empty when a request from namespace `asker` (owner_docker or owner_csi) may act
+/// on the existing record `rec` (DESIGN bug 8). Another namespace's record is
+/// `ec::not_found` to it; to a create (`creates`) the taken name is
+/// `ec::already_exists`, saying whose it is.
+caf::error check_owner(const volume_record& rec, const std::string& asker, bool creates);
 
 /// "c89a…:2, d1e2…:1" for logs and messages.
 std::string describe_mounts(const volume_record& rec);

@@ -6,9 +6,13 @@
 //     ─▶ compact (records the boot id) ─▶ persistence + registry actors
 //     ─▶ Docker and admin sockets, CSI gRPC socket ─▶ sigwait ─▶ graceful stop
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <thread>
+
+#include <sys/resource.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -97,6 +101,8 @@ caf::error prepare_dirs(const daemon_options& opts) {
     }
   }
   std::filesystem::permissions(opts.state_dir, std::filesystem::perms(0711), err);
+  // Docker's mode for its volumes root: reachable, not listable by others.
+  std::filesystem::permissions(opts.state_dir + "/volumes", std::filesystem::perms(0701), err);
   return {};
 }
 
@@ -188,14 +194,48 @@ void stop_servers(servers& srv, std::chrono::steady_clock::time_point deadline) 
   }
 }
 
+/// Waits for SIGTERM or SIGINT. SIGHUP (blocked in main, like them) is logged and
+/// ignored: berthd has no configuration to reload, and a hang-up must not stop it.
 int wait_for_signal() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
+  sigaddset(&set, SIGHUP);
+  while (true) {
+    int sig = 0;
+    if (sigwait(&set, &sig) != 0) {
+      continue;
+    }
+    if (sig != SIGHUP) {
+      return sig;
+    }
+    spdlog::info("SIGHUP received and ignored (berthd reloads nothing; SIGTERM stops it)");
+  }
+}
+
+/// Raises the soft open-file limit to the hard one: every connection, journal and
+/// helper pipe takes a descriptor, and the default soft limit (1024) is low.
+void raise_open_file_limit() {
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) {
+    spdlog::warn("cannot read the open-file limit: {}", std::strerror(errno));
+    return;
+  }
+  if (lim.rlim_cur == lim.rlim_max) {
+    spdlog::info("open-file limit {}", static_cast<uint64_t>(lim.rlim_cur));
+    return;
+  }
+  auto before = lim.rlim_cur;
+  lim.rlim_cur = lim.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &lim) != 0) {
+    spdlog::warn("cannot raise the open-file limit from {} to {}: {}",
+                 static_cast<uint64_t>(before), static_cast<uint64_t>(lim.rlim_max),
+                 std::strerror(errno));
+    return;
+  }
+  spdlog::info("raised the open-file limit from {} to {}", static_cast<uint64_t>(before),
+               static_cast<uint64_t>(lim.rlim_max));
 }
 
 /// Graceful stop: no new requests, in-flight ones finish, state is flushed.
@@ -235,6 +275,7 @@ void stop_gracefully(servers& srv, caf::actor_system& sys, registry_actor reg,
 int run_daemon(const daemon_options& opts) {
   setup_logging(opts.log_format, opts.log_level);
   spdlog::info("berthd {} starting, state in {}", BERTH_VERSION, opts.state_dir);
+  raise_open_file_limit();
   if (auto err = prepare_dirs(opts)) {
     spdlog::critical("{}", describe(err));
     return 1;

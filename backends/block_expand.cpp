@@ -94,13 +94,13 @@ caf::expected<uint64_t> block_backend::grow_filesystem(const volume_record& rec)
     }
   }
   if (mounted->fstype == "xfs") {
-    auto grown = run_helper_checked({"xfs_growfs", rec.staging_path}, helper_timeout_,
+    auto grown = run_helper_checked({"xfs_growfs", "--", rec.staging_path}, helper_timeout_,
                                     what + ": xfs_growfs of " + rec.staging_path + " failed");
     if (!grown) {
       return grown.error();
     }
   } else if (mounted->fstype == "ext4") {
-    auto grown = run_helper_checked({"resize2fs", device}, helper_timeout_,
+    auto grown = run_helper_checked({"resize2fs", "--", device}, helper_timeout_,
                                     what + ": online resize2fs of " + device + " failed");
     if (!grown) {
       spdlog::warn("{}; trying offline", describe(grown.error()));

@@ -63,7 +63,7 @@ caf::error block_backend::format_if_blank(const std::string& volume, const std::
                                           const std::string& fs_type) {
   const std::string what = "volume " + volume;
   // blkid -p probes the device itself (no cache); exit 2: nothing found.
-  std::vector<std::string> probe = {"blkid", "-p", "-o", "value", "-s", "TYPE", device};
+  std::vector<std::string> probe = {"blkid", "-p", "-o", "value", "-s", "TYPE", "--", device};
   auto res = run_helper(probe, helper_timeout_);
   if (!res) {
     return make_error(ec::backend_failure, what + ": cannot probe " + device + ": "
@@ -90,8 +90,8 @@ caf::error block_backend::format_if_blank(const std::string& volume, const std::
                                              + std::to_string(res->exit_code) + ": " + res->err);
   }
   std::vector<std::string> mkfs = fs_type == "xfs"
-                                    ? std::vector<std::string>{"mkfs.xfs", "-q", device}
-                                    : std::vector<std::string>{"mkfs.ext4", "-q", "-F", device};
+                                    ? std::vector<std::string>{"mkfs.xfs", "-q", "--", device}
+                                    : std::vector<std::string>{"mkfs.ext4", "-q", "-F", "--", device};
   auto made = run_helper_checked(mkfs, helper_timeout_,
                                  what + ": formatting " + device + " as " + fs_type + " failed");
   if (!made) {

@@ -1,5 +1,6 @@
 #include "backends/helper_process.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -81,6 +82,16 @@ caf::expected<helper_result> run_helper(const std::vector<std::string>& argv,
                                         std::chrono::milliseconds timeout) {
   if (argv.empty()) {
     return make_error(ec::internal, "run_helper: empty command");
+  }
+  // Positional arguments follow the last `--`; one beginning with '-' would still
+  // be read as an option by a helper that a helper execs (mount.nfs), so none may.
+  auto last_dashes = std::find(argv.rbegin(), argv.rend(), std::string{"--"});
+  for (auto it = last_dashes.base(); last_dashes != argv.rend() && it != argv.end(); ++it) {
+    if (!it->empty() && (*it)[0] == '-') {
+      return make_error(ec::invalid_argument, "refusing to run `" + render_command(argv)
+                                                + "`: the argument \"" + *it
+                                                + "\" after `--` begins with '-'");
+    }
   }
   int out_pipe[2];
   int err_pipe[2];

@@ -18,7 +18,9 @@ struct helper_result {
 
 /// Runs `argv` (argv[0] looked up in PATH) in its own process group, stdin from
 /// /dev/null, stdout and stderr captured. After `timeout` the whole group gets
-/// SIGKILL. Fails only when the program cannot be started.
+/// SIGKILL. Fails only when the program cannot be started, or (ec::invalid_argument,
+/// nothing run) when an argument after the last `--` begins with '-': callers put
+/// `--` before positional arguments (devices, paths), and those are never options.
 caf::expected<helper_result> run_helper(const std::vector<std::string>& argv,
                                         std::chrono::milliseconds timeout);
 

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "backends/helper_process.hpp"
 #include "backends/mountinfo.hpp"
@@ -44,6 +45,10 @@ caf::error make_dir(const std::string& volume, const fs::path& dir) {
   return {};
 }
 
+/// Docker's mode for its volumes root: others may pass through to a mountpoint
+/// they know, but not list the volume names.
+constexpr fs::perms volumes_root_mode = fs::perms(0701);
+
 } // namespace
 
 local_backend::local_backend(std::string state_dir, std::chrono::milliseconds helper_timeout)
@@ -51,7 +56,35 @@ local_backend::local_backend(std::string state_dir, std::chrono::milliseconds he
   // mountinfo shows resolved paths; resolve the root once so they compare equal.
   std::error_code err;
   fs::path root = fs::weakly_canonical(fs::absolute(state_dir), err);
-  volumes_dir_ = ((err ? fs::path(state_dir) : root) / "volumes").string();
+  state_dir_ = (err ? fs::path(state_dir) : root).string();
+  volumes_dir_ = (fs::path(state_dir_) / "volumes").string();
+}
+
+caf::error local_backend::check_source(const std::string& volume, const mount_plan& plan) const {
+  if (plan.kind == local_kind::bind) {
+    // Resolved, so a symlink cannot lead into the state directory. A source
+    // above it is refused too: a bind of /var/lib would hand the journal and
+    // every other volume's data to the container just the same.
+    std::error_code err;
+    auto source = fs::weakly_canonical(plan.device, err).string();
+    if (err) {
+      source = plan.device;
+    }
+    if (overlaps(source, state_dir_)) {
+      return make_error(ec::invalid_argument,
+                        "device \"" + plan.device + "\" of volume " + volume + " (" + source
+                          + ") is, contains or lies under berth's state directory " + state_dir_
+                          + "; bind another host directory");
+    }
+  }
+  if (plan.kind == local_kind::block) {
+    struct stat st {};
+    if (::stat(plan.device.c_str(), &st) == 0 && !S_ISBLK(st.st_mode)) {
+      return make_error(ec::invalid_argument, "device \"" + plan.device + "\" of volume " + volume
+                                                + " is not a block device");
+    }
+  }
+  return {};
 }
 
 std::string local_backend::name() const {
@@ -85,12 +118,22 @@ caf::error local_backend::validate(const std::string& volume, const option_map& 
   if (auto err = check_name(volume)) {
     return err;
   }
-  return validate_local_options(volume, options);
+  efs_environment any; // validation does not depend on the host's EFS tooling
+  any.helper_installed = true;
+  auto plan = plan_local_mount(volume, options, any);
+  return plan ? check_source(volume, *plan) : plan.error();
 }
 
 caf::error local_backend::create(const volume_record& rec) {
   if (auto err = check_name(rec.name)) {
     return err;
+  }
+  std::error_code err;
+  fs::create_directories(volumes_dir_, err);
+  fs::permissions(volumes_dir_, volumes_root_mode, fs::perm_options::replace, err);
+  if (err) {
+    return make_error(ec::backend_failure, "volume " + rec.name + ": cannot set mode 0701 on "
+                                             + volumes_dir_ + ": " + err.message());
   }
   auto dir = fs::path(volume_dir(rec.name));
   if (auto err = make_dir(rec.name, dir / "data")) {
@@ -111,6 +154,9 @@ caf::expected<std::string> local_backend::mount(const volume_record& rec) {
   }
   for (const auto& w : plan->warnings) {
     spdlog::warn("{}", w);
+  }
+  if (auto err = check_source(rec.name, *plan)) {
+    return err; // checked at create too; a symlink may have changed since
   }
   std::string target = mountpoint(rec);
   if (!is_clean_absolute_path(target)) {

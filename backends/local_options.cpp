@@ -1,9 +1,11 @@
 #include "backends/local_options.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <set>
 
+#include <arpa/inet.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -210,7 +212,64 @@ caf::error plan_efs_as_nfs4(const std::string& volume, const std::string& id,
   return {};
 }
 
+/// A tmpfs source is only a label in mountinfo: letters, digits, `_ . -`, not
+/// beginning with '-'.
+bool is_valid_label(const std::string& s) {
+  if (s.empty() || s.size() > 64 || s[0] == '-') {
+    return false;
+  }
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-';
+  });
+}
+
+bool is_ip_address(const std::string& s) {
+  unsigned char buf[sizeof(struct in6_addr)];
+  return ::inet_pton(AF_INET, s.c_str(), buf) == 1 || ::inet_pton(AF_INET6, s.c_str(), buf) == 1;
+}
+
 } // namespace
+
+bool is_valid_nfs_host(const std::string& host) {
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    unsigned char buf[sizeof(struct in6_addr)];
+    return ::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), buf) == 1;
+  }
+  unsigned char v4[sizeof(struct in_addr)];
+  if (::inet_pton(AF_INET, host.c_str(), v4) == 1) {
+    return true;
+  }
+  if (host.empty() || host.size() > 253) {
+    return false;
+  }
+  // RFC 1123 labels: 1-63 letters, digits and '-', neither first nor last a '-'.
+  size_t pos = 0;
+  while (true) {
+    size_t dot = host.find('.', pos);
+    std::string label = host.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
+      return false;
+    }
+    for (char c : label) {
+      if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') {
+        return false;
+      }
+    }
+    if (dot == std::string::npos) {
+      return true;
+    }
+    pos = dot + 1;
+  }
+}
+
+bool overlaps(const std::string& path, const std::string& dir) {
+  auto under = [](const std::string& a, const std::string& b) {
+    // a == b, or a lies below b ("/" is above everything)
+    return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0
+                      && (b.back() == '/' || a[b.size()] == '/'));
+  };
+  return under(path, dir) || under(dir, path);
+}
 
 bool is_clean_absolute_path(const std::string& path) {
   if (path.empty() || path[0] != '/' || has_control_char(path)) {
@@ -379,6 +438,10 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
     case local_kind::directory:
       break;
     case local_kind::tmpfs:
+      if (!device.empty() && !is_valid_label(device)) {
+        return invalid("device \"" + device + "\" of volume " + volume
+                       + " must be a tmpfs label (letters, digits, _ . -, not beginning with -)");
+      }
       plan.fstype = "tmpfs";
       plan.device = device.empty() ? "tmpfs" : device;
       to_flags_and_data(elements, plan);
@@ -407,20 +470,64 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
       plan.device = device;
       to_flags_and_data(elements, plan);
       break;
-    case local_kind::nfs:
-      if (device.find(':') == std::string::npos) {
-        return invalid("device \"" + device + "\" of volume " + volume
-                       + " must look like host:/path (or :/path with o=addr=...)");
+    case local_kind::nfs: {
+      // host:/path; the host a name or an address (IPv6 in brackets), or empty
+      // with o=addr=ADDRESS. Nothing here may begin with '-': mount(8) and
+      // mount.nfs would read it as an option (-T names an fstab file).
+      auto bad_device = [&](const std::string& why) {
+        return invalid("device \"" + device + "\" of volume " + volume + " " + why
+                       + " (expected host:/path, e.g. server.example:/export, 10.0.0.2:/export, "
+                         "[fd00::2]:/export, or :/path with o=addr=ADDRESS)");
+      };
+      size_t colon = device.find(':');
+      if (device[0] == '[') {
+        size_t close = device.find(']');
+        colon = close == std::string::npos ? std::string::npos : close + 1;
+      }
+      if (colon >= device.size() || device[colon] != ':') {
+        return bad_device("has no \":/path\" after the host");
+      }
+      std::string host = device.substr(0, colon);
+      std::string path = device.substr(colon + 1);
+      if (host.empty()) {
+        auto addr = find_element(elements, "addr");
+        if (addr == nullptr || !is_ip_address(addr->value)) {
+          return bad_device("has no host, and o has no addr= with an IP address");
+        }
+      } else if (!is_valid_nfs_host(host)) {
+        return bad_device("names no valid host: \"" + host + "\"");
+      }
+      if (!is_clean_absolute_path(path)) {
+        return bad_device("has no clean absolute export path: \"" + path + "\"");
+      }
+      if (auto addr = find_element(elements, "addr"); addr != nullptr && !is_ip_address(addr->value)) {
+        return invalid("addr=\"" + addr->value + "\" of volume " + volume
+                       + " must be an IP address");
       }
       plan.fstype = type;
       plan.device = device;
       plan.data = join_elements(elements);
       plan.use_helper = true;
       break;
+    }
     case local_kind::efs:
       if (efs_id.empty() && !parse_efs_device(device, efs_id, efs_path)) {
         return invalid("device \"" + device + "\" of volume " + volume
                        + " must look like fs-XXXXXXXX or fs-XXXXXXXX:/path");
+      }
+      if (auto ip = find_element(elements, "mounttargetip");
+          ip != nullptr && !is_ip_address(ip->value)) {
+        return invalid("mounttargetip=\"" + ip->value + "\" of volume " + volume
+                       + " must be an IP address");
+      }
+      if (auto region = find_element(elements, "region");
+          region != nullptr && !is_valid_nfs_host(region->value)) {
+        return invalid("region=\"" + region->value + "\" of volume " + volume
+                       + " is not a region name (e.g. eu-west-1)");
+      }
+      if (!is_clean_absolute_path(efs_path)) {
+        return invalid("device \"" + device + "\" of volume " + volume
+                       + " must have a clean absolute path after the file system ID");
       }
       plan.use_helper = true;
       if (env.helper_installed) {
@@ -440,11 +547,15 @@ std::vector<std::string> helper_command(const mount_plan& plan, const std::strin
   if (!plan.netns.empty()) {
     argv = {"nsenter", "--net=" + plan.netns};
   }
+  if (!argv.empty()) {
+    argv.push_back("--"); // nsenter's own options end here
+  }
   argv.insert(argv.end(), {"mount", "-t", plan.fstype});
   if (!plan.data.empty()) {
     argv.insert(argv.end(), {"-o", plan.data});
   }
-  argv.insert(argv.end(), {plan.device, mountpoint});
+  // `--`: the device and mountpoint are never read as options (run_helper checks too).
+  argv.insert(argv.end(), {"--", plan.device, mountpoint});
   return argv;
 }
 

@@ -53,6 +53,15 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume,
 /// The helper command for a plan with use_helper: [nsenter --net=NS] mount -t T [-o D] DEV MNT.
 std::vector<std::string> helper_command(const mount_plan& plan, const std::string& mountpoint);
 
+/// True for a host name (RFC 1123 labels, at most 253 bytes), an IPv4 address, or
+/// an IPv6 address in brackets ("[fd00::1]"): what may precede ":/path" in an nfs
+/// device. Never begins with '-'.
+bool is_valid_nfs_host(const std::string& host);
+
+/// True when `path` is `dir` or lies under it, or `dir` lies under `path` (both
+/// absolute and resolved). A bind of such a path would put `dir` in a container.
+bool overlaps(const std::string& path, const std::string& dir);
+
 /// True for an absolute path with no "." or ".." component.
 bool is_clean_absolute_path(const std::string& path);
 

@@ -5,6 +5,7 @@
 // far below max_frame_bytes: an acknowledged record can always be read back.
 // docs/running.md lists them for operators.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -41,6 +42,22 @@ inline constexpr size_t max_mount_flag_bytes = 256;
 
 /// Length of a path a client names (staging path, target path).
 inline constexpr size_t max_path_bytes = 4096;
+
+/// Length of a volume or snapshot name ([A-Za-z0-9][A-Za-z0-9_.-]{0,127}).
+inline constexpr size_t max_name_bytes = 128;
+
+// -- connections: the HTTP servers on unix sockets (Docker plugin, admin) ----------
+
+/// A request, header and body, must arrive whole within this time of its first byte
+/// (a client that sends half a header is disconnected: slowloris).
+inline constexpr std::chrono::milliseconds http_request_deadline{10000};
+
+/// A keep-alive connection that sends no request for this long is closed.
+inline constexpr std::chrono::milliseconds http_idle_timeout{120000};
+
+/// Connections one HTTP socket serves at once; more wait in the listen backlog
+/// (accepting pauses) until one closes.
+inline constexpr size_t max_http_connections = 256;
 
 // -- what the bounds add up to -------------------------------------------------------------
 

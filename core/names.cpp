@@ -2,10 +2,12 @@
 
 #include <cctype>
 
+#include "core/limits.hpp"
+
 namespace berth {
 
 bool is_valid_volume_name(std::string_view name) {
-  if (name.empty() || name.size() > 128) {
+  if (name.empty() || name.size() > limits::max_name_bytes) {
     return false;
   }
   auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
@@ -21,7 +23,7 @@ bool is_valid_volume_name(std::string_view name) {
 }
 
 bool is_valid_mount_id(std::string_view id) {
-  if (id.empty() || id.size() > 256) {
+  if (id.empty() || id.size() > limits::max_mount_id_bytes) {
     return false;
   }
   for (char c : id) {

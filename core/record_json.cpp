@@ -92,6 +92,10 @@ void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_re
   w.Bool(rec.mounted);
   w.Key("mountpoint");
   w.String(rec.mountpoint.c_str(), static_cast<rapidjson::SizeType>(rec.mountpoint.size()));
+  if (!rec.owner.empty()) {
+    w.Key("owner");
+    put_string(w, rec.owner);
+  }
   write_csi_fields(w, rec);
   w.EndObject();
 }
@@ -209,6 +213,7 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
     return err;
   }
   for (auto [key, field] : {std::pair{"mountpoint", &rec.mountpoint}, {"kind", &rec.kind},
+                            {"owner", &rec.owner},
                             {"source", &rec.source}, {"staging_path", &rec.staging_path},
                             {"device", &rec.device}}) {
     if (auto err = str(key, *field, false)) {
@@ -263,6 +268,11 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
   } else {
     // An older record without the flag: mounted whenever some ID holds it.
     rec.mounted = total_mounts(rec) > 0;
+  }
+  // Older state has no owner: owner_of() infers it from fields that never change
+  // over the record's life (rule there), so it is left unset here.
+  if (!rec.owner.empty() && rec.owner != owner_docker && rec.owner != owner_csi) {
+    return bad("unknown \"owner\" \"" + rec.owner + "\"");
   }
   return rec;
 }

@@ -16,13 +16,23 @@ bool operator==(const volume_record& a, const volume_record& b) {
   return a.name == b.name && a.backend == b.backend && a.options == b.options
          && a.created_at == b.created_at && a.mounts == b.mounts
          && a.mounted == b.mounted && a.mountpoint == b.mountpoint && a.kind == b.kind
-         && a.capacity_bytes == b.capacity_bytes && a.source == b.source
+         && a.owner == b.owner && a.capacity_bytes == b.capacity_bytes && a.source == b.source
          && a.staging_path == b.staging_path && a.staged_block == b.staged_block
          && a.stage_flags == b.stage_flags && a.device == b.device && a.published == b.published;
 }
 
 bool operator==(const publication& a, const publication& b) {
   return a.readonly == b.readonly && a.block == b.block && a.flags == b.flags;
+}
+
+std::string owner_of(const volume_record& rec) {
+  if (!rec.owner.empty()) {
+    return rec.owner;
+  }
+  bool csi_trace = rec.kind != kind_volume || rec.backend != "local" || rec.capacity_bytes != 0
+                   || !rec.source.empty() || !rec.staging_path.empty() || !rec.device.empty()
+                   || !rec.published.empty();
+  return csi_trace ? owner_csi : owner_docker;
 }
 
 bool in_csi_use(const volume_record& rec) {

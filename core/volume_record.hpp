@@ -39,6 +39,11 @@ using publication_map = std::map<std::string, publication>;
 inline constexpr const char* kind_volume = "volume";
 inline constexpr const char* kind_snapshot = "snapshot";
 
+/// Which protocol a record belongs to (DESIGN bug 8): Docker and CSI are separate
+/// namespaces, and each sees and acts on its own records only.
+inline constexpr const char* owner_docker = "docker"; ///< Docker Create, ECS import
+inline constexpr const char* owner_csi = "csi";       ///< CSI volumes and snapshots
+
 /// Everything berth knows about one volume; the unit of persistence.
 struct volume_record {
   std::string name;
@@ -51,6 +56,9 @@ struct volume_record {
 
   // -- CSI ---------------------------------------------------------------------
   std::string kind = kind_volume; ///< kind_volume or kind_snapshot
+  /// owner_docker or owner_csi, set at creation; "" in a record of older state,
+  /// whose owner owner_of() infers. Read the owner through owner_of() only.
+  std::string owner;
   uint64_t capacity_bytes = 0;    ///< provisioned size (block backend; 0: unbounded)
   /// Content source: "snapshot:NAME" or "volume:NAME" for a volume made from one;
   /// for a snapshot, "volume:NAME" of the volume it was taken of.
@@ -73,9 +81,19 @@ inline bool operator!=(const volume_record& a, const volume_record& b) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, volume_record& x) {
   return f(caf::meta::type_name("volume_record"), x.name, x.backend, x.options,
-           x.created_at, x.mounts, x.mounted, x.mountpoint, x.kind, x.capacity_bytes,
+           x.created_at, x.mounts, x.mounted, x.mountpoint, x.kind, x.owner, x.capacity_bytes,
            x.source, x.staging_path, x.staged_block, x.stage_flags, x.device, x.published);
 }
+
+/// The protocol that owns `rec`: rec.owner when set, else inferred from the fields
+/// a record of older state has. A record with any CSI trace (a snapshot, a backend
+/// other than "local", a capacity, a content source, a staging, a device or a
+/// publication) is CSI's. Anything else is Docker's: Docker only ever created on
+/// "local", and a CSI volume on "local" without a capacity looks like a Docker
+/// volume, but older berth could not stage or publish such a volume, so no pod can
+/// have written to it. Docker volumes (the common case) stay visible to Docker.
+/// The fields it reads never change over a record's life, so neither does its owner.
+std::string owner_of(const volume_record& rec);
 
 /// True while the volume is staged or published on this node (CSI).
 bool in_csi_use(const volume_record& rec);

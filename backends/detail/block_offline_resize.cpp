@@ -115,7 +115,7 @@ caf::error resize_ext4_offline(const std::string& device, const std::string& sta
                what, device, binds.size());
   // -- check and resize ---------------------------------------------------------
   caf::error failure;
-  std::vector<std::string> fsck = {"e2fsck", "-f", "-y", device};
+  std::vector<std::string> fsck = {"e2fsck", "-f", "-y", "--", device};
   auto checked = run_helper(fsck, timeout);
   // e2fsck: 0 clean, 1 errors corrected, 2 corrected and reboot advised (root fs only).
   if (!checked || checked->timed_out || checked->exit_code < 0 || checked->exit_code >= 4) {
@@ -124,7 +124,7 @@ caf::error resize_ext4_offline(const std::string& device, const std::string& sta
                            + (checked ? ": " + checked->err + checked->out
                                       : ": " + describe(checked.error())));
   } else {
-    auto resized = run_helper_checked({"resize2fs", device}, timeout,
+    auto resized = run_helper_checked({"resize2fs", "--", device}, timeout,
                                       what + ": offline resize of " + device + " failed");
     if (!resized) {
       failure = resized.error();

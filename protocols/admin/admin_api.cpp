@@ -77,7 +77,8 @@ void admin_api::handle(const std::string& method, const std::string& target, std
         rapidjson::StringBuffer buf;
         rapidjson::Writer<rapidjson::StringBuffer> w{buf};
         w.StartArray();
-        for (const auto& rec : recs) {
+        for (auto& rec : recs) {
+          rec.owner = owner_of(rec); // shown also for records of older state
           write_record(w, rec);
         }
         w.EndArray();
@@ -95,7 +96,11 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   }
   gw_.ask(
     registry_, query_timeout,
-    [reply](volume_record& rec) { reply(200, json_type, record_to_json(rec)); }, on_err,
+    [reply](volume_record& rec) {
+      rec.owner = owner_of(rec);
+      reply(200, json_type, record_to_json(rec));
+    },
+    on_err,
     atom::get_v, std::move(name));
 }
 

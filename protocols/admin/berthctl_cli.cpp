@@ -136,7 +136,8 @@ std::string usage() {
                      "       berthctl --help | --version\n"
                      "\n"
                      "Inspects a running berthd through its admin socket.\n"
-                     "  volumes       list every volume: name, backend, mounted, mount IDs, path\n"
+                     "  volumes       list every record: name, owner (docker or csi), kind, backend,\n"
+                     "                mounted, mount IDs, path\n"
                      "  inspect NAME  show one volume\n"
                      "  --json        print the JSON that berthd returns\n"
                      "  --socket PATH the admin socket (default "} +
@@ -149,10 +150,10 @@ std::string short_id(std::string_view id) {
 
 std::string format_table(const std::vector<volume_record>& recs) {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"NAME", "BACKEND", "MOUNTED", "MOUNT IDS", "PATH"});
+  rows.push_back({"NAME", "OWNER", "KIND", "BACKEND", "MOUNTED", "MOUNT IDS", "PATH"});
   for (const auto& rec : recs) {
-    rows.push_back(
-      {rec.name, rec.backend, rec.mounted ? "yes" : "no", mount_ids(rec, true), path_of(rec)});
+    rows.push_back({rec.name, owner_of(rec), rec.kind, rec.backend, rec.mounted ? "yes" : "no",
+                    mount_ids(rec, true), path_of(rec)});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
@@ -180,6 +181,8 @@ std::string format_record(const volume_record& rec) {
   }
   std::string out;
   out += "name:        " + rec.name + "\n";
+  out += "owner:       " + owner_of(rec) + " (the protocol that may use it)\n";
+  out += "kind:        " + rec.kind + "\n";
   out += "backend:     " + rec.backend + "\n";
   out += "created at:  " + (rec.created_at.empty() ? "-" : rec.created_at) + "\n";
   out += "options:     " + (opts.empty() ? "-" : opts) + "\n";

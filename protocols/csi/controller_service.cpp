@@ -70,7 +70,7 @@ grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerCo
         r->Finish(to_status(err));
       }
     },
-    atom::remove_v, name, std::string{kind});
+    atom::remove_v, name, std::string{owner_csi}, std::string{kind});
   return r;
 }
 
@@ -130,7 +130,7 @@ grpc::ServerUnaryReactor* controller_service::ValidateVolumeCapabilities(
         return grpc::Status::OK;
       });
     },
-    on_error(r), atom::get_v, req->volume_id());
+    on_error(r), atom::get_v, req->volume_id(), std::string{owner_csi});
   return r;
 }
 
@@ -163,7 +163,7 @@ grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerCo
         return grpc::Status::OK;
       });
     },
-    on_error(r), atom::list_v);
+    on_error(r), atom::list_v, std::string{owner_csi});
   return r;
 }
 
@@ -262,7 +262,7 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetVolume(
         return grpc::Status::OK;
       });
     },
-    on_error(r), atom::get_v, req->volume_id());
+    on_error(r), atom::get_v, req->volume_id(), std::string{owner_csi});
   return r;
 }
 
@@ -328,7 +328,7 @@ grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServer
         return grpc::Status::OK;
       });
     },
-    on_error(r), atom::list_v);
+    on_error(r), atom::list_v, std::string{owner_csi});
   return r;
 }
 

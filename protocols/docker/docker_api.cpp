@@ -1,7 +1,5 @@
 #include "protocols/docker/docker_api.hpp"
 
-#include <algorithm>
-
 #include "core/errors.hpp"
 #include "protocols/bridge.hpp"
 #include "protocols/docker/docker_codec.hpp"
@@ -74,7 +72,8 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     }
     gw_.ask(
       registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
-      on_error(reply), atom::remove_v, std::move(req->name), std::string{kind_volume});
+      on_error(reply), atom::remove_v, std::move(req->name), std::string{owner_docker},
+      std::string{kind_volume});
   } else if (endpoint == "/VolumeDriver.Mount") {
     auto req = docker::decode_mount(body);
     if (!req) {
@@ -105,7 +104,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       [reply](volume_record& rec) {
         ok(reply, docker::encode_mountpoint(rec.mounted ? rec.mountpoint : std::string{}));
       },
-      on_error(reply), atom::get_v, std::move(req->name));
+      on_error(reply), atom::get_v, std::move(req->name), std::string{owner_docker});
   } else if (endpoint == "/VolumeDriver.Get") {
     auto req = docker::decode_name(body);
     if (!req) {
@@ -115,24 +114,14 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     gw_.ask(
       registry_, query_timeout,
       [reply](volume_record& rec) {
-        if (rec.kind != kind_volume) {
-          fail(reply, make_error(ec::not_found, "no such volume: " + rec.name));
-          return;
-        }
         ok(reply, docker::encode_get(rec));
       },
-      on_error(reply), atom::get_v, std::move(req->name));
+      on_error(reply), atom::get_v, std::move(req->name), std::string{owner_docker});
   } else { // "/VolumeDriver.List"
     gw_.ask(
       registry_, query_timeout,
-      [reply](std::vector<volume_record>& recs) {
-        // CSI snapshots share the name space but are not volumes Docker can use.
-        recs.erase(std::remove_if(recs.begin(), recs.end(),
-                                  [](const volume_record& r) { return r.kind != kind_volume; }),
-                   recs.end());
-        ok(reply, docker::encode_list(recs));
-      },
-      on_error(reply), atom::list_v);
+      [reply](std::vector<volume_record>& recs) { ok(reply, docker::encode_list(recs)); },
+      on_error(reply), atom::list_v, std::string{owner_docker});
   }
 }
 

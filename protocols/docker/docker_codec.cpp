@@ -8,6 +8,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 #include "core/names.hpp"
 
 namespace berth::docker {
@@ -76,6 +77,11 @@ caf::expected<std::string> read_name(const rapidjson::Value& obj) {
   if (!name) {
     return name;
   }
+  if (name->size() > limits::max_name_bytes) {
+    return invalid("volume name " + quote_input(*name) + " is " + std::to_string(name->size())
+                   + " bytes long, at most " + std::to_string(limits::max_name_bytes)
+                   + " are allowed");
+  }
   if (!is_valid_volume_name(*name)) {
     return invalid("invalid volume name " + quote_input(*name) +
                    ": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
@@ -93,11 +99,26 @@ caf::expected<option_map> read_options(const rapidjson::Value& obj) {
     return invalid(std::string{"\"Opts\" must be an object of strings, got "} +
                    type_name(it->value));
   }
+  if (it->value.MemberCount() > limits::max_options) {
+    return invalid("\"Opts\" has " + std::to_string(it->value.MemberCount())
+                   + " options, at most " + std::to_string(limits::max_options)
+                   + " are allowed");
+  }
   for (const auto& m : it->value.GetObject()) {
     auto key = as_string(m.name);
+    if (key.size() > limits::max_option_key_bytes) {
+      return invalid("option name " + quote_input(key) + " is " + std::to_string(key.size())
+                     + " bytes long, at most " + std::to_string(limits::max_option_key_bytes)
+                     + " are allowed");
+    }
     if (!m.value.IsString()) {
       return invalid("option " + quote_input(key) + " must be a string, got " +
                      type_name(m.value));
+    }
+    if (m.value.GetStringLength() > limits::max_option_value_bytes) {
+      return invalid("the value of option " + quote_input(key) + " is "
+                     + std::to_string(m.value.GetStringLength()) + " bytes long, at most "
+                     + std::to_string(limits::max_option_value_bytes) + " are allowed");
     }
     out[key] = as_string(m.value);
   }
@@ -161,9 +182,15 @@ caf::expected<mount_request> decode_mount(std::string_view body) {
   if (!id) {
     return id.error();
   }
+  if (id->size() > limits::max_mount_id_bytes) {
+    return invalid("mount ID " + quote_input(*id) + " is " + std::to_string(id->size())
+                   + " bytes long, at most " + std::to_string(limits::max_mount_id_bytes)
+                   + " are allowed");
+  }
   if (!is_valid_mount_id(*id)) {
-    return invalid("invalid mount ID " + quote_input(*id) +
-                   ": must be 1 to 256 characters without control characters");
+    return invalid("invalid mount ID " + quote_input(*id) + ": must be 1 to "
+                   + std::to_string(limits::max_mount_id_bytes)
+                   + " characters without control characters");
   }
   return mount_request{std::move(*name), std::move(*id)};
 }

@@ -66,17 +66,19 @@ namespace detail {
 /// What the server and its sessions share; outlives the server object while
 /// sessions still run.
 struct http_listener : std::enable_shared_from_this<http_listener> {
-  http_listener(asio::io_context& ctx, handler_fn fn, size_t limit, std::string label)
-    : io(ctx), handler(std::move(fn)), body_limit(limit), name(std::move(label)), acceptor(ctx),
-      retry(ctx) {
+  http_listener(asio::io_context& ctx, handler_fn fn, http_server_limits lim, std::string label)
+    : io(ctx), handler(std::move(fn)), limits(lim), body_limit(lim.body_limit),
+      name(std::move(label)), acceptor(ctx), retry(ctx) {
   }
 
   asio::io_context& io;
   const handler_fn handler;
+  const http_server_limits limits;
   const size_t body_limit;
   const std::string name;
   std::atomic<bool> stopped{false};
   std::atomic<size_t> in_flight{0};
+  std::atomic<size_t> connections{0};
 
   std::mutex mtx; ///< guards everything below
   local::acceptor acceptor;
@@ -86,8 +88,13 @@ struct http_listener : std::enable_shared_from_this<http_listener> {
   dev_t dev = 0;
   ino_t ino = 0;
 
-  /// Starts one asynchronous accept. Requires `mtx`.
+  std::atomic<bool> paused{false}; ///< at the connection cap: no accept pending
+
+  /// Starts one asynchronous accept, unless at the cap. Requires `mtx`.
   void accept_next();
+
+  /// A session ended: resumes accepting if the cap had paused it.
+  void session_closed();
 };
 
 // -- session -----------------------------------------------------------------
@@ -97,7 +104,12 @@ struct http_listener : std::enable_shared_from_this<http_listener> {
 class http_session : public std::enable_shared_from_this<http_session> {
 public:
   http_session(local::socket socket, std::shared_ptr<http_listener> owner)
-    : socket_(std::move(socket)), owner_(std::move(owner)) {
+    : socket_(std::move(socket)), owner_(std::move(owner)), timer_(socket_.get_executor()) {
+    ++owner_->connections;
+  }
+
+  ~http_session() {
+    owner_->session_closed();
   }
 
   void start() {
@@ -114,14 +126,53 @@ public:
   }
 
 private:
+  /// Waits for the next request: at most the idle timeout for its first byte, then
+  /// at most the request deadline for all of it.
   void read_next() {
     parser_.emplace();
     parser_->body_limit(static_cast<std::uint64_t>(owner_->body_limit));
+    if (buffer_.size() > 0) {
+      read_request(); // a pipelined request has begun already
+      return;
+    }
+    arm(owner_->limits.idle_timeout, "sent no request");
+    socket_.async_wait(local::socket::wait_read, [self = shared_from_this()](error_code err) {
+      if (err) {
+        self->disarm();
+        self->close();
+        return;
+      }
+      self->read_request();
+    });
+  }
+
+  void read_request() {
+    arm(owner_->limits.request_deadline, "sent no complete request");
     http::async_read(socket_, buffer_, *parser_,
                      [self = shared_from_this()](error_code err, size_t) { self->on_read(err); });
   }
 
+  /// Closes the connection unless disarm() comes first; `why` goes into the log.
+  void arm(std::chrono::milliseconds limit, const char* why) {
+    auto gen = ++timer_gen_;
+    timer_.expires_after(limit);
+    timer_.async_wait([self = shared_from_this(), gen, limit, why](error_code err) {
+      if (err || gen != self->timer_gen_) {
+        return; // cancelled, or re-armed since
+      }
+      spdlog::info("{}: closing a connection that {} within {} ms", self->owner_->name, why,
+                   limit.count());
+      self->close();
+    });
+  }
+
+  void disarm() {
+    ++timer_gen_;
+    timer_.cancel();
+  }
+
   void on_read(error_code err) {
+    disarm();
     if (err) {
       on_read_error(err);
       return;
@@ -221,6 +272,8 @@ private:
 
   local::socket socket_;
   std::shared_ptr<http_listener> owner_;
+  asio::steady_timer timer_; ///< the idle timeout or the request deadline
+  uint64_t timer_gen_ = 0;   ///< guards a timer whose cancel raced its expiry
   boost::beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
@@ -228,16 +281,44 @@ private:
   unsigned version_ = 11;
 };
 
+void http_listener::session_closed() {
+  --connections;
+  if (!paused.load() || stopped.load()) {
+    return;
+  }
+  // Posted, never inline: a session may end where `mtx` is held (the accept handler).
+  asio::post(io, [self = shared_from_this()] {
+    std::lock_guard<std::mutex> guard{self->mtx};
+    if (self->paused.exchange(false) && !self->stopped && self->acceptor.is_open()) {
+      spdlog::info("{}: below the cap of {} connections again, accepting on {}", self->name,
+                   self->limits.max_connections, self->path);
+      self->accept_next();
+    }
+  });
+}
+
 void http_listener::accept_next() {
+  if (connections.load() >= limits.max_connections) {
+    // Waiting, not refusing: a client in the backlog gets served when a slot frees,
+    // rather than an error it would have to retry.
+    paused = true;
+    if (connections.load() >= limits.max_connections) { // a close since resumes it
+      spdlog::warn("{}: {} connections open, the cap; new connections on {} wait until one "
+                   "closes", name, connections.load(), path);
+      return;
+    }
+    paused = false;
+  }
   acceptor.async_accept(
     asio::make_strand(io), [self = shared_from_this()](error_code err, local::socket socket) {
       if (err == asio::error::operation_aborted) {
         return;
       }
-      std::lock_guard<std::mutex> guard{self->mtx};
       if (!err) {
+        // Before taking `mtx`: ending a session takes it too.
         std::make_shared<http_session>(std::move(socket), self)->start();
       }
+      std::lock_guard<std::mutex> guard{self->mtx};
       if (self->stopped || !self->acceptor.is_open()) {
         return;
       }
@@ -260,9 +341,24 @@ void http_listener::accept_next() {
 
 // -- server --------------------------------------------------------------------
 
+namespace {
+
+http_server_limits with_body_limit(size_t body_limit) {
+  http_server_limits lim;
+  lim.body_limit = body_limit;
+  return lim;
+}
+
+} // namespace
+
 unix_http_server::unix_http_server(asio::io_context& io, handler_fn handler, size_t body_limit,
                                    std::string name)
-  : listener_(std::make_shared<detail::http_listener>(io, std::move(handler), body_limit,
+  : unix_http_server(io, std::move(handler), with_body_limit(body_limit), std::move(name)) {
+}
+
+unix_http_server::unix_http_server(asio::io_context& io, handler_fn handler,
+                                   http_server_limits lim, std::string name)
+  : listener_(std::make_shared<detail::http_listener>(io, std::move(handler), lim,
                                                       std::move(name))) {
 }
 
@@ -368,6 +464,10 @@ void unix_http_server::stop() {
 
 size_t unix_http_server::in_flight() const {
   return listener_->in_flight.load();
+}
+
+size_t unix_http_server::connections() const {
+  return listener_->connections.load();
 }
 
 } // namespace berth

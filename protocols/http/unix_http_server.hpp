@@ -9,6 +9,7 @@
 //                              ▲                                        │
 //                              └──────────── post(write) ◀──────────────┘
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -16,6 +17,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <caf/error.hpp>
+
+#include "core/limits.hpp"
 
 namespace berth {
 
@@ -32,6 +35,19 @@ namespace detail {
 struct http_listener;
 } // namespace detail
 
+/// What one server allows a client (defaults from core/limits.hpp).
+struct http_server_limits {
+  size_t body_limit = 1 << 20; ///< a larger request body is answered 413
+  /// A request must arrive whole within this time of its first byte, else the
+  /// connection is closed (logged).
+  std::chrono::milliseconds request_deadline = limits::http_request_deadline;
+  /// An open connection without a request for this long is closed.
+  std::chrono::milliseconds idle_timeout = limits::http_idle_timeout;
+  /// Connections served at once; at the cap accepting pauses (logged), so new
+  /// connections wait in the listen backlog until one closes.
+  size_t max_connections = limits::max_http_connections;
+};
+
 /// Serves HTTP/1.1 (keep-alive, many concurrent connections) on a unix socket.
 /// Runs on the caller's io_context, which must outlive every pending reply.
 class unix_http_server {
@@ -40,6 +56,10 @@ public:
   /// @param name used in log lines ("docker", "admin").
   unix_http_server(boost::asio::io_context& io, handler_fn handler, size_t body_limit = 1 << 20,
                    std::string name = "http");
+
+  /// @param lim the body limit, deadlines and connection cap.
+  unix_http_server(boost::asio::io_context& io, handler_fn handler, http_server_limits lim,
+                   std::string name);
 
   /// Stops accepting (see stop()).
   ~unix_http_server();
@@ -59,6 +79,9 @@ public:
 
   /// Requests handed to the handler whose response is not yet written.
   size_t in_flight() const;
+
+  /// Connections open now (at most the cap).
+  size_t connections() const;
 
 private:
   std::shared_ptr<detail::http_listener> listener_;

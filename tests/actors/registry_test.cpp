@@ -251,3 +251,100 @@ TEST_F(registry_test, csi_requests_reach_the_named_volume) {
   ASSERT_TRUE(rec);
   EXPECT_EQ(rec->staging_path, "/stage/v");
 }
+
+// -- Docker and CSI are separate namespaces (DESIGN bug 8) -------------------------
+
+namespace {
+
+ec code_of_error(const caf::error& err) {
+  return static_cast<ec>(err.code());
+}
+
+} // namespace
+
+TEST_F(registry_test, docker_sees_and_touches_no_csi_volume) {
+  start();
+  ASSERT_TRUE(test::ask<volume_record>(self, reg, atom::create_v, std::string{"pv1"}, csi_spec(0)));
+  ASSERT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"d1"}, option_map{}));
+  auto docker_list = test::ask<std::vector<volume_record>>(self, reg, atom::list_v,
+                                                            std::string{owner_docker});
+  ASSERT_TRUE(docker_list);
+  ASSERT_EQ(docker_list->size(), 1u);
+  EXPECT_EQ((*docker_list)[0].name, "d1");
+  auto removed = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"pv1"},
+                                      std::string{owner_docker}, std::string{kind_volume});
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(code_of_error(removed), ec::not_found);
+  EXPECT_EQ(describe(removed), "no such volume: pv1");
+  auto mounted = test::call<std::string>(self, reg, atom::mount_v, std::string{"pv1"},
+                                         std::string{"c1"});
+  EXPECT_EQ(code_of_error(mounted), ec::not_found);
+  EXPECT_EQ(code_of_error(test::call<atom::ok>(self, reg, atom::unmount_v, std::string{"pv1"},
+                                         std::string{"c1"})),
+            ec::not_found);
+  EXPECT_EQ(code_of_error(test::call<volume_record>(self, reg, atom::get_v, std::string{"pv1"},
+                                              std::string{owner_docker})),
+            ec::not_found);
+  auto taken = test::call<atom::ok>(self, reg, atom::create_v, std::string{"pv1"}, option_map{});
+  EXPECT_EQ(code_of_error(taken), ec::already_exists);
+  EXPECT_NE(describe(taken).find("CSI"), std::string::npos) << describe(taken);
+  EXPECT_EQ(storage->removes, 0);
+  EXPECT_EQ(storage->mounts, 0);
+  auto rec = test::ask<volume_record>(self, reg, atom::get_v, std::string{"pv1"},
+                                      std::string{owner_csi});
+  ASSERT_TRUE(rec) << "the CSI volume survives";
+  EXPECT_EQ(rec->owner, owner_csi);
+  EXPECT_EQ(list().size(), 2u) << "the admin API sees both";
+}
+
+TEST_F(registry_test, csi_sees_and_touches_no_docker_volume) {
+  start();
+  ASSERT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"d1"}, option_map{}));
+  auto csi_list = test::ask<std::vector<volume_record>>(self, reg, atom::list_v,
+                                                         std::string{owner_csi});
+  ASSERT_TRUE(csi_list);
+  EXPECT_TRUE(csi_list->empty());
+  auto taken = test::ask<volume_record>(self, reg, atom::create_v, std::string{"d1"}, csi_spec(0));
+  ASSERT_FALSE(taken);
+  EXPECT_EQ(code_of_error(taken.error()), ec::already_exists);
+  EXPECT_EQ(code_of_error(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"d1"},
+                                         std::string{owner_csi}, std::string{kind_volume})),
+            ec::not_found);
+  stage_request stage;
+  stage.staging_path = "/k/stage";
+  EXPECT_EQ(code_of_error(test::call<atom::ok>(self, reg, atom::stage_v, std::string{"d1"}, stage)),
+            ec::not_found);
+  EXPECT_EQ(code_of_error(test::call<uint64_t>(self, reg, atom::expand_v, std::string{"d1"},
+                                         uint64_t{1} << 30)),
+            ec::not_found);
+  volume_spec from = csi_spec(0);
+  from.source = "volume:d1";
+  auto copy = test::ask<volume_record>(self, reg, atom::create_v, std::string{"c2"}, from);
+  ASSERT_FALSE(copy) << "a Docker volume is no CSI content source";
+  EXPECT_EQ(code_of_error(copy.error()), ec::not_found);
+  EXPECT_EQ(storage->stages, 0);
+  EXPECT_EQ(storage->removes, 0);
+  EXPECT_EQ(storage->creates, 1);
+  EXPECT_TRUE(test::ask<volume_record>(self, reg, atom::get_v, std::string{"d1"},
+                                       std::string{owner_docker}));
+}
+
+TEST_F(registry_test, an_older_record_without_owner_is_placed_by_its_fields) {
+  volume_record docker_vol;
+  docker_vol.name = "old-docker";
+  docker_vol.mounts = {{"c1", 1}};
+  docker_vol.mounted = true;
+  docker_vol.mountpoint = "/fake/old";
+  volume_record csi_vol;
+  csi_vol.name = "old-csi";
+  csi_vol.capacity_bytes = 1 << 20;
+  start({docker_vol, csi_vol});
+  auto docker_list = test::ask<std::vector<volume_record>>(self, reg, atom::list_v,
+                                                            std::string{owner_docker});
+  ASSERT_TRUE(docker_list);
+  ASSERT_EQ(docker_list->size(), 1u);
+  EXPECT_EQ((*docker_list)[0].name, "old-docker");
+  EXPECT_EQ(code_of_error(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"old-csi"},
+                                         std::string{owner_docker}, std::string{kind_volume})),
+            ec::not_found);
+}

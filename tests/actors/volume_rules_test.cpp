@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 
 using namespace berth;
 
@@ -76,4 +77,48 @@ TEST(volume_rules, unmounted_clears_the_mountpoint) {
   set_unmounted(rec);
   EXPECT_FALSE(rec.mounted);
   EXPECT_TRUE(rec.mountpoint.empty());
+}
+
+// -- Docker and CSI are separate namespaces (DESIGN bug 8) ------------------------
+
+TEST(volume_rules, a_record_is_seen_only_by_its_own_namespace) {
+  volume_record docker_vol;
+  docker_vol.name = "d1";
+  docker_vol.owner = owner_docker;
+  volume_record csi_vol;
+  csi_vol.name = "c1";
+  csi_vol.owner = owner_csi;
+  EXPECT_FALSE(check_owner(docker_vol, owner_docker, false));
+  EXPECT_FALSE(check_owner(csi_vol, owner_csi, true));
+  auto hidden = check_owner(csi_vol, owner_docker, false);
+  ASSERT_TRUE(hidden);
+  EXPECT_EQ(static_cast<ec>(hidden.code()), ec::not_found);
+  EXPECT_EQ(describe(hidden), "no such volume: c1");
+  hidden = check_owner(docker_vol, owner_csi, false);
+  ASSERT_TRUE(hidden);
+  EXPECT_EQ(static_cast<ec>(hidden.code()), ec::not_found);
+  auto taken = check_owner(csi_vol, owner_docker, true);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(static_cast<ec>(taken.code()), ec::already_exists);
+  EXPECT_NE(describe(taken).find("CSI"), std::string::npos) << describe(taken);
+  taken = check_owner(docker_vol, owner_csi, true);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(static_cast<ec>(taken.code()), ec::already_exists);
+  EXPECT_NE(describe(taken).find("Docker"), std::string::npos) << describe(taken);
+}
+
+TEST(volume_rules, distinct_mount_ids_per_volume_are_bounded) {
+  auto rec = mounted_by({});
+  for (size_t i = 0; i < limits::max_mount_ids; ++i) {
+    auto id = "id" + std::to_string(i);
+    ASSERT_FALSE(check_mount(rec, id)) << i;
+    apply_mount(rec, id);
+  }
+  EXPECT_EQ(rec.mounts.size(), limits::max_mount_ids);
+  auto err = check_mount(rec, "one-more");
+  ASSERT_TRUE(err);
+  EXPECT_EQ(static_cast<ec>(err.code()), ec::out_of_range);
+  EXPECT_NE(describe(err).find(std::to_string(limits::max_mount_ids)), std::string::npos)
+    << describe(err);
+  EXPECT_FALSE(check_mount(rec, "id7")) << "another Mount of a counted ID still counts";
 }

@@ -235,12 +235,14 @@ TEST_F(volume_test, concurrent_requests_are_serialized) {
 
 TEST_F(volume_test, a_remove_limited_to_another_kind_is_not_found_and_changes_nothing) {
   create();
-  auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{kind_snapshot});
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+                                std::string{kind_snapshot});
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::not_found));
   EXPECT_FALSE(test::call<volume_record>(self, vol, atom::get_v)) << "the volume must remain";
   EXPECT_EQ(storage->removes, 0);
-  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{kind_volume}));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+                                          std::string{kind_volume}));
   EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v)) << "removed as a volume";
 }
 

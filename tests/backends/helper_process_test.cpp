@@ -1,6 +1,10 @@
 #include "backends/helper_process.hpp"
 
 #include <chrono>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -10,6 +14,28 @@ using namespace std::chrono_literals;
 
 namespace berth {
 namespace {
+
+TEST(helper_process, a_positional_argument_beginning_with_a_dash_is_refused_unrun) {
+  char tmpl[] = "/tmp/berth-helper-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  std::string marker = std::string(tmpl) + "/ran";
+  // After the last `--` every argument is positional: "-T" there is refused and
+  // nothing runs (the touch would leave the marker).
+  for (auto argv : std::vector<std::vector<std::string>>{
+         {"touch", "--", "-T", marker},
+         {"nsenter", "--net=/x", "--", "touch", "--", marker, "-T"}}) {
+    auto res = run_helper(argv, 5s);
+    ASSERT_FALSE(res);
+    EXPECT_EQ(static_cast<ec>(res.error().code()), ec::invalid_argument);
+    EXPECT_NE(describe(res.error()).find("\"-T\""), std::string::npos) << describe(res.error());
+  }
+  EXPECT_EQ(::access(marker.c_str(), F_OK), -1) << "the helper must not have run";
+  // Options before `--` are fine.
+  auto ok = run_helper({"touch", "-c", "--", marker}, 5s);
+  ASSERT_TRUE(ok) << describe(ok.error());
+  EXPECT_EQ(ok->exit_code, 0);
+  ::rmdir(tmpl);
+}
 
 TEST(helper_process, captures_stdout_and_stderr) {
   auto res = run_helper({"sh", "-c", "echo out; echo err >&2; exit 3"}, 5s);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backends/helper_process.hpp"
@@ -238,7 +239,8 @@ TEST_F(local_backend_test, tmpfs_with_size) {
 }
 
 TEST_F(local_backend_test, bind_of_a_host_directory) {
-  std::string host = state_.path() + "/host-dir";
+  test::temp_state outside; // a bind source may not lie in the state directory
+  std::string host = outside.path() + "/host-dir";
   fs::create_directories(host);
   auto rec = make_record("b1", {{"type", "bind"}, {"device", host}});
   ASSERT_FALSE(backend_->create(rec));
@@ -263,6 +265,51 @@ TEST_F(local_backend_test, bind_of_a_host_directory) {
   EXPECT_NE(msg.find("b3"), std::string::npos) << msg;
   EXPECT_NE(msg.find(host + "/nope"), std::string::npos) << msg;
   EXPECT_NE(msg.find("No such file"), std::string::npos) << msg;
+}
+
+TEST_F(local_backend_test, bind_source_in_around_or_linked_to_the_state_dir_is_refused) {
+  // A bind of the state directory (or of a directory above or below it) would put
+  // the journal and other volumes' data inside a container.
+  test::temp_state outside;
+  fs::create_directories(state_.path() + "/volumes/other/data");
+  std::string link = outside.path() + "/link-to-state";
+  fs::create_symlink(state_.path() + "/volumes", link);
+  std::string parent = fs::path(state_.path()).parent_path().string();
+  int n = 0;
+  for (const auto& source : {state_.path(), state_.path() + "/volumes/other/data", parent,
+                             std::string{"/"}, link, link + "/other"}) {
+    SCOPED_TRACE(source);
+    std::string name = "bs" + std::to_string(n++);
+    for (const char* type : {"bind", "none"}) {
+      option_map opts = {{"type", type}, {"device", source}, {"o", "bind"}};
+      auto err = backend_->validate(name, opts);
+      ASSERT_TRUE(err);
+      EXPECT_EQ(code_of(err), ec::invalid_argument);
+      EXPECT_NE(describe(err).find("state directory"), std::string::npos) << describe(err);
+      auto rec = make_record(name, opts);
+      auto mnt = backend_->mount(rec); // a record made before the check: mount refuses too
+      ASSERT_FALSE(mnt);
+      EXPECT_NE(describe(mnt.error()).find("state directory"), std::string::npos);
+      EXPECT_EQ(mounts_at(backend_->mountpoint(rec)), 0u);
+      EXPECT_FALSE(fs::exists(backend_->volume_dir(name))) << "nothing is made for it";
+    }
+  }
+  // A sibling whose name merely starts like the state directory is fine.
+  test::temp_state sibling;
+  EXPECT_FALSE(backend_->validate("ok", {{"type", "bind"}, {"device", sibling.path()}}));
+}
+
+TEST_F(local_backend_test, block_device_option_must_name_a_block_device) {
+  auto err = backend_->validate("blk", {{"type", "ext4"}, {"device", "/dev/null"}});
+  ASSERT_TRUE(err);
+  EXPECT_NE(describe(err).find("not a block device"), std::string::npos) << describe(err);
+}
+
+TEST_F(local_backend_test, volumes_root_gets_dockers_mode_0701) {
+  ASSERT_FALSE(backend_->create(make_record("m1")));
+  struct stat st {};
+  ASSERT_EQ(::stat((state_.path() + "/volumes").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0701u);
 }
 
 TEST_F(local_backend_test, ext4_on_a_loop_device) {

@@ -127,8 +127,8 @@ TEST(local_options, nfs_uses_the_helper_in_a_netns) {
   EXPECT_TRUE(plan->use_helper);
   EXPECT_EQ(plan->netns, "/proc/42/ns/net");
   EXPECT_EQ(helper_command(*plan, "/m"),
-            (std::vector<std::string>{"nsenter", "--net=/proc/42/ns/net", "mount", "-t", "nfs4",
-                                      "-o", "hard", "srv:/export", "/m"}));
+            (std::vector<std::string>{"nsenter", "--net=/proc/42/ns/net", "--", "mount", "-t",
+                                      "nfs4", "-o", "hard", "--", "srv:/export", "/m"}));
   EXPECT_TRUE(mentions(check({{"type", "nfs4"}, {"device", "srv:/x"}, {"o", "netns=../ns"}}),
                        "netns"));
 }
@@ -145,8 +145,9 @@ TEST(local_options, efs_with_mount_efs_passes_through) {
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->kind, local_kind::efs);
   EXPECT_EQ(helper_command(*plan, "/m"),
-            (std::vector<std::string>{"nsenter", "--net=/proc/7/ns/net", "mount", "-t", "efs", "-o",
-                                      "tls,iam,accesspoint=fsap-0123", "fs-0123abcd:/app", "/m"}));
+            (std::vector<std::string>{"nsenter", "--net=/proc/7/ns/net", "--", "mount", "-t", "efs",
+                                      "-o", "tls,iam,accesspoint=fsap-0123", "--",
+                                      "fs-0123abcd:/app", "/m"}));
   // The ECS agent may also say type=nfs4 for an fs-XXXX device.
   option_map as_nfs4 = ecs_efs;
   as_nfs4["type"] = "nfs4";
@@ -180,6 +181,80 @@ TEST(local_options, efs_without_mount_efs_becomes_nfs4) {
   auto none = plan_local_mount("v1", ecs_efs, efs_environment{});
   ASSERT_FALSE(none);
   EXPECT_TRUE(mentions(describe(none.error()), "region")) << describe(none.error());
+}
+
+// -- item 12: a device reaches mount(8) only in the shape its type needs ---------
+
+TEST(local_options, nfs_device_beginning_with_a_dash_is_refused) {
+  // mount(8) would read "-T..." as an option naming an fstab file.
+  for (const char* device : {"-T/tmp/fstab", "-T", "--fstab=/x:/y", "-h:/export", "-srv:/x"}) {
+    auto msg = check({{"type", "nfs"}, {"device", device}});
+    EXPECT_TRUE(mentions(msg, "host:/path")) << device << ": " << msg;
+  }
+}
+
+TEST(local_options, nfs_device_needs_a_valid_host_and_an_absolute_path) {
+  for (const char* good : {"srv:/export", "nfs.example.com:/a/b", "10.0.0.2:/", "[fd00::2]:/x",
+                           "fs-like-name:/x", "a:/"}) {
+    EXPECT_EQ(check({{"type", "nfs4"}, {"device", good}}), "") << good;
+  }
+  for (const char* bad : {"srv:export", "srv:", "srv:/a/../b", "bad_host:/x", "srv-:/x",
+                          "a..b:/x", "fd00::2:/x", "[fd00::zz]:/x", "[fd00::2]/x", "[fd00::2]",
+                          "host name:/x", ":/x"}) {
+    auto msg = check({{"type", "nfs"}, {"device", bad}});
+    EXPECT_TRUE(mentions(msg, "expected host:/path")) << bad << ": " << msg;
+  }
+  // ":/path" is Docker's form with the server in o=addr=, which must be an address.
+  EXPECT_EQ(check({{"type", "nfs"}, {"device", ":/x"}, {"o", "addr=10.0.0.2"}}), "");
+  EXPECT_TRUE(mentions(check({{"type", "nfs"}, {"device", ":/x"}, {"o", "addr=-T"}}), "addr"));
+  EXPECT_TRUE(mentions(check({{"type", "nfs"}, {"device", "srv:/x"}, {"o", "addr=srv"}}),
+                       "IP address"));
+}
+
+TEST(local_options, nfs_host_names_and_addresses) {
+  EXPECT_TRUE(is_valid_nfs_host("srv"));
+  EXPECT_TRUE(is_valid_nfs_host("a-b.c-d.example"));
+  EXPECT_TRUE(is_valid_nfs_host("192.168.1.1"));
+  EXPECT_TRUE(is_valid_nfs_host("[::1]"));
+  EXPECT_FALSE(is_valid_nfs_host(""));
+  EXPECT_FALSE(is_valid_nfs_host("-T"));
+  EXPECT_FALSE(is_valid_nfs_host("::1"));
+  EXPECT_FALSE(is_valid_nfs_host("[]"));
+  EXPECT_FALSE(is_valid_nfs_host("a." + std::string(64, 'b')));
+  EXPECT_FALSE(is_valid_nfs_host(std::string(254, 'a')));
+}
+
+TEST(local_options, tmpfs_device_is_a_label) {
+  EXPECT_EQ(check({{"type", "tmpfs"}, {"device", "tmpfs"}}), "");
+  EXPECT_EQ(check({{"type", "tmpfs"}, {"device", "my_tmp-1.x"}}), "");
+  for (const char* bad : {"-o", "/dev/sda", "a b", "x:/y"}) {
+    EXPECT_TRUE(mentions(check({{"type", "tmpfs"}, {"device", bad}}), "label")) << bad;
+  }
+}
+
+TEST(local_options, efs_mount_target_and_region_are_checked) {
+  EXPECT_TRUE(mentions(check({{"type", "efs"}, {"device", "fs-1"}, {"o", "mounttargetip=-T"}}),
+                       "mounttargetip"));
+  EXPECT_TRUE(mentions(check({{"type", "efs"}, {"device", "fs-1"}, {"o", "region=-x"}}),
+                       "region"));
+  EXPECT_TRUE(mentions(check({{"type", "efs"}, {"device", "fs-1:/a/../b"}}), "clean absolute path"));
+}
+
+TEST(local_options, every_helper_command_ends_options_before_the_device) {
+  auto plan = plan_local_mount("v1", {{"type", "nfs"}, {"device", "srv:/export"}}, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(helper_command(*plan, "/m"),
+            (std::vector<std::string>{"mount", "-t", "nfs", "--", "srv:/export", "/m"}));
+}
+
+TEST(local_options, overlapping_paths) {
+  EXPECT_TRUE(overlaps("/var/lib/berth", "/var/lib/berth"));
+  EXPECT_TRUE(overlaps("/var/lib/berth/volumes/x", "/var/lib/berth"));
+  EXPECT_TRUE(overlaps("/var/lib", "/var/lib/berth"));
+  EXPECT_TRUE(overlaps("/", "/var/lib/berth"));
+  EXPECT_FALSE(overlaps("/var/lib/berth2", "/var/lib/berth"));
+  EXPECT_FALSE(overlaps("/var/lib/ber", "/var/lib/berth"));
+  EXPECT_FALSE(overlaps("/srv/data", "/var/lib/berth"));
 }
 
 TEST(local_options, clean_absolute_paths) {

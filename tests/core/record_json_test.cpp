@@ -148,3 +148,39 @@ TEST(record_json, bad_csi_fields_are_rejected_naming_the_field) {
       << c.json << ": \"" << describe(rec.error()) << "\" does not name " << c.names;
   }
 }
+
+// -- owner: Docker and CSI are separate namespaces ------------------------------
+
+TEST(record_json, owner_round_trips) {
+  for (const char* owner : {owner_docker, owner_csi}) {
+    volume_record rec;
+    rec.name = "v1";
+    rec.owner = owner;
+    auto back = record_from_json(record_to_json(rec));
+    ASSERT_TRUE(back) << describe(back.error());
+    EXPECT_EQ(back->owner, owner);
+  }
+}
+
+TEST(record_json, older_records_get_their_owner_from_their_fields) {
+  auto owner = [](const std::string& json) {
+    auto rec = record_from_json(json);
+    EXPECT_TRUE(rec) << json;
+    return rec ? owner_of(*rec) : std::string{};
+  };
+  // Docker volumes (and anything without a CSI trace) stay Docker's.
+  EXPECT_EQ(owner(R"({"name":"v"})"), owner_docker);
+  EXPECT_EQ(owner(R"({"name":"v","options":{"type":"tmpfs"},"mounts":{"a":1}})"), owner_docker);
+  // Any CSI trace makes it CSI's.
+  EXPECT_EQ(owner(R"({"name":"s","kind":"snapshot","backend":"block"})"), owner_csi);
+  EXPECT_EQ(owner(R"({"name":"v","backend":"block"})"), owner_csi);
+  EXPECT_EQ(owner(R"({"name":"v","capacity_bytes":1048576})"), owner_csi);
+  EXPECT_EQ(owner(R"({"name":"v","source":"volume:a"})"), owner_csi);
+  EXPECT_EQ(owner(R"({"name":"v","staging_path":"/k/s"})"), owner_csi);
+  EXPECT_EQ(owner(R"({"name":"v","published":{"/k/t":{}}})"), owner_csi);
+  // A stored owner wins; an unknown one is refused by name.
+  EXPECT_EQ(owner(R"({"name":"v","owner":"csi"})"), owner_csi);
+  auto bad = record_from_json(R"({"name":"v","owner":"kubelet"})");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(describe(bad.error()).find("kubelet"), std::string::npos);
+}

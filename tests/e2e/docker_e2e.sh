@@ -64,10 +64,21 @@ check_mounted "(c) while c2 runs" v2
 before=$(ctl_mounts v2)
 check "(c) berthctl: one mount ID with count 1 while c2 runs" "1" "$(ctl_total v2)"
 echo "copied in" >"$E2E_TMP/in.txt"
+# The premise of this case: dockerd sends a second Mount with the container's own ID
+# for docker cp (count 2), then its Unmount. berthd logs both; count them.
+repeated_mounts() {
+  grep -c "volume v2 mount counted (id .*, count 2)" "$BERTHD_LOG" 2>/dev/null || true
+}
+repeats_before=$(repeated_mounts)
 check_ok "(c) docker cp a file into the running container" dk cp "$E2E_TMP/in.txt" c2:/data/in.txt
+check "(c) dockerd sent the repeated Mount (same ID, count 2) for docker cp in" 1 \
+  "$(( $(repeated_mounts) > repeats_before ? 1 : 0 ))"
 check_mounted "(c) after docker cp in" v2
 check_ok "(c) c2 writes a file" dk exec c2 sh -c 'echo from-c2 > /data/out.txt'
+repeats_before=$(repeated_mounts)
 check_ok "(c) docker cp a file out of the running container" dk cp c2:/data/out.txt "$E2E_TMP/out.txt"
+check "(c) dockerd sent the repeated Mount (same ID, count 2) for docker cp out" 1 \
+  "$(( $(repeated_mounts) > repeats_before ? 1 : 0 ))"
 check "(c) the copied-out file has the data" from-c2 "$(cat "$E2E_TMP/out.txt" 2>&1)"
 sleep 0.5
 check "(c) v2 STILL mounted on the host after docker cp in and out" 1 "$(mount_count "$(vol_mnt v2)")"

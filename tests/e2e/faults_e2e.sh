@@ -118,7 +118,7 @@ if new_state a; then
   else
     fail "(a) berthd still answers after the failed persist" "Plugin.Activate answers" "no answer"
   fi
-  stop_berthd || true
+  check_ok "(a) berthd stops cleanly on SIGTERM after the fault" stop_berthd
   kill9_berthd
 fi
 umount_under "$STATE"
@@ -175,7 +175,7 @@ elif start_again "(a2) berthd starts with STATE/state on a small tmpfs (no journ
       unmount_id "$1" "${failed_at#* }" >/dev/null
     fi
   fi
-  stop_berthd || true
+  check_ok "(a2) berthd stops cleanly on SIGTERM after the fault" stop_berthd
   kill9_berthd
 fi
 umount_under "$STATE"
@@ -232,7 +232,7 @@ if new_state b; then
   check "(b) the remade mount shows fk1's data" marker "$(cat "$(vol_mnt fk1)/marker" 2>&1)"
   check "(b) Unmount fk1 d" "" "$(unmount_id fk1 d)"
   check "(b) fk1 unmounted" 0 "$(mount_count "$(vol_mnt fk1)")"
-  stop_berthd || true
+  check_ok "(b) berthd stops cleanly on SIGTERM after the fault" stop_berthd
 fi
 umount_under "$STATE"
 
@@ -269,7 +269,7 @@ if new_state c; then
   check "(c) t5 survived (new records are not lost behind the garbage)" "t1 t2 t3 t4 t5" "$(listed)"
   check "(c) Unmount t2 z" "" "$(unmount_id t2 z)"
   check "(c) t2 unmounted" 0 "$(mount_count "$(vol_mnt t2)")"
-  stop_berthd || true
+  check_ok "(c) berthd stops cleanly on SIGTERM after the fault" stop_berthd
 fi
 umount_under "$STATE"
 
@@ -323,7 +323,7 @@ if new_state d; then
   check "(d) dm not mounted" 0 "$(mount_count "$(vol_mnt dm)")"
   check "(d) Mount dm still works" "" "$(mount_id dm ok)"
   check "(d) Unmount dm still works" "" "$(unmount_id dm ok)"
-  stop_berthd || true
+  check_ok "(d) berthd stops cleanly on SIGTERM after the fault" stop_berthd
 fi
 umount_under "$STATE"
 
@@ -374,7 +374,7 @@ if [[ -n "$imported" ]]; then
   check "(e) Remove after the last Unmount" "" "$(plugin_err Remove '{"Name":"ecsvol"}')"
   check "(e) STATE/volumes/ecsvol is gone" absent \
     "$( [[ -e "$STATE/volumes/ecsvol" ]] && echo present || echo absent)"
-  stop_berthd || true
+  check_ok "(e) berthd stops cleanly on SIGTERM after the fault" stop_berthd
 else
   fail "(e) berthd --import-ecs-state imports and serves" "it serves (or exits 0 and a plain start serves)" "see the log above"
   kill9_berthd

@@ -28,14 +28,28 @@ log() {
   echo "[$(date +%H:%M:%S)] $*"
 }
 
-# skip REASON...: prints a loud banner and exits 77 (ctest: Skipped).
+# skip REASON...: prints a loud banner and exits 77 (ctest: Skipped). When the run
+# requires every test (BERTH_REQUIRE_ALL=1 from scripts/test.sh --require-all, or
+# CI=true), a skip is a failure instead: exit 1, naming what was missing.
 skip() {
+  local required=0
+  if [[ "${BERTH_REQUIRE_ALL:-0}" == 1 || "${CI:-}" == true ]]; then
+    required=1
+  fi
   echo
   echo "############################################################################"
-  echo "## SKIPPED: $(basename "$0"): $*"
-  echo "## This end-to-end test did NOT run; nothing it covers was verified."
+  if ((required)); then
+    echo "## FAILED (required, not skipped): $(basename "$0"): $*"
+    echo "## --require-all or CI=true: this end-to-end test must run here."
+  else
+    echo "## SKIPPED: $(basename "$0"): $*"
+    echo "## This end-to-end test did NOT run; nothing it covers was verified."
+  fi
   echo "############################################################################"
   echo
+  if ((required)); then
+    exit 1
+  fi
   exit 77
 }
 

@@ -122,9 +122,9 @@ TEST_F(admin_api_test, berthctl_volumes_prints_a_table) {
   std::string out;
   std::string err;
   ASSERT_EQ(ctl({"volumes"}, out, err), 0) << err;
-  EXPECT_EQ(out, "NAME    BACKEND   MOUNTED   MOUNT IDS        PATH\n"
-                 "alpha   local     yes       0123456789ab:1   /mnt/berth/alpha\n"
-                 "beta    local     no        -                -\n");
+  EXPECT_EQ(out, "NAME    OWNER    KIND     BACKEND   MOUNTED   MOUNT IDS        PATH\n"
+                 "alpha   docker   volume   local     yes       0123456789ab:1   /mnt/berth/alpha\n"
+                 "beta    docker   volume   local     no        -                -\n");
   ASSERT_EQ(ctl({"volumes", "--json"}, out, err), 0) << err;
   EXPECT_EQ(out.front(), '[');
 }
@@ -134,6 +134,8 @@ TEST_F(admin_api_test, berthctl_inspect_prints_one_volume) {
   std::string err;
   ASSERT_EQ(ctl({"inspect", "alpha"}, out, err), 0) << err;
   EXPECT_EQ(out, "name:        alpha\n"
+                 "owner:       docker (the protocol that may use it)\n"
+                 "kind:        volume\n"
                  "backend:     local\n"
                  "created at:  2026-01-02T03:04:05Z\n"
                  "options:     -\n"

@@ -55,6 +55,7 @@ caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<record_
       volume_record rec;
       rec.name = name;
       rec.kind = spec.kind;
+      rec.owner = owner_csi;
       rec.backend = spec.backend;
       rec.options = spec.parameters;
       rec.source = spec.source;
@@ -63,26 +64,29 @@ caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<record_
       recs->emplace(name, rec);
       return rec;
     },
-    [recs, missing](atom::get, const std::string& name) -> caf::result<volume_record> {
+    [recs, missing](atom::get, const std::string& name,
+                    const std::string& owner) -> caf::result<volume_record> {
       auto it = recs->find(name);
-      if (it == recs->end()) {
+      if (it == recs->end() || owner_of(it->second) != owner) {
         return missing(name);
       }
       return it->second;
     },
-    [recs, missing](atom::remove, const std::string& name,
+    [recs, missing](atom::remove, const std::string& name, const std::string& owner,
                     const std::string& kind) -> caf::result<atom::ok> {
       auto it = recs->find(name);
-      if (it == recs->end() || it->second.kind != kind) {
+      if (it == recs->end() || owner_of(it->second) != owner || it->second.kind != kind) {
         return missing(name);
       }
       recs->erase(it);
       return atom::ok_v;
     },
-    [recs](atom::list) {
+    [recs](atom::list, const std::string& owner) {
       std::vector<volume_record> out;
       for (const auto& [name, rec] : *recs) {
-        out.push_back(rec);
+        if (owner_of(rec) == owner) {
+          out.push_back(rec);
+        }
       }
       return out;
     },

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
+
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 
 using namespace berth;
 using namespace berth::docker;
@@ -97,7 +100,8 @@ TEST(docker_codec, rejects_invalid_volume_names) {
             R"(invalid volume name "a\x00b": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
   auto long_name = std::string(129, 'a');
   auto err = error_of(decode_name(R"({"Name":")" + long_name + "\"}"));
-  EXPECT_EQ(err.rfind("invalid volume name \"aaaa", 0), 0u) << err;
+  EXPECT_EQ(err.rfind("volume name \"aaaa", 0), 0u) << err;
+  EXPECT_NE(err.find("is 129 bytes long, at most 128 are allowed"), std::string::npos) << err;
   EXPECT_TRUE(decode_name(R"({"Name":")" + std::string(128, 'a') + "\"}"));
 }
 
@@ -109,8 +113,9 @@ TEST(docker_codec, rejects_missing_or_invalid_mount_ids) {
   EXPECT_EQ(error_of(decode_mount(R"({"Name":"v1","ID":"a\nb"})")),
             R"(invalid mount ID "a\x0ab": must be 1 to 256 characters without control characters)");
   auto err = error_of(decode_mount(R"({"Name":"v1","ID":")" + std::string(257, 'c') + "\"}"));
-  EXPECT_EQ(err.rfind("invalid mount ID \"ccc", 0), 0u) << err;
-  EXPECT_NE(err.find("...\": must be 1 to 256 characters"), std::string::npos) << err;
+  EXPECT_EQ(err.rfind("mount ID \"ccc", 0), 0u) << err;
+  EXPECT_NE(err.find("...\" is 257 bytes long, at most 256 are allowed"), std::string::npos)
+    << err;
 }
 
 TEST(docker_codec, rejects_options_that_are_not_strings) {
@@ -178,4 +183,52 @@ TEST(docker_codec, quotes_input_safely) {
   EXPECT_EQ(quote_input("a\"b\\c"), R"("a\"b\\c")");
   EXPECT_EQ(quote_input(std::string("a\x01", 2)), R"("a\x01")");
   EXPECT_EQ(quote_input(std::string(200, 'x')), "\"" + std::string(160, 'x') + "...\"");
+}
+
+// -- bounds (core/limits.hpp): at the bound accepted, over it refused by name ------
+
+namespace {
+
+std::string opts_json(size_t count, size_t key_bytes, size_t value_bytes) {
+  std::string out = R"({"Name":"v1","Opts":{)";
+  for (size_t i = 0; i < count; ++i) {
+    auto key = std::to_string(i);
+    key.resize(std::max(key_bytes, key.size()), 'k');
+    out += (i == 0 ? "" : ",") + ("\"" + key + "\":\"" + std::string(value_bytes, 'v') + "\"");
+  }
+  return out + "}}";
+}
+
+} // namespace
+
+TEST(docker_codec, option_count_is_bounded) {
+  EXPECT_TRUE(decode_create(opts_json(limits::max_options, 4, 4)));
+  auto msg = error_of(decode_create(opts_json(limits::max_options + 1, 4, 4)));
+  EXPECT_NE(msg.find("at most " + std::to_string(limits::max_options)), std::string::npos) << msg;
+}
+
+TEST(docker_codec, option_key_and_value_lengths_are_bounded) {
+  EXPECT_TRUE(decode_create(opts_json(1, limits::max_option_key_bytes, 1)));
+  auto key = error_of(decode_create(opts_json(1, limits::max_option_key_bytes + 1, 1)));
+  EXPECT_NE(key.find("option name"), std::string::npos) << key;
+  EXPECT_TRUE(decode_create(opts_json(1, 1, limits::max_option_value_bytes)));
+  auto value = error_of(decode_create(opts_json(1, 1, limits::max_option_value_bytes + 1)));
+  EXPECT_NE(value.find("the value of option"), std::string::npos) << value;
+  EXPECT_NE(value.find(std::to_string(limits::max_option_value_bytes)), std::string::npos);
+}
+
+TEST(docker_codec, name_length_is_bounded) {
+  std::string at(limits::max_name_bytes, 'n');
+  EXPECT_TRUE(decode_name(R"({"Name":")" + at + "\"}"));
+  auto msg = error_of(decode_name(R"({"Name":")" + at + "n\"}"));
+  EXPECT_NE(msg.find("at most " + std::to_string(limits::max_name_bytes)), std::string::npos)
+    << msg;
+}
+
+TEST(docker_codec, mount_id_length_is_bounded) {
+  std::string at(limits::max_mount_id_bytes, 'i');
+  EXPECT_TRUE(decode_mount(R"({"Name":"v1","ID":")" + at + "\"}"));
+  auto msg = error_of(decode_mount(R"({"Name":"v1","ID":")" + at + "i\"}"));
+  EXPECT_NE(msg.find("at most " + std::to_string(limits::max_mount_id_bytes)), std::string::npos)
+    << msg;
 }

@@ -33,11 +33,11 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
   auto missing = [](const std::string& name) {
     return make_error(ec::not_found, "no volume named \"" + name + "\"");
   };
-  /// Removes `name` (only a record of `kind`, when given); refused while mounted.
-  auto remove = [self, find, missing](const std::string& name,
+  /// Removes `name` (only a record of `owner` and `kind`, when given); refused while mounted.
+  auto remove = [self, find, missing](const std::string& name, const std::string& owner,
                                       const std::string& kind) -> caf::result<atom::ok> {
     auto* rec = find(name);
-    if (!rec || (!kind.empty() && rec->kind != kind)) {
+    if (!rec || (!owner.empty() && (owner_of(*rec) != owner || rec->kind != kind))) {
       return missing(name);
     }
     if (!rec->mounts.empty()) {
@@ -59,6 +59,7 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       volume_record rec;
       rec.name = name;
       rec.options = std::move(opts);
+      rec.owner = owner_docker;
       rec.created_at = created_at;
       self->state.volumes.emplace(name, std::move(rec));
       return atom::ok_v;
@@ -94,11 +95,21 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       }
       return atom::ok_v;
     },
-    [remove](atom::remove, std::string& name) { return remove(name, ""); },
-    [remove](atom::remove, std::string& name, std::string& kind) { return remove(name, kind); },
+    [remove](atom::remove, std::string& name) { return remove(name, "", ""); },
+    [remove](atom::remove, std::string& name, std::string& owner, std::string& kind) {
+      return remove(name, owner, kind);
+    },
     [find, missing](atom::get, std::string& name) -> caf::result<volume_record> {
       auto* rec = find(name);
       if (!rec) {
+        return missing(name);
+      }
+      return *rec;
+    },
+    [find, missing](atom::get, std::string& name,
+                    std::string& owner) -> caf::result<volume_record> {
+      auto* rec = find(name);
+      if (!rec || owner_of(*rec) != owner) {
         return missing(name);
       }
       return *rec;
@@ -110,6 +121,15 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       }
       return out;
     },
+    [self](atom::list, std::string& owner) {
+      std::vector<volume_record> out;
+      for (const auto& [name, rec] : self->state.volumes) {
+        if (owner_of(rec) == owner) {
+          out.push_back(rec);
+        }
+      }
+      return out;
+    },
     [](atom::drain) { return atom::ok_v; },
     // The rest of CSI is not what the Docker and admin tests exercise: refused plainly.
     // A CSI create only records the name and kind (Docker tests seed snapshots with it).
@@ -117,6 +137,7 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       volume_record rec;
       rec.name = name;
       rec.kind = spec.kind;
+      rec.owner = owner_csi;
       rec.backend = spec.backend;
       self->state.volumes[name] = rec;
       return rec;
