@@ -277,7 +277,7 @@ TEST_F(registry_test, docker_sees_and_touches_no_csi_volume) {
   EXPECT_EQ(code_of_error(removed), ec::not_found);
   EXPECT_EQ(describe(removed), "no such volume: pv1");
   auto mounted = test::call<std::string>(self, reg, atom::mount_v, std::string{"pv1"},
-                                         std::string{"c1"});
+                                         std::string{"c1"}, caller{});
   EXPECT_EQ(code_of_error(mounted), ec::not_found);
   EXPECT_EQ(code_of_error(test::call<atom::ok>(self, reg, atom::unmount_v, std::string{"pv1"},
                                          std::string{"c1"})),
