@@ -2,10 +2,12 @@
 
 #include <cctype>
 
+#include "core/limits.hpp"
+
 namespace berth {
 
 bool is_valid_volume_name(std::string_view name) {
-  if (name.empty() || name.size() > 128) {
+  if (name.empty() || name.size() > limits::max_name_bytes) {
     return false;
   }
   auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
