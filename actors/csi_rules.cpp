@@ -1,6 +1,7 @@
 #include "actors/csi_rules.hpp"
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 
 namespace berth {
 
@@ -159,6 +160,13 @@ caf::expected<csi_action> check_publish(const volume_record& rec, const publish_
   }
   auto it = rec.published.find(req.target);
   if (it == rec.published.end()) {
+    if (rec.published.size() >= limits::max_targets) {
+      return make_error(ec::resource_exhausted,
+                        "volume " + rec.name + " is published at "
+                          + std::to_string(rec.published.size()) + " targets, the most berth "
+                          + "allows (" + std::to_string(limits::max_targets)
+                          + "); unpublish one before publishing at " + req.target);
+    }
     return csi_action::run;
   }
   if (it->second != req.how) {

@@ -56,7 +56,8 @@ stage_request staged_as(const volume_record& rec);
 
 /// NodePublishVolume: ec::failed_precondition unless staged at req.staging_path
 /// (and staged for block when req asks block); `done` when published at the
-/// target the same way; ec::already_exists when published there differently.
+/// target the same way; ec::already_exists when published there differently;
+/// ec::resource_exhausted for a new target when limits::max_targets are published.
 caf::expected<csi_action> check_publish(const volume_record& rec, const publish_request& req);
 
 /// NodeUnpublishVolume: `done` when `target` is not published.

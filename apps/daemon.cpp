@@ -3,7 +3,8 @@
 // Start-up and shutdown of berthd:
 //
 //   load state (snapshot + journal, or an ECS import) ─▶ reconcile with mountinfo
-//     ─▶ compact (records the boot id) ─▶ persistence + registry actors
+//     ─▶ detach loop devices no record stages ─▶ compact (records the boot id)
+//     ─▶ persistence + registry actors
 //     ─▶ Docker and admin sockets, CSI gRPC socket ─▶ sigwait ─▶ graceful stop
 
 #include <cerrno>
@@ -40,6 +41,7 @@
 #include "protocols/csi/csi_server.hpp"
 #include "protocols/docker/docker_api.hpp"
 #include "protocols/http/unix_http_server.hpp"
+#include "recovery/loop_sweep.hpp"
 #include "recovery/reconcile.hpp"
 
 namespace berth {
@@ -308,6 +310,7 @@ int run_daemon(const daemon_options& opts) {
   spdlog::info("{} volume(s) loaded: {}, {} cleared, {} stray mount(s) detached",
                state->volumes.size(), report.new_boot ? "new boot" : "same boot",
                report.cleared, strays);
+  sweep_loop_devices(*state, backends); // before any stage can attach; logs each detach
   test_crash_point("start-reconciled");
   // Makes the boot decision durable; a crash at any step of it is safe (file_store).
   if (auto err = st->compact(*state)) {

@@ -80,6 +80,10 @@ std::string block_backend::image_path(const volume_record& rec) const {
   return image_path(rec.kind, rec.name);
 }
 
+std::vector<std::string> block_backend::image_dirs() const {
+  return {root_ + "/volumes", root_ + "/snapshots"};
+}
+
 caf::expected<std::string> block_backend::checked_image(const volume_record& rec) const {
   if (!is_valid_volume_name(rec.name)) {
     return invalid_name(rec.name);

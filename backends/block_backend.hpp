@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "backends/backend.hpp"
 
@@ -87,6 +88,9 @@ public:
   std::string image_path(const std::string& kind, const std::string& name) const;
   /// image_path(rec.kind, rec.name).
   std::string image_path(const volume_record& rec) const;
+  /// BLOCK/volumes and BLOCK/snapshots: every image berth makes lies in one of
+  /// them (resolved, as /sys shows a loop device's backing file).
+  std::vector<std::string> image_dirs() const;
 
 private:
   /// ec::invalid_argument unless rec's name and kind make a valid image path.

@@ -20,6 +20,7 @@ const char* to_string(ec code) {
     case ec::failed_precondition: return "failed_precondition";
     case ec::unsupported: return "unsupported";
     case ec::aborted: return "aborted";
+    case ec::resource_exhausted: return "resource_exhausted";
   }
   return "unknown";
 }

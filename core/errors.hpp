@@ -24,6 +24,7 @@ enum class ec : uint8_t {
   failed_precondition,  ///< the volume is not in the state the request needs
   unsupported,          ///< the backend or berth does not do this
   aborted,              ///< an earlier call on the volume has not returned (hung): retry later
+  resource_exhausted,   ///< a bound of core/limits.hpp is reached (e.g. targets per volume)
 };
 
 /// Returns the short name of a code, e.g. "not_found".

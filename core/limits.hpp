@@ -40,8 +40,12 @@ inline constexpr size_t max_mount_flags = 32;
 /// Length of one mount flag.
 inline constexpr size_t max_mount_flag_bytes = 256;
 
-/// Length of a path a client names (staging path, target path).
-inline constexpr size_t max_path_bytes = 4096;
+/// Length of a path a client names (staging path, target path): PATH_MAX (4096)
+/// less the terminating NUL, so every accepted path can reach the kernel.
+inline constexpr size_t max_path_bytes = 4095;
+
+/// Length of a volume or snapshot name (also a CSI volume or snapshot ID).
+inline constexpr size_t max_name_bytes = 128;
 
 /// Length of a volume or snapshot name ([A-Za-z0-9][A-Za-z0-9_.-]{0,127}).
 inline constexpr size_t max_name_bytes = 128;

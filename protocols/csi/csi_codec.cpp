@@ -5,6 +5,7 @@
 
 #include <google/protobuf/util/time_util.h>
 
+#include "core/limits.hpp"
 #include "core/names.hpp"
 #include "protocols/csi/status.hpp"
 
@@ -83,11 +84,12 @@ grpc::Status check_path(const std::string& path, const char* field) {
   if (auto st = require(path, field); !st.ok()) {
     return st;
   }
-  auto bad = [&](const char* why) {
+  auto bad = [&](const std::string& why) {
     return invalid_argument(std::string{field} + " " + quote(path) + " " + why);
   };
-  if (path.size() > 4095) {
-    return bad("is longer than 4095 bytes");
+  if (path.size() > limits::max_path_bytes) {
+    return bad("is " + std::to_string(path.size()) + " bytes long; at most "
+               + std::to_string(limits::max_path_bytes) + " are allowed");
   }
   if (path.find('\0') != std::string::npos || has_control_char(path)) {
     return bad("contains a NUL or control character");
@@ -123,11 +125,71 @@ bool may_exist(const std::string& id) {
   return is_valid_volume_name(id);
 }
 
+grpc::Status check_parameters(const google::protobuf::Map<std::string, std::string>& params,
+                              const char* field) {
+  size_t kept = 0;
+  for (const auto& [key, value] : params) {
+    if (key.empty()) {
+      return invalid_argument(std::string{field} + " has an empty key");
+    }
+    if (key.size() > limits::max_option_key_bytes) {
+      return invalid_argument(std::string{field} + " key " + quote(key) + " is "
+                              + std::to_string(key.size()) + " bytes long; at most "
+                              + std::to_string(limits::max_option_key_bytes)
+                              + " are allowed");
+    }
+    if (value.size() > limits::max_option_value_bytes) {
+      return invalid_argument(std::string{field} + " " + quote(key) + " has a value of "
+                              + std::to_string(value.size()) + " bytes; at most "
+                              + std::to_string(limits::max_option_value_bytes)
+                              + " are allowed");
+    }
+    kept += key == "backend" || key.rfind(reserved_prefix, 0) == 0 ? 0 : 1;
+  }
+  if (kept > limits::max_options) {
+    return invalid_argument(std::string{field} + " has " + std::to_string(kept)
+                            + " entries (besides backend and " + reserved_prefix
+                            + "*); at most "
+                            + std::to_string(limits::max_options) + " are allowed");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status check_name(const std::string& name, const char* field, const char* what) {
+  if (auto st = require(name, field); !st.ok()) {
+    return st;
+  }
+  if (name.size() > limits::max_name_bytes) {
+    return invalid_argument(std::string{field} + " " + quote(name) + " is "
+                            + std::to_string(name.size()) + " bytes long; a " + what
+                            + " name has at most " + std::to_string(limits::max_name_bytes));
+  }
+  if (!is_valid_volume_name(name)) {
+    return invalid_argument(std::string{field} + " " + quote(name) + " is not a valid " + what
+                            + " name ([A-Za-z0-9][A-Za-z0-9_.-]*)");
+  }
+  return grpc::Status::OK;
+}
+
 // -- capabilities -----------------------------------------------------------------
 
 grpc::Status check_mount_flags(const google::protobuf::RepeatedPtrField<std::string>& flags) {
+  if (static_cast<size_t>(flags.size()) > limits::max_mount_flags) {
+    return invalid_argument("volume_capability.mount.mount_flags has "
+                            + std::to_string(flags.size()) + " flags; at most "
+                            + std::to_string(limits::max_mount_flags) + " are allowed");
+  }
   for (const auto& flag : flags) {
-    if (flag.empty() || has_control_char(flag) || flag.find(',') != std::string::npos) {
+    if (flag.size() > limits::max_mount_flag_bytes) {
+      return invalid_argument("mount flag " + quote(flag) + " is " + std::to_string(flag.size())
+                              + " bytes long; at most "
+                              + std::to_string(limits::max_mount_flag_bytes) + " are allowed");
+    }
+    if (has_control_char(flag)) {
+      return invalid_argument("mount flag " + quote(flag)
+                              + " contains a NUL or control character");
+    }
+    if (flag.empty() || flag.find(',') != std::string::npos) {
       return invalid_argument("mount flag " + quote(flag)
                               + " is invalid: one non-empty flag per entry, no \",\"");
     }
@@ -214,12 +276,11 @@ option_map decode_parameters(const google::protobuf::Map<std::string, std::strin
 
 grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const codec_env& env,
                                   volume_spec& out) {
-  if (auto st = require(req.name(), "name"); !st.ok()) {
+  if (auto st = check_name(req.name(), "name", "volume"); !st.ok()) {
     return st;
   }
-  if (!is_valid_volume_name(req.name())) {
-    return invalid_argument("name " + quote(req.name())
-                            + " is not a valid volume name ([A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+  if (auto st = check_parameters(req.parameters(), "parameters"); !st.ok()) {
+    return st;
   }
   out = volume_spec{};
   out.kind = kind_volume;
@@ -250,6 +311,11 @@ grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const code
       return invalid_argument("parameter fsType " + quote(it->second)
                               + " contradicts the capability's fs_type " + quote(fs_type));
     }
+  }
+  if (out.parameters.size() > limits::max_options) {
+    return invalid_argument("parameters with the capability's fsType make "
+                            + std::to_string(out.parameters.size()) + " entries; at most "
+                            + std::to_string(limits::max_options) + " are allowed");
   }
   if (req.has_capacity_range()) {
     auto required = req.capacity_range().required_bytes();
@@ -292,15 +358,14 @@ grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const code
 
 grpc::Status decode_create_snapshot(const v1::CreateSnapshotRequest& req, const codec_env& env,
                                     volume_spec& out) {
-  if (auto st = require(req.name(), "name"); !st.ok()) {
+  if (auto st = check_name(req.name(), "name", "snapshot"); !st.ok()) {
     return st;
   }
   if (auto st = require(req.source_volume_id(), "source_volume_id"); !st.ok()) {
     return st;
   }
-  if (!is_valid_volume_name(req.name())) {
-    return invalid_argument("name " + quote(req.name())
-                            + " is not a valid snapshot name ([A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+  if (auto st = check_parameters(req.parameters(), "parameters"); !st.ok()) {
+    return st;
   }
   if (!may_exist(req.source_volume_id())) {
     return not_found("source volume " + quote(req.source_volume_id()) + " does not exist");

@@ -39,8 +39,21 @@ grpc::Status require(const std::string& value, const char* field);
 
 /// A path from the CO (staging/target/volume path): required, absolute and
 /// normalized (no "." or ".." component, no "//", no trailing "/", no NUL or
-/// control character, at most 4095 bytes).
+/// control character, at most limits::max_path_bytes).
 grpc::Status check_path(const std::string& path, const char* field);
+
+/// A parameter map `field` (CreateVolume/CreateSnapshot parameters, later
+/// mutable_parameters): at most limits::max_options entries besides `backend` and
+/// the CO's own ("csi.storage.k8s.io/..."), which the record does not keep among
+/// its parameters; every key non-empty and
+/// at most limits::max_option_key_bytes, every value at most
+/// limits::max_option_value_bytes. Each refusal names the field, the key and the bound.
+grpc::Status check_parameters(const google::protobuf::Map<std::string, std::string>& params,
+                              const char* field);
+
+/// A volume or snapshot name (`field`): is_valid_volume_name, at most
+/// limits::max_name_bytes; the refusal says which rule it breaks.
+grpc::Status check_name(const std::string& name, const char* field, const char* what);
 
 /// True when `id` could name a berth volume (is_valid_volume_name); any other id
 /// cannot exist, so RPCs answer as for an unknown volume without asking.
@@ -58,7 +71,8 @@ grpc::Status check_capability(const v1::VolumeCapability& cap, const std::string
 grpc::Status check_capabilities(
   const google::protobuf::RepeatedPtrField<v1::VolumeCapability>& caps, const std::string& backend);
 
-/// Mount flags: each non-empty, no control characters, no "," (one flag per
+/// Mount flags: at most limits::max_mount_flags, each non-empty, at most
+/// limits::max_mount_flag_bytes, no control characters, no "," (one flag per
 /// entry); the backend applies its allow-list.
 grpc::Status check_mount_flags(const google::protobuf::RepeatedPtrField<std::string>& flags);
 

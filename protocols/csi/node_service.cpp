@@ -32,6 +32,22 @@ grpc::Status check_paths(const std::string& id, const std::string& path, const c
   return grpc::Status::OK;
 }
 
+/// NodeGetVolumeStats, NodeExpandVolume: the spec's answer for a volume that does
+/// not exist is NOT_FOUND whatever else the request holds, so a refusal of another
+/// field (`refusal`) is sent only once a lookup found the volume. Only a refused
+/// request pays for the lookup.
+grpc::ServerUnaryReactor* refuse_if_known(gateway& gw, const registry_actor& registry,
+                                          grpc::ServerUnaryReactor* r, const std::string& id,
+                                          grpc::Status refusal) {
+  gw.ask(
+    registry, query_timeout,
+    [r, id, refusal](volume_record& rec) {
+      r->Finish(rec.kind == kind_volume ? refusal : unknown_volume(id));
+    },
+    on_error(r), atom::get_v, id);
+  return r;
+}
+
 } // namespace
 
 node_service::node_service(gateway& gw, registry_actor registry, const csi_config& cfg)
@@ -113,13 +129,13 @@ grpc::ServerUnaryReactor* node_service::NodeGetVolumeStats(grpc::CallbackServerC
                                                            const v1::NodeGetVolumeStatsRequest* req,
                                                            v1::NodeGetVolumeStatsResponse* resp) {
   auto* r = ctx->DefaultReactor();
+  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
+    return finish_now(r, st);
+  }
   if (auto st = check_paths(req->volume_id(), req->volume_path(), "volume_path",
                             req->staging_target_path());
       !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
-    return finish_now(r, st);
+    return refuse_if_known(gw_, registry_, r, req->volume_id(), st);
   }
   gw_.ask(
     registry_, query_timeout,
@@ -137,22 +153,23 @@ grpc::ServerUnaryReactor* node_service::NodeExpandVolume(grpc::CallbackServerCon
                                                          const v1::NodeExpandVolumeRequest* req,
                                                          v1::NodeExpandVolumeResponse* resp) {
   auto* r = ctx->DefaultReactor();
+  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
+    return finish_now(r, st);
+  }
   if (auto st = check_paths(req->volume_id(), req->volume_path(), "volume_path",
                             req->staging_target_path());
       !st.ok()) {
-    return finish_now(r, st);
+    return refuse_if_known(gw_, registry_, r, req->volume_id(), st);
   }
   if (req->has_volume_capability()) {
     if (auto st = check_capability(req->volume_capability(), ""); !st.ok()) {
-      return finish_now(r, st);
+      return refuse_if_known(gw_, registry_, r, req->volume_id(), st);
     }
   }
   if (req->has_capacity_range() && (req->capacity_range().required_bytes() < 0
                                     || req->capacity_range().limit_bytes() < 0)) {
-    return finish_now(r, invalid_argument("capacity_range must not be negative"));
-  }
-  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
-    return finish_now(r, st);
+    return refuse_if_known(gw_, registry_, r, req->volume_id(),
+                           invalid_argument("capacity_range must not be negative"));
   }
   gw_.ask(
     registry_, transition_timeout,

@@ -14,6 +14,7 @@ grpc::StatusCode to_code(ec code) {
     case ec::failed_precondition: return grpc::StatusCode::FAILED_PRECONDITION;
     case ec::out_of_range: return grpc::StatusCode::OUT_OF_RANGE;
     case ec::unsupported: return grpc::StatusCode::FAILED_PRECONDITION;
+    case ec::resource_exhausted: return grpc::StatusCode::RESOURCE_EXHAUSTED;
     case ec::timeout: return grpc::StatusCode::DEADLINE_EXCEEDED;
     case ec::unavailable: return grpc::StatusCode::UNAVAILABLE;
     case ec::aborted: return grpc::StatusCode::ABORTED;

@@ -25,6 +25,10 @@ namespace berth::csi {
 /// |                     |                     | depends on the volume, so not INVALID_ARGUMENT;|
 /// |                     |                     | the RPC exists, so not UNIMPLEMENTED (kept for |
 /// |                     |                     | ControllerPublish/Unpublish/Modify)            |
+/// | resource_exhausted  | RESOURCE_EXHAUSTED  | a bound of core/limits.hpp (targets per        |
+/// |                     |                     | volume); a canonical code, which the spec says |
+/// |                     |                     | every CO must handle, as for "Max volumes      |
+/// |                     |                     | attached" in ControllerPublishVolume           |
 /// | timeout             | DEADLINE_EXCEEDED   | a backend call did not finish; the CO retries  |
 /// | unavailable         | UNAVAILABLE         | berthd stopping or overloaded; the CO retries  |
 /// | persist_failure     | INTERNAL            |                                                |

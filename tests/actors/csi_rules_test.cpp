@@ -4,6 +4,7 @@
 
 #include "actors/volume_rules.hpp"
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 
 using namespace berth;
 
@@ -296,6 +297,24 @@ TEST(csi_rules, publish_at_a_new_target_runs_at_the_same_target_is_done) {
   auto other = check_publish(rec, publish_at("/pods/b"));
   ASSERT_TRUE(other);
   EXPECT_EQ(*other, csi_action::run) << "a second target is another publication";
+}
+
+// limits::max_targets bounds the publications one record holds (issue 7, bounded records).
+TEST(csi_rules, publish_beyond_max_targets_is_resource_exhausted) {
+  auto rec = staged_volume();
+  for (size_t i = 0; i + 1 < limits::max_targets; ++i) {
+    rec.published["/pods/" + std::to_string(i)] = publish_at("/pods/x").how;
+  }
+  auto last = check_publish(rec, publish_at("/pods/last"));
+  ASSERT_TRUE(last) << describe(last.error());
+  EXPECT_EQ(*last, csi_action::run) << "the target that reaches the bound is accepted";
+  rec.published["/pods/last"] = publish_at("/pods/last").how;
+  ASSERT_EQ(rec.published.size(), limits::max_targets);
+  expect_error(check_publish(rec, publish_at("/pods/over")), ec::resource_exhausted,
+               std::to_string(limits::max_targets));
+  auto again = check_publish(rec, publish_at("/pods/last"));
+  ASSERT_TRUE(again) << describe(again.error());
+  EXPECT_EQ(*again, csi_action::done) << "a target already published stays idempotent";
 }
 
 TEST(csi_rules, publish_at_the_same_target_another_way_already_exists) {

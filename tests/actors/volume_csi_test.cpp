@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 #include "tests/actors/fakes.hpp"
 
 using namespace berth;
@@ -293,6 +294,27 @@ TEST_F(volume_csi_test, publish_and_unpublish_are_idempotent) {
   EXPECT_EQ(storage->unpublishes, 1);
   EXPECT_TRUE(get().published.empty());
   EXPECT_TRUE(storage->targets().empty());
+}
+
+TEST_F(volume_csi_test, publish_beyond_max_targets_is_refused_and_changes_nothing) {
+  create();
+  ASSERT_FALSE(stage());
+  for (size_t i = 0; i < limits::max_targets; ++i) {
+    ASSERT_FALSE(publish("/pods/" + std::to_string(i))) << "target " << i;
+  }
+  auto before = get();
+  ASSERT_EQ(before.published.size(), limits::max_targets);
+  int calls = storage->publishes;
+  auto err = publish("/pods/over");
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::resource_exhausted)) << describe(err);
+  EXPECT_NE(describe(err).find("/pods/over"), std::string::npos) << describe(err);
+  EXPECT_EQ(storage->publishes, calls) << "refused before the backend";
+  EXPECT_EQ(get(), before);
+  EXPECT_EQ(on_disk(), before);
+  EXPECT_FALSE(publish("/pods/0")) << "a target already published is still fine";
+  ASSERT_FALSE(unpublish("/pods/0"));
+  EXPECT_FALSE(publish("/pods/over")) << "a freed target makes room";
 }
 
 TEST_F(volume_csi_test, unstage_while_published_is_a_failed_precondition) {

@@ -312,9 +312,28 @@ TEST_F(local_backend_test, volumes_root_gets_dockers_mode_0701) {
   EXPECT_EQ(st.st_mode & 07777, 0701u);
 }
 
+/// True when `program` is on PATH.
+bool on_path(const std::string& program) {
+  auto res = run_helper({"sh", "-c", "command -v " + program}, 5s);
+  return res && res->exit_code == 0;
+}
+
+// What the test needs is checked up front and skips loudly when absent. Once the
+// tools are there, a failing mkfs or losetup is a failure, not a skip.
 TEST_F(local_backend_test, ext4_on_a_loop_device) {
-  if (::access("/usr/sbin/losetup", X_OK) != 0 && ::access("/sbin/losetup", X_OK) != 0) {
-    GTEST_SKIP() << "SKIPPED LOUDLY: losetup is not installed; ext4 on a loop device untested";
+  std::string missing;
+  for (const char* tool : {"losetup", "mkfs.ext4"}) {
+    if (!on_path(tool)) {
+      missing = std::string(tool) + " is not installed";
+      break;
+    }
+  }
+  if (missing.empty() && ::access("/dev/loop-control", R_OK | W_OK) != 0) {
+    missing = "no loop devices here (/dev/loop-control)";
+  }
+  if (!missing.empty()) {
+    std::cerr << "\n***** SKIPPED: ext4 on a loop device untested: " << missing << " *****\n\n";
+    GTEST_SKIP() << "SKIPPED LOUDLY: " << missing << "; ext4 on a loop device untested";
   }
   std::string image = state_.path() + "/disk.img";
   {
@@ -322,13 +341,10 @@ TEST_F(local_backend_test, ext4_on_a_loop_device) {
   }
   fs::resize_file(image, 32 << 20);
   auto mkfs = run_helper_checked({"mkfs.ext4", "-q", "-F", image}, 30s, "mkfs.ext4");
-  if (!mkfs) {
-    GTEST_SKIP() << "SKIPPED LOUDLY: mkfs.ext4 unavailable: " << describe(mkfs.error());
-  }
+  ASSERT_TRUE(mkfs) << "mkfs.ext4 is installed but failed: " << describe(mkfs.error());
   auto loop = run_helper_checked({"losetup", "-f", "--show", image}, 30s, "losetup");
-  if (!loop) {
-    GTEST_SKIP() << "SKIPPED LOUDLY: no loop device here: " << describe(loop.error());
-  }
+  ASSERT_TRUE(loop) << "losetup is installed and /dev/loop-control exists, but it failed: "
+                    << describe(loop.error());
   std::string dev = *loop;
   while (!dev.empty() && dev.back() == '\n') {
     dev.pop_back();

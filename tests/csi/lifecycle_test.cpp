@@ -2,9 +2,12 @@
 // restarted (SIGTERM, and SIGKILL) in the middle; and a reboot-style reconcile
 // (everything unmounted and detached by hand, a new boot ID).
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "backends/loop_device.hpp"
+#include "core/errors.hpp"
 #include "tests/csi/csi_fixture.hpp"
 
 namespace berth::csi_test {
@@ -125,6 +128,57 @@ TEST_F(LifecycleTest, WholeLifeAcrossAGracefulRestart) {
 
 TEST_F(LifecycleTest, WholeLifeAcrossACrash) {
   lifecycle_across_restart(true);
+}
+
+// -- loop devices no record stages -----------------------------------------------------------
+
+/// A crash between a loop attach and the commit of its stage leaves the image
+/// attached with no record of it. The next start detaches such a device, and only
+/// such a device: one a record stages, and one backed by a file outside berth's
+/// image directory, stay.
+TEST_F(LifecycleTest, StartDetachesLoopDevicesOfBerthImagesThatNoRecordStages) {
+  v1::Volume left;
+  v1::Volume kept;
+  ASSERT_TRUE(create_volume("left-attached", &left));
+  ASSERT_TRUE(create_volume("staged", &kept));
+  auto staging = staging_path(kept.volume_id());
+  ASSERT_TRUE(stage(kept.volume_id(), staging));
+  auto staged_loop = mount_at(staging);
+  ASSERT_TRUE(staged_loop.has_value());
+  ASSERT_TRUE(berthd().stop() == 0) << "berthd should exit 0 on SIGTERM";
+
+  // What the crash leaves: the unstaged volume's image on a loop device.
+  auto image = berthd().state_dir() + "/block/volumes/" + left.volume_id() + ".img";
+  ASSERT_TRUE(std::ifstream(image).good()) << "no image at " << image
+                                           << " (where does the block backend keep them now?)";
+  auto leftover = attach_loop_device(image);
+  ASSERT_TRUE(leftover) << describe(leftover.error());
+  // Not berth's: a file outside its image directory.
+  auto foreign_image = berthd().root() + "/foreign.img";
+  { std::ofstream(foreign_image).put('\0'); }
+  std::filesystem::resize_file(foreign_image, 16 * MiB);
+  auto foreign = attach_loop_device(foreign_image);
+  ASSERT_TRUE(foreign) << describe(foreign.error());
+
+  ASSERT_EQ(berthd().start(), "");
+  ASSERT_TRUE(connect());
+  EXPECT_EQ(loop_backing_file(*leftover), "")
+    << *leftover << " (backing " << image << ") is still attached: no record stages it";
+  EXPECT_NE(berthd().log_tail(200).find(*leftover), std::string::npos)
+    << "the detach of " << *leftover << " is not logged";
+  EXPECT_NE(loop_backing_file(*foreign), "") << *foreign << " is not berth's, yet was detached";
+  EXPECT_NE(loop_backing_file(staged_loop->source), "")
+    << "the staged volume's " << staged_loop->source << " was detached";
+  EXPECT_TRUE(mount_at(staging).has_value()) << "the staged volume lost its staging mount";
+  v1::NodeGetVolumeStatsRequest req;
+  req.set_volume_id(kept.volume_id());
+  req.set_volume_path(staging);
+  v1::NodeGetVolumeStatsResponse resp;
+  ASSERT_RPC(OK, call(&Node::NodeGetVolumeStats, req, resp));
+  EXPECT_FALSE(resp.volume_condition().abnormal()) << resp.ShortDebugString();
+  detach_loop_device(*foreign);
+  // The unstaged volume stages normally afterwards.
+  EXPECT_TRUE(stage(left.volume_id(), staging_path(left.volume_id())));
 }
 
 // -- reboot --------------------------------------------------------------------------------

@@ -66,6 +66,7 @@ TEST(csi_status, maps_every_error_code) {
   EXPECT_EQ(to_code(ec::failed_precondition), StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(to_code(ec::out_of_range), StatusCode::OUT_OF_RANGE);
   EXPECT_EQ(to_code(ec::unsupported), StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(to_code(ec::resource_exhausted), StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(to_code(ec::timeout), StatusCode::DEADLINE_EXCEEDED);
   EXPECT_EQ(to_code(ec::unavailable), StatusCode::UNAVAILABLE);
   EXPECT_EQ(to_code(ec::persist_failure), StatusCode::INTERNAL);
