@@ -56,7 +56,7 @@ backend_map make_backends(const daemon_options& opts) {
       std::make_unique<local_backend>(opts.state_dir, helper_timeout), opts.test_stall_volume,
       opts.test_stall);
   }
-  auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout);
+  auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout, opts.kubelet_dir);
   return {{"local", local}, {"block", block}};
 }
 
@@ -123,6 +123,7 @@ caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
   cfg.driver_name = opts.csi_driver_name;
   cfg.node_id = opts.node_id;
   cfg.max_volumes_per_node = opts.max_volumes_per_node;
+  cfg.kubelet_dir = opts.kubelet_dir;
   cfg.backends = backends;
   srv.csi_gateway = std::make_unique<gateway>(sys);
   srv.csi = std::make_unique<csi_server>(*srv.csi_gateway, reg, std::move(cfg));

@@ -44,8 +44,9 @@ std::vector<std::string> mounts_of(const std::string& device) {
 
 } // namespace
 
-block_backend::block_backend(std::string state_dir, std::chrono::milliseconds helper_timeout)
-  : helper_timeout_(helper_timeout) {
+block_backend::block_backend(std::string state_dir, std::chrono::milliseconds helper_timeout,
+                             std::string kubelet_dir)
+  : helper_timeout_(helper_timeout), kubelet_dir_(std::move(kubelet_dir)) {
   // /sys/block/loop*/loop/backing_file and mountinfo show resolved paths.
   std::error_code err;
   fs::path root = fs::weakly_canonical(fs::absolute(state_dir), err);

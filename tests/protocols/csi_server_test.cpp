@@ -134,6 +134,7 @@ protected:
     c.endpoint = "unix://" + path;
     c.node_id = "node-1";
     c.version = "9.9.9";
+    c.kubelet_dir = dir.path;
     c.backends["block"] = std::make_shared<capacity_backend>();
     return c;
   }
