@@ -80,6 +80,9 @@ TEST_F(block_ownership_test, publish_onto_its_own_mount_the_other_way_already_ex
   auto again = backend_->publish(rec, target("v1"), {true, false, {}});
   ASSERT_TRUE(again) << describe(again.error());
   EXPECT_FALSE(*again) << "adopted, not created";
+  auto as_block = backend_->publish(rec, target("v1"), {true, true, {}});
+  ASSERT_FALSE(as_block) << "its filesystem is bound there, the publish asks its device";
+  EXPECT_EQ(code_of(as_block.error()), ec::already_exists) << describe(as_block.error());
 }
 
 TEST_F(block_ownership_test, publish_refuses_a_staging_path_that_holds_a_foreign_mount) {
