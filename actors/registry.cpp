@@ -29,6 +29,9 @@ volume_actor spawn_volume(self_ptr self, volume_record rec, bool exists) {
   env.exec = cfg.exec;
   env.persistence = cfg.persistence;
   env.backend_timeout = cfg.backend_timeout;
+  if (exists) {
+    env.reconcile_with = cfg.host_mounts;
+  }
   return self->spawn(volume, std::move(env), std::move(rec), exists);
 }
 

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct registry_config {
   std::shared_ptr<executor> exec;
   persistence_actor persistence;
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
+  /// The host's mount points read at start; each loaded volume reconciles
+  /// against them in its own actor. Null: loaded volumes skip reconciliation.
+  std::shared_ptr<const std::set<std::string>> host_mounts;
 };
 
 /// One name: its actor, and creations not yet answered.

@@ -15,7 +15,9 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/volume_rules.hpp"
+#include "backends/mountinfo.hpp"
 #include "core/errors.hpp"
+#include "recovery/reconcile.hpp"
 
 namespace berth {
 
@@ -36,17 +38,32 @@ void finish(self_ptr self) {
 
 // -- backend calls ------------------------------------------------------------
 
-void call_backend(self_ptr self, std::string what, backend_work work,
-                  backend_continuation then, late_undo undo) {
+caf::error still_hung(const volume_state& st, const std::string& what) {
+  const auto& h = st.hung.begin()->second;
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now()
+                                                               - h.since);
+  return make_error(ec::aborted, "volume " + st.rec.name + ": its " + h.what + " started at "
+                                   + h.started + " has not returned (hung for "
+                                   + std::to_string(secs.count()) + " s); " + what
+                                   + " not started, retry later");
+}
+
+namespace {
+
+/// The one place a backend call starts. `despite_hung` is only for the lazy
+/// detach that stands in for a hung unmount.
+void submit_call(self_ptr self, std::string what, backend_work work, backend_continuation then,
+                 late_undo undo, bool despite_hung) {
   auto& st = self->state;
+  if (!st.hung.empty() && !despite_hung) {
+    // One backend call per volume, ever: a retry never starts a second one.
+    then(still_hung(st, what), caf::message{});
+    return;
+  }
   auto token = st.next_token++;
-  st.current_token = token;
-  st.current_call = what;
-  st.continuation = std::move(then);
-  st.current_undo = std::move(undo);
   auto hdl = caf::actor_cast<volume_actor>(self);
   auto storage = st.env.storage;
-  auto queued = st.env.exec->submit([hdl, token, storage, work = std::move(work), what] {
+  auto ticket = st.env.exec->submit([hdl, token, storage, work = std::move(work), what] {
     std::pair<caf::error, caf::message> out;
     try {
       out = work(*storage);
@@ -55,15 +72,26 @@ void call_backend(self_ptr self, std::string what, backend_work work,
     }
     caf::anon_send(hdl, atom::done_v, token, std::move(out.first), std::move(out.second));
   });
-  if (!queued) {
-    st.current_token = 0;
-    auto k = std::move(st.continuation);
-    k(make_error(ec::unavailable, "backend executor is full or stopped; " + what + " of volume "
-                                    + st.rec.name + " not started"),
-      caf::message{});
+  if (!ticket) {
+    then(make_error(ec::unavailable, "backend executor is full or stopped; " + what
+                                       + " of volume " + st.rec.name + " not started"),
+         caf::message{});
     return;
   }
+  st.current_token = token;
+  st.current_call = what;
+  st.current_started = now_rfc3339();
+  st.current_ticket = std::move(ticket);
+  st.continuation = std::move(then);
+  st.current_undo = std::move(undo);
   self->delayed_send(hdl, st.env.backend_timeout, atom::deadline_v, token);
+}
+
+} // namespace
+
+void call_backend(self_ptr self, std::string what, backend_work work,
+                  backend_continuation then, late_undo undo) {
+  submit_call(self, std::move(what), std::move(work), std::move(then), std::move(undo), false);
 }
 
 void call_backend(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
@@ -95,19 +123,26 @@ backend_work do_mount(volume_record rec) {
 }
 
 /// Unmounts the host mount; a timeout falls back to a lazy detach so a dead
-/// NFS server or a vanished network namespace never hangs the volume.
+/// NFS server or a vanished network namespace never hangs the volume. The detach
+/// is the one call that may start while another (the hung unmount) has not
+/// returned: MNT_DETACH does not wait for the server.
 void unmount_host(self_ptr self, const volume_record& rec, done_fn then) {
   call_backend(self, "unmount", [rec](backend& b) { return b.unmount(rec, false); },
                [self, rec, then](caf::error err) {
                  if (err && err.category() == caf::atom("berth")
                      && static_cast<ec>(err.code()) == ec::timeout) {
                    spdlog::warn("volume {}: unmount timed out, detaching lazily", rec.name);
-                   call_backend(self, "lazy unmount",
-                                [rec](backend& b) { return b.unmount(rec, true); }, then);
+                   submit_call(
+                     self, "lazy unmount",
+                     [rec](backend& b) {
+                       return std::make_pair(b.unmount(rec, true), caf::message{});
+                     },
+                     [then](caf::error lerr, caf::message) { then(std::move(lerr)); }, {}, true);
                    return;
                  }
                  then(err);
-               });
+               },
+               reconcile_later(self));
 }
 
 } // namespace
@@ -138,6 +173,78 @@ void persist_erase(self_ptr self, const std::string& name, done_fn then) {
 }
 
 } // namespace detail
+
+// -- reconciliation ---------------------------------------------------------------
+
+namespace {
+
+/// Commits a reconciled record; the volume serves from then on.
+void commit_reconciled(self_ptr self, const reconcile_report& report, volume_record next) {
+  auto& st = self->state;
+  auto done = [self, report](caf::error err) {
+    auto& st = self->state;
+    if (err) {
+      spdlog::error("volume {}: reconciled record not saved: {}", st.rec.name, describe(err));
+    }
+    st.reconciled = true;
+    finish(self);
+  };
+  if (next == st.rec) {
+    done({});
+    return;
+  }
+  persist(self, next, [self, next, done](caf::error err) mutable {
+    if (!err) {
+      self->state.rec = std::move(next);
+    }
+    done(err);
+  });
+}
+
+} // namespace
+
+void detail::run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::string>> seen) {
+  auto& st = self->state;
+  auto rec = st.rec;
+  if (seen && !needs_host_work(rec, *st.env.storage, *seen)) {
+    reconcile_report report; // only the record changes: no backend call, no executor
+    commit_reconciled(self, report, reconcile_volume(rec, *st.env.storage, *seen, report));
+    return;
+  }
+  call_backend(
+    self, "reconcile",
+    [rec, seen](backend& b) -> std::pair<caf::error, caf::message> {
+      std::set<std::string> fresh;
+      if (!seen) {
+        auto points = read_mount_points();
+        if (!points) {
+          spdlog::error("volume {}: cannot reconcile: {}", rec.name, describe(points.error()));
+          return {caf::error{}, caf::make_message(rec)};
+        }
+        fresh = std::move(*points);
+      }
+      reconcile_report report;
+      return {caf::error{}, caf::make_message(reconcile_volume(rec, b, seen ? *seen : fresh,
+                                                               report))};
+    },
+    [self](caf::error err, caf::message out) {
+      auto& st = self->state;
+      if (err || !out.match_elements<volume_record>()) {
+        // Timed out (it settles again when it returns) or refused: requests that
+        // need the host fail as retryable meanwhile.
+        spdlog::error("volume {}: reconciliation did not finish: {}", st.rec.name,
+                      describe(err));
+        finish(self);
+        return;
+      }
+      commit_reconciled(self, reconcile_report{}, out.get_as<volume_record>(0));
+    },
+    reconcile_later(self));
+}
+
+late_undo detail::reconcile_later(self_ptr self) {
+  return [self] { run_reconcile(self, nullptr); };
+}
 
 namespace {
 
@@ -277,32 +384,55 @@ void run_unmount(self_ptr self, pending_op op) {
   });
 }
 
+/// Forgets the volume once its storage is gone: erases the record, then the actor
+/// holds no volume. `then` gets the persist error, if any.
+void forget_removed(self_ptr self, const std::string& why, done_fn then) {
+  auto name = self->state.rec.name;
+  persist_erase(self, name, [self, name, why, then](caf::error perr) {
+    if (perr) {
+      // The storage is gone but the record stays: a retried Remove finishes it.
+      spdlog::error("volume {}: storage deleted, but the removal was not saved: {}", name,
+                    describe(perr));
+      then(perr);
+      return;
+    }
+    auto& st = self->state;
+    st.exists = false;
+    st.rec = volume_record{};
+    st.rec.name = name;
+    spdlog::info("volume {} removed{}", name, why);
+    then({});
+  });
+}
+
+/// Deletes the storage first and forgets the name only after (DESIGN bug 8): a
+/// failed or timed-out deletion leaves the volume present, so a re-create can never
+/// share a name with storage that is still being deleted. A crash in between
+/// leaves a record whose storage is gone; the retried Remove (idempotent) ends it.
 void remove_storage(self_ptr self, pending_op op) {
   auto rec = self->state.rec;
-  persist_erase(self, rec.name, [self, rec, op](caf::error perr) mutable {
-    if (perr) {
-      spdlog::error("volume {}: remove not saved: {}", rec.name, describe(perr));
-      op.rp.deliver(perr);
+  // A deletion that returns after its timeout is adopted: the storage is gone.
+  late_undo adopt = [self] {
+    forget_removed(self, " (its deletion returned after its timeout)",
+                   [self](caf::error) { finish(self); });
+  };
+  call_backend(self, "remove", [rec](backend& b) { return b.remove(rec); },
+               [self, rec, op](caf::error err) mutable {
+    if (err) {
+      spdlog::error("volume {}: remove failed, the volume stays: {}", rec.name, describe(err));
+      op.rp.deliver(err);
       finish(self);
       return;
     }
-    call_backend(self, "remove", [rec](backend& b) { return b.remove(rec); },
-                 [self, rec, op](caf::error err) mutable {
-      if (err) {
-        // The volume is gone from berth's state; only its directory is left behind.
-        spdlog::error("volume {} removed, but its storage was not deleted: {}", rec.name,
-                      describe(err));
+    forget_removed(self, "", [self, op](caf::error perr) mutable {
+      if (perr) {
+        op.rp.deliver(perr);
       } else {
-        spdlog::info("volume {} removed", rec.name);
+        op.rp.deliver(atom::ok_v);
       }
-      auto& st = self->state;
-      st.exists = false;
-      st.rec = volume_record{};
-      st.rec.name = rec.name;
-      op.rp.deliver(atom::ok_v);
       finish(self);
     });
-  });
+  }, std::move(adopt));
 }
 
 void run_remove(self_ptr self, pending_op op) {
@@ -340,12 +470,29 @@ void run_remove(self_ptr self, pending_op op) {
 void start(self_ptr self, pending_op op) {
   auto& st = self->state;
   bool creates = op.what == pending_op::kind::create || op.what == pending_op::kind::csi_create;
-  if (op.what == pending_op::kind::undo_late && !st.exists) {
+  bool internal = op.what == pending_op::kind::undo_late || op.what == pending_op::kind::reconcile;
+  if (internal && !st.exists) {
     finish(self); // removed meanwhile: nothing of it is left to undo
     return;
   }
   if (!creates && !st.exists) {
     op.rp.deliver(no_such_volume(st.rec.name));
+    finish(self);
+    return;
+  }
+  if (!st.reconciled && !internal) {
+    // Its record may not match the host: nothing is served from it, not even a count.
+    op.rp.deliver(!st.hung.empty()
+                    ? still_hung(st, "request")
+                    : make_error(ec::aborted, "volume " + st.rec.name
+                                                + " is not reconciled with the host yet; retry later"));
+    finish(self);
+    return;
+  }
+  if (creates && !st.hung.empty()) {
+    // A hung call (a Remove, say) may still change what exists: "already exists"
+    // now could be a lie a moment later.
+    op.rp.deliver(still_hung(st, "create"));
     finish(self);
     return;
   }
@@ -385,6 +532,10 @@ void start(self_ptr self, pending_op op) {
       return;
     case pending_op::kind::stats:
       run_stats(self, std::move(op));
+      return;
+    case pending_op::kind::reconcile:
+      run_reconcile(self, self->state.env.reconcile_with);
+      self->state.env.reconcile_with = nullptr; // only the first uses the start-up view
       return;
     case pending_op::kind::undo_late:
       op.undo();
@@ -436,6 +587,11 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
   self->state.env = std::move(env);
   self->state.rec = std::move(rec);
   self->state.exists = exists;
+  if (exists && self->state.env.reconcile_with) {
+    // Loaded from state: it agrees with the host before it serves anything.
+    self->state.reconciled = false;
+    enqueue(self, pending_op::kind::reconcile, [](pending_op&) {});
+  }
   return {
     [self](atom::create, option_map& options) -> caf::result<atom::ok> {
       return enqueue(self, pending_op::kind::create,
@@ -497,40 +653,58 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
       auto& st = self->state;
       if (token == st.current_token) {
         st.current_token = 0;
+        st.current_ticket = nullptr;
         auto k = std::move(st.continuation);
         k(std::move(err), std::move(out));
         return;
       }
-      auto it = st.abandoned.find(token);
-      if (it == st.abandoned.end()) {
+      auto it = st.hung.find(token);
+      if (it == st.hung.end()) {
         return;
       }
-      spdlog::warn("volume {}: {} finished after its timeout ({})", st.rec.name, it->second.what,
-                   err ? describe(err) : "succeeded");
-      if (!err && it->second.undo) {
-        // Its caller was told it failed: undo it, in turn, so no retry races the undo.
+      auto call = std::move(it->second);
+      st.hung.erase(it);
+      spdlog::warn("volume {}: {} (started {}) returned after its timeout ({}){}", st.rec.name,
+                   call.what, call.started, err ? describe(err) : "succeeded",
+                   st.hung.empty() ? "; the volume is certain again" : "");
+      if (!err && call.settle) {
+        // Its caller was told it failed: settle it in turn, so no retry races it.
         enqueue(self, pending_op::kind::undo_late,
-                [&](pending_op& op) { op.undo = std::move(it->second.undo); });
+                [&](pending_op& op) { op.undo = std::move(call.settle); });
       }
-      st.abandoned.erase(it);
     },
     [self](atom::deadline, uint64_t token) {
       auto& st = self->state;
       if (token != st.current_token) {
         return;
       }
-      st.abandoned.emplace(token, abandoned_call{st.current_call, std::move(st.current_undo)});
       st.current_token = 0;
+      auto limit = std::to_string(st.env.backend_timeout.count()) + " ms";
+      caf::error timed_out;
+      if (st.env.exec->abandon(st.current_ticket) == executor::abandoned::dropped) {
+        // It never started (every worker was busy): nothing happened, nothing is uncertain.
+        timed_out = make_error(ec::timeout, st.current_call + " of volume " + st.rec.name
+                                              + " did not start within " + limit
+                                              + " (the backend executor is busy); retry");
+      } else {
+        spdlog::warn("volume {}: {} did not return within {}; the volume is uncertain until "
+                     "it does, and starts no other backend call",
+                     st.rec.name, st.current_call, limit);
+        st.hung.emplace(token, hung_call{st.current_call, st.current_started,
+                                         std::chrono::steady_clock::now(),
+                                         std::move(st.current_undo)});
+        timed_out = make_error(ec::timeout, st.current_call + " of volume " + st.rec.name
+                                              + " did not finish within " + limit);
+      }
+      st.current_ticket = nullptr;
+      st.current_undo = nullptr;
       auto k = std::move(st.continuation);
-      k(make_error(ec::timeout, st.current_call + " of volume " + st.rec.name
-                                  + " did not finish within "
-                                  + std::to_string(st.env.backend_timeout.count()) + " ms"),
-        caf::message{});
+      k(std::move(timed_out), caf::message{});
     },
     [self](atom::retire) {
       auto& st = self->state;
       for (auto& op : st.queue) {
-        if (op.what != pending_op::kind::undo_late) {
+        if (op.what != pending_op::kind::undo_late && op.what != pending_op::kind::reconcile) {
           op.rp.deliver(no_such_volume(st.rec.name));
         }
       }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,17 +25,25 @@ struct volume_env {
   std::shared_ptr<executor> exec;            ///< where blocking backend calls run
   persistence_actor persistence;             ///< where records become durable
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
+  /// The host's mount points as read at start, for a volume loaded from state: it
+  /// reconciles against them as its first transition. Empty for a new volume.
+  std::shared_ptr<const std::set<std::string>> reconcile_with;
 };
 
-/// Undoes a backend side effect that succeeded after its caller was told it timed
-/// out. It runs as a transition of its own (in turn, so it never races a retry) and
-/// must end it with detail::finish().
+/// Settles a backend side effect that succeeded after its caller was told it timed
+/// out: undoes it (a mount the record lacks) or adopts it (a finished remove). It
+/// runs as a transition of its own (in turn, so it never races a retry) and must
+/// end it with detail::finish().
 using late_undo = std::function<void()>;
 
-/// A backend call whose caller got a timeout but which may still finish.
-struct abandoned_call {
-  std::string what; ///< e.g. "stage", for the log
-  late_undo undo;   ///< empty when a late success needs no undo
+/// A backend call whose caller got a timeout but which has not returned. While one
+/// exists the volume is *uncertain*: no second backend call starts (DESIGN bug 7),
+/// requests that need one fail fast with ec::aborted naming this call.
+struct hung_call {
+  std::string what;    ///< e.g. "stage", for the log and the error
+  std::string started; ///< RFC 3339, when the call started
+  std::chrono::steady_clock::time_point since;
+  late_undo settle;    ///< empty when a late success needs nothing
 };
 
 /// One request waiting for its turn (the volume runs one transition at a time).
@@ -42,7 +51,7 @@ struct pending_op {
   enum class kind {
     create, mount, unmount, remove,                            // Docker
     csi_create, stage, unstage, publish, unpublish, expand, grow, stats, // CSI
-    undo_late                                                  // internal
+    reconcile, undo_late                                       // internal
   };
   kind what;
   caf::response_promise rp;
@@ -67,15 +76,19 @@ struct volume_state {
   volume_record rec;   ///< the committed (durable) record
   bool exists = false; ///< created and durable, not removed
   bool busy = false;   ///< a transition is running
+  /// The record agrees with the host: false until the first reconcile settles.
+  bool reconciled = true;
   std::deque<pending_op> queue;
 
   uint64_t next_token = 1;
   uint64_t current_token = 0; ///< the backend call the continuation waits for
   std::string current_call;   ///< e.g. "mount", for logs and timeouts
+  std::string current_started; ///< RFC 3339, when the current call was submitted
+  executor::ticket current_ticket;
   backend_continuation continuation;
-  late_undo current_undo;     ///< what undoes the current call if it lands after its timeout
-  /// Calls that timed out but may still finish, by token.
-  std::map<uint64_t, abandoned_call> abandoned;
+  late_undo current_undo;     ///< settles the current call if it lands after its timeout
+  /// Calls that timed out and have not returned, by token (normally at most one).
+  std::map<uint64_t, hung_call> hung;
 
   std::vector<caf::response_promise> drain_waiters;
 };

@@ -27,6 +27,7 @@
 #include "backends/stall_backend.hpp"
 #include "core/errors.hpp"
 #include "persistence/boot_id.hpp"
+#include "persistence/crash_point.hpp"
 #include "persistence/ecs_import.hpp"
 #include "persistence/file_store.hpp"
 #include "persistence/persistence.hpp"
@@ -49,14 +50,19 @@ backend_map make_backends(const daemon_options& opts) {
   // still working on the volume while its retry runs.
   auto helper_timeout = opts.backend_timeout * 9 / 10;
   std::shared_ptr<backend> local = std::make_shared<local_backend>(opts.state_dir, helper_timeout);
-  if (!opts.test_stall_volume.empty()) {
-    spdlog::warn("TEST ONLY: backend calls of volume {} stall {} ms", opts.test_stall_volume,
-                 opts.test_stall.count());
+  if (!opts.test_stall_volumes.empty()) {
+    spdlog::warn("TEST ONLY: backend calls of {} volume(s) stall {} ms",
+                 opts.test_stall_volumes.size(), opts.test_stall.count());
     local = std::make_shared<stall_backend>(
-      std::make_unique<local_backend>(opts.state_dir, helper_timeout), opts.test_stall_volume,
+      std::make_unique<local_backend>(opts.state_dir, helper_timeout), opts.test_stall_volumes,
       opts.test_stall);
   }
-  auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout, opts.kubelet_dir);
+  block_space space;
+  space.block_dir = opts.block_dir;
+  space.reserve_path = opts.state_dir + "/state/reserve";
+  space.reserve_bytes = uint64_t{opts.journal_reserve_mb} << 20;
+  auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout, space,
+                                               opts.kubelet_dir);
   return {{"local", local}, {"block", block}};
 }
 
@@ -241,26 +247,35 @@ int run_daemon(const daemon_options& opts) {
     return 1;
   }
   auto backends = make_backends(opts);
-  auto st = std::make_shared<file_store>(opts.state_dir + "/state");
+  auto st = std::make_shared<file_store>(opts.state_dir + "/state",
+                                         uint64_t{opts.journal_reserve_mb} << 20);
   auto state = load_state(*st, opts);
   if (!state) {
     spdlog::critical("cannot load state: {}", describe(state.error()));
     return 1;
   }
+  test_crash_point("start-loaded");
   auto mount_points = read_mount_points();
   if (!mount_points) {
     spdlog::critical("cannot read mountinfo: {}", describe(mount_points.error()));
     return 1;
   }
-  auto report = reconcile(*state, read_boot_id(), backends, *mount_points,
-                          opts.state_dir + "/volumes");
-  spdlog::info("reconciled {} volume(s): {}; {} remounted, {} unmounted, {} cleared, {} failed",
+  // The boot decision is made here and made durable by the compaction below; the
+  // host work (remounts, restages) runs in each volume's actor, so a dead server
+  // never delays start-up (each volume logs what it does).
+  auto report = reconcile_boot(*state, read_boot_id());
+  auto strays = unmount_strays(*state, *mount_points, opts.state_dir + "/volumes",
+                               *backends.at("local"));
+  spdlog::info("{} volume(s) loaded: {}, {} cleared, {} stray mount(s) detached",
                state->volumes.size(), report.new_boot ? "new boot" : "same boot",
-               report.remounted, report.unmounted, report.cleared, report.failed);
+               report.cleared, strays);
+  test_crash_point("start-reconciled");
+  // Makes the boot decision durable; a crash at any step of it is safe (file_store).
   if (auto err = st->compact(*state)) {
     spdlog::critical("cannot write state: {}", describe(err));
     return 1;
   }
+  test_crash_point("start-compacted");
 
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::berth>();
@@ -275,6 +290,7 @@ int run_daemon(const daemon_options& opts) {
   rc.exec = exec;
   rc.persistence = persistence;
   rc.backend_timeout = opts.backend_timeout;
+  rc.host_mounts = std::make_shared<const std::set<std::string>>(std::move(*mount_points));
   std::vector<volume_record> records;
   records.reserve(state->volumes.size());
   for (auto& [name, rec] : state->volumes) {
@@ -298,6 +314,7 @@ int run_daemon(const daemon_options& opts) {
     return 1;
   }
   spdlog::info("berthd ready");
+  test_crash_point("start-serving");
   auto sig = wait_for_signal();
   spdlog::info("signal {} received, stopping", sig);
   stop_gracefully(srv, sys, reg, persistence, opts);

@@ -32,6 +32,12 @@ std::string daemon_usage() {
 Usage: berthd [options]
 
   --state-dir DIR           state and volumes live here (default /var/lib/berth)
+  --block-dir DIR           block images live here; put it on another filesystem than
+                            the state so thin images cannot fill the journal's
+                            (default STATE/block)
+  --journal-reserve-mb N    preallocated room (STATE/state/reserve) that keeps the
+                            journal and compaction working on a full filesystem;
+                            0 turns it off (default 32)
   --docker-socket PATH      Docker plugin socket; empty turns it off
                             (default /run/docker/plugins/berth.sock)
   --admin-socket PATH       berthctl socket; empty turns it off (default /run/berth/admin.sock)
@@ -50,7 +56,7 @@ Usage: berthd [options]
                             back to a lazy detach) (default 30000)
   --stop-timeout-ms N       on SIGTERM, wait this long for in-flight requests (default 30000)
   --executor-threads N      threads for blocking backend calls (default 16)
-  --test-stall-volume NAME  TEST ONLY: stall this volume's backend calls
+  --test-stall-volume NAMES TEST ONLY: stall these volumes' backend calls (a,b,...)
   --test-stall-ms N         TEST ONLY: by this many milliseconds
   --help                    this text
   --version                 the version
@@ -78,6 +84,21 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
          return usage_error("--state-dir must be an absolute path, got \"" + v + "\"");
        }
        opts.state_dir = v;
+       return {};
+     }},
+    {"--block-dir", [&](const std::string& v) -> caf::error {
+       if (v.empty() || v.front() != '/') {
+         return usage_error("--block-dir must be an absolute path, got \"" + v + "\"");
+       }
+       opts.block_dir = v;
+       return {};
+     }},
+    {"--journal-reserve-mb", [&](const std::string& v) -> caf::error {
+       auto n = parse_count("--journal-reserve-mb", v);
+       if (!n || *n > 65536) {
+         return usage_error("--journal-reserve-mb expects 0 to 65536 (MiB), got \"" + v + "\"");
+       }
+       opts.journal_reserve_mb = *n;
        return {};
      }},
     {"--docker-socket", [&](const std::string& v) { opts.docker_socket = v; return caf::error{}; }},
@@ -147,7 +168,23 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
        return {};
      }},
     {"--test-stall-volume",
-     [&](const std::string& v) { opts.test_stall_volume = v; return caf::error{}; }},
+     [&](const std::string& v) {
+       // A comma-separated list: several volumes may stall at once.
+       std::string::size_type start = 0;
+       while (start <= v.size()) {
+         auto comma = v.find(',', start);
+         auto name = v.substr(start, comma == std::string::npos ? std::string::npos
+                                                                 : comma - start);
+         if (!name.empty()) {
+           opts.test_stall_volumes.insert(name);
+         }
+         if (comma == std::string::npos) {
+           break;
+         }
+         start = comma + 1;
+       }
+       return caf::error{};
+     }},
     {"--test-stall-ms", millis(opts.test_stall, "--test-stall-ms")},
   };
   for (int i = 1; i < argc; ++i) {

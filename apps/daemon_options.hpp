@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include <caf/expected.hpp>
@@ -14,6 +15,10 @@ namespace berth {
 /// berthd's command line. An empty socket path turns that socket off.
 struct daemon_options {
   std::string state_dir = "/var/lib/berth";
+  /// Block images; empty means STATE/block. Another filesystem keeps them off the journal's.
+  std::string block_dir;
+  /// Preallocated room for the journal and compaction (STATE/state/reserve); 0 turns it off.
+  size_t journal_reserve_mb = 32;
   std::string docker_socket = "/run/docker/plugins/berth.sock";
   std::string admin_socket = "/run/berth/admin.sock";
   std::string log_format = "text"; ///< text | json
@@ -29,8 +34,8 @@ struct daemon_options {
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds stop_timeout{std::chrono::seconds(30)};
   size_t executor_threads = 16;
-  /// Test only: this volume's backend calls stall for test_stall (benchmarks).
-  std::string test_stall_volume;
+  /// Test only: these volumes' backend calls stall for test_stall (benchmarks).
+  std::set<std::string> test_stall_volumes;
   std::chrono::milliseconds test_stall{0};
   bool help = false;
   bool version = false;

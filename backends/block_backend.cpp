@@ -45,12 +45,14 @@ std::vector<std::string> mounts_of(const std::string& device) {
 } // namespace
 
 block_backend::block_backend(std::string state_dir, std::chrono::milliseconds helper_timeout,
-                             std::string kubelet_dir)
-  : helper_timeout_(helper_timeout), kubelet_dir_(std::move(kubelet_dir)) {
+                             block_space space, std::string kubelet_dir)
+  : helper_timeout_(helper_timeout), kubelet_dir_(std::move(kubelet_dir)),
+    reserve_path_(std::move(space.reserve_path)), reserve_bytes_(space.reserve_bytes) {
+  auto dir = space.block_dir.empty() ? state_dir + "/block" : space.block_dir;
   // /sys/block/loop*/loop/backing_file and mountinfo show resolved paths.
   std::error_code err;
-  fs::path root = fs::weakly_canonical(fs::absolute(state_dir), err);
-  root_ = (err ? fs::path(state_dir) : root).string();
+  fs::path root = fs::weakly_canonical(fs::absolute(dir), err);
+  root_ = (err ? fs::path(dir) : root).string();
 }
 
 std::string block_backend::name() const {
@@ -66,10 +68,10 @@ std::string block_backend::image_path(const std::string& kind, const std::string
     return {};
   }
   if (kind == kind_volume) {
-    return root_ + "/block/volumes/" + name + ".img";
+    return root_ + "/volumes/" + name + ".img";
   }
   if (kind == kind_snapshot) {
-    return root_ + "/block/snapshots/" + name + ".img";
+    return root_ + "/snapshots/" + name + ".img";
   }
   return {};
 }
@@ -198,11 +200,35 @@ caf::expected<uint64_t> block_backend::choose_capacity(const volume_spec& spec) 
 }
 
 caf::expected<uint64_t> block_backend::available_capacity() const {
-  auto vfs = block_statvfs(root_, "GetCapacity");
+  // Before the first volume, BLOCK itself may not exist yet: ask the nearest parent.
+  fs::path where = root_;
+  std::error_code err;
+  while (!fs::exists(where, err) && where.has_parent_path() && where != where.parent_path()) {
+    where = where.parent_path();
+  }
+  auto vfs = block_statvfs(where.string(), "GetCapacity");
   if (!vfs) {
     return vfs.error();
   }
-  return static_cast<uint64_t>(vfs->f_bavail) * vfs->f_frsize;
+  auto free = static_cast<uint64_t>(vfs->f_bavail) * vfs->f_frsize;
+  if (reserve_bytes_ == 0 || reserve_path_.empty()) {
+    return free;
+  }
+  struct stat images {};
+  struct stat reserve_dir {};
+  auto parent = fs::path(reserve_path_).parent_path().string();
+  if (::stat(where.c_str(), &images) != 0 || ::stat(parent.c_str(), &reserve_dir) != 0
+      || images.st_dev != reserve_dir.st_dev) {
+    return free;
+  }
+  // The reserve's allocated blocks are already missing from f_bavail; what it lacks is not.
+  uint64_t held = 0;
+  struct stat reserve {};
+  if (::stat(reserve_path_.c_str(), &reserve) == 0) {
+    held = static_cast<uint64_t>(reserve.st_blocks) * 512;
+  }
+  auto missing = held >= reserve_bytes_ ? 0 : reserve_bytes_ - held;
+  return free > missing ? free - missing : 0;
 }
 
 // -- create and remove --------------------------------------------------------

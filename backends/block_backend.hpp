@@ -8,11 +8,23 @@
 
 namespace berth {
 
+/// Where block images live and what room they must leave to the journal.
+struct block_space {
+  /// Images go to BLOCK_DIR/volumes and BLOCK_DIR/snapshots; "" means STATE/block.
+  std::string block_dir;
+  /// The journal's reserve file (file_store's `reserve`); "" when there is none.
+  std::string reserve_path;
+  /// The size the reserve is meant to hold.
+  uint64_t reserve_bytes = 0;
+};
+
 /// CSI volumes as sparse image files on loop devices, formatted xfs or ext4.
 ///
-///   STATE/block/volumes/NAME.img    a volume (rec.kind == kind_volume)
-///   STATE/block/snapshots/NAME.img  a snapshot (rec.kind == kind_snapshot)
+///   BLOCK/volumes/NAME.img    a volume (rec.kind == kind_volume)
+///   BLOCK/snapshots/NAME.img  a snapshot (rec.kind == kind_snapshot)
 ///
+/// BLOCK is STATE/block unless block_space::block_dir names another place (another
+/// filesystem keeps thin images from filling the journal's).
 /// Stage attaches the image to a loop device (found again by its backing file,
 /// so a restart needs no state), formats it on first use and mounts it at the
 /// staging path; publish bind-mounts that (or, for raw block, the device node)
@@ -35,12 +47,13 @@ public:
   /// Smallest ext4 volume berth provisions.
   static constexpr uint64_t min_ext4_bytes = uint64_t{16} << 20;
 
-  /// @param state_dir the state root; images go to STATE/block/.
+  /// @param state_dir the state root; images go to STATE/block/ unless `space` says otherwise.
   /// @param helper_timeout after this a helper (mkfs, cp, ...) is killed (ec::timeout).
+  /// @param space where images live and the journal reserve they share a filesystem with.
   /// @param kubelet_dir staging and target paths must lie below it (node_path.hpp).
   explicit block_backend(std::string state_dir,
                          std::chrono::milliseconds helper_timeout = std::chrono::seconds(120),
-                         std::string kubelet_dir = default_kubelet_dir);
+                         block_space space = {}, std::string kubelet_dir = default_kubelet_dir);
 
   // -- backend ---------------------------------------------------------------
   std::string name() const override;
@@ -58,6 +71,9 @@ public:
   /// Snapshots and clones are sparse copies of the image.
   bool copies_content() const override;
   caf::expected<uint64_t> choose_capacity(const volume_spec& spec) const override;
+  /// Free bytes where images live. When the journal's reserve is on the same filesystem,
+  /// the part of it not currently allocated (released on a full disk, or never made) is
+  /// subtracted: that room belongs to the journal, not to new images.
   caf::expected<uint64_t> available_capacity() const override;
   caf::expected<std::string> stage(const volume_record& rec, const stage_request& req) override;
   caf::error unstage(const volume_record& rec) override;
@@ -71,7 +87,7 @@ public:
 
   // -- paths -----------------------------------------------------------------
 
-  /// STATE/block/volumes/NAME.img or STATE/block/snapshots/NAME.img by
+  /// BLOCK/volumes/NAME.img or BLOCK/snapshots/NAME.img by
   /// `kind`; "" for an invalid name or kind.
   std::string image_path(const std::string& kind, const std::string& name) const;
   /// image_path(rec.kind, rec.name).
@@ -90,9 +106,11 @@ private:
   caf::expected<std::string> node_path(const std::string& path, const std::string& role,
                                        const std::string& what) const;
 
-  std::string root_;
+  std::string root_;       ///< where volumes/ and snapshots/ live
   std::chrono::milliseconds helper_timeout_;
   std::string kubelet_dir_;
+  std::string reserve_path_;
+  uint64_t reserve_bytes_ = 0;
 };
 
 } // namespace berth

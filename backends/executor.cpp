@@ -9,21 +9,29 @@
 
 namespace berth {
 
+struct executor::task {
+  enum class stage { queued, running, running_abandoned, finished, dropped };
+  std::function<void()> fn;
+  stage at = stage::queued; ///< guarded by shared_state::mtx
+};
+
 struct executor::shared_state {
   mutable std::mutex mtx;
-  std::condition_variable work_cv;  ///< a task arrived or stop began
-  std::condition_variable done_cv;  ///< a worker exited
-  std::deque<std::function<void()>> queue;
-  std::vector<bool> exited;         ///< per worker: its loop has returned
+  std::condition_variable work_cv; ///< a task arrived or stop began
+  std::condition_variable done_cv; ///< a worker exited
+  std::deque<ticket> queue;
+  std::vector<std::thread> workers;
+  std::vector<bool> exited; ///< per worker: its loop has returned
   size_t max_queued = 0;
+  size_t hung = 0;          ///< workers running an abandoned task
   bool stopping = false;
 };
 
 namespace {
 
-void run_task(std::function<void()>& task) {
+void run_task(std::function<void()>& fn) {
   try {
-    task();
+    fn();
   } catch (const std::exception& e) {
     spdlog::error("executor: task threw: {}", e.what());
   } catch (...) {
@@ -32,21 +40,49 @@ void run_task(std::function<void()>& task) {
 }
 
 void worker_loop(std::shared_ptr<executor::shared_state> st, size_t index) {
+  using stage = executor::task::stage;
   std::unique_lock<std::mutex> lock(st->mtx);
   for (;;) {
     st->work_cv.wait(lock, [&] { return st->stopping || !st->queue.empty(); });
     if (st->queue.empty()) {
       break; // stopping and drained
     }
-    auto task = std::move(st->queue.front());
+    auto t = std::move(st->queue.front());
     st->queue.pop_front();
+    if (t->at == stage::dropped) {
+      continue;
+    }
+    t->at = stage::running;
+    auto fn = std::move(t->fn);
     lock.unlock();
-    run_task(task);
-    task = nullptr; // destroy captures outside the lock
+    run_task(fn);
+    fn = nullptr; // destroy captures outside the lock
     lock.lock();
+    if (t->at == stage::running_abandoned) {
+      // A spare took this worker's place while it hung: retire.
+      --st->hung;
+      break;
+    }
+    t->at = stage::finished;
   }
   st->exited[index] = true;
   st->done_cv.notify_all();
+}
+
+/// Starts one more worker; the lock is held.
+void add_worker(const std::shared_ptr<executor::shared_state>& st) {
+  auto index = st->workers.size();
+  st->exited.push_back(false);
+  st->workers.emplace_back(worker_loop, st, index);
+}
+
+/// Joins workers that have retired; the lock is held (they no longer take it).
+void reap_retired(executor::shared_state& st) {
+  for (size_t i = 0; i < st.workers.size(); ++i) {
+    if (st.exited[i] && st.workers[i].joinable()) {
+      st.workers[i].join();
+    }
+  }
 }
 
 } // namespace
@@ -57,10 +93,10 @@ executor::executor(size_t threads, size_t max_queued)
     threads = 1;
   }
   state_->max_queued = max_queued;
-  state_->exited.assign(threads, false);
-  workers_.reserve(threads);
+  std::lock_guard<std::mutex> lock(state_->mtx);
+  state_->workers.reserve(threads);
   for (size_t i = 0; i < threads; ++i) {
-    workers_.emplace_back(worker_loop, state_, i);
+    add_worker(state_);
   }
 }
 
@@ -68,19 +104,56 @@ executor::~executor() {
   stop();
 }
 
-bool executor::submit(std::function<void()> task) {
-  if (!task) {
-    return false;
+executor::ticket executor::submit(std::function<void()> fn) {
+  if (!fn) {
+    return nullptr;
   }
+  auto t = std::make_shared<task>();
+  t->fn = std::move(fn);
   {
     std::lock_guard<std::mutex> lock(state_->mtx);
     if (state_->stopping || state_->queue.size() >= state_->max_queued) {
-      return false;
+      return nullptr;
     }
-    state_->queue.push_back(std::move(task));
+    state_->queue.push_back(t);
   }
   state_->work_cv.notify_one();
-  return true;
+  return t;
+}
+
+executor::abandoned executor::abandon(const ticket& t) {
+  if (!t) {
+    return abandoned::finished;
+  }
+  std::lock_guard<std::mutex> lock(state_->mtx);
+  switch (t->at) {
+    case task::stage::queued:
+      t->at = task::stage::dropped;
+      t->fn = nullptr;
+      return abandoned::dropped;
+    case task::stage::dropped:
+      return abandoned::dropped;
+    case task::stage::running:
+      t->at = task::stage::running_abandoned;
+      ++state_->hung;
+      reap_retired(*state_);
+      if (!state_->stopping) {
+        add_worker(state_);
+      }
+      spdlog::warn("executor: a call hangs; a spare worker takes its place ({} hung)",
+                   state_->hung);
+      return abandoned::running;
+    case task::stage::running_abandoned:
+      return abandoned::running;
+    case task::stage::finished:
+      return abandoned::finished;
+  }
+  return abandoned::finished;
+}
+
+size_t executor::hung_workers() const {
+  std::lock_guard<std::mutex> lock(state_->mtx);
+  return state_->hung;
 }
 
 size_t executor::queued() const {
@@ -89,14 +162,14 @@ size_t executor::queued() const {
 }
 
 void executor::stop(std::chrono::milliseconds grace) {
+  std::unique_lock<std::mutex> lock(state_->mtx);
   bool any_left = false;
-  for (const auto& w : workers_) {
+  for (const auto& w : state_->workers) {
     any_left = any_left || w.joinable();
   }
   if (!any_left) {
     return; // stopped before: every worker is joined or detached
   }
-  std::unique_lock<std::mutex> lock(state_->mtx);
   state_->stopping = true;
   state_->work_cv.notify_all();
   auto all_exited = [&] {
@@ -108,20 +181,20 @@ void executor::stop(std::chrono::milliseconds grace) {
     return true;
   };
   state_->done_cv.wait_for(lock, grace, all_exited);
-  std::vector<bool> exited = state_->exited;
-  lock.unlock();
   size_t detached = 0;
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    if (!workers_[i].joinable()) {
+  for (size_t i = 0; i < state_->workers.size(); ++i) {
+    auto& w = state_->workers[i];
+    if (!w.joinable()) {
       continue;
     }
-    if (exited[i]) {
-      workers_[i].join();
+    if (state_->exited[i]) {
+      w.join();
     } else {
-      workers_[i].detach();
+      w.detach();
       ++detached;
     }
   }
+  lock.unlock();
   if (detached > 0) {
     spdlog::warn("executor: {} worker(s) still busy after {} ms, detached", detached,
                  grace.count());

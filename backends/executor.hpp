@@ -11,9 +11,22 @@ namespace berth {
 
 /// A bounded pool of threads for blocking backend calls (mount, umount, mkdir,
 /// rm). Actor threads never block: they submit here and get the result as a
-/// message. A call that hangs (a dead NFS server) occupies one thread only.
+/// message. A call that hangs (a dead NFS server) occupies one thread only:
+/// once its caller abandons it, a spare worker takes its place, so hung calls
+/// never use up the pool (DESIGN bug 7).
 class executor {
 public:
+  /// One submitted task; what abandon() takes. Opaque.
+  struct task;
+  using ticket = std::shared_ptr<task>;
+
+  /// What abandon() found.
+  enum class abandoned {
+    dropped,  ///< the task had not started and never will
+    running,  ///< the task is running; a spare worker replaces its thread
+    finished, ///< the task had already finished
+  };
+
   /// Starts `threads` workers (at least one); at most `max_queued` tasks wait
   /// beyond the ones running.
   executor(size_t threads, size_t max_queued);
@@ -24,9 +37,17 @@ public:
   executor(const executor&) = delete;
   executor& operator=(const executor&) = delete;
 
-  /// Queues `task`; false when the queue is full or the executor stopped.
+  /// Queues `task`; empty when the queue is full or the executor stopped.
   /// A task that throws is logged; its worker lives on.
-  bool submit(std::function<void()> task);
+  ticket submit(std::function<void()> task);
+
+  /// The caller stopped waiting for `t`. A task that has not started is dropped;
+  /// a running one keeps its thread, which retires when the task returns, and a
+  /// spare worker is started in its place. Idempotent.
+  abandoned abandon(const ticket& t);
+
+  /// Workers running an abandoned task (hung calls), not counted in the pool.
+  size_t hung_workers() const;
 
   /// Stops taking tasks, lets the queued ones run, and joins the workers that
   /// finish within `grace`; a worker still busy then (a hung task) is detached.
@@ -41,7 +62,6 @@ public:
 
 private:
   std::shared_ptr<shared_state> state_;
-  std::vector<std::thread> workers_;
 };
 
 } // namespace berth

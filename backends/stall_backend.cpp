@@ -1,18 +1,49 @@
 #include "backends/stall_backend.hpp"
 
-#include <thread>
+#include <algorithm>
 
 namespace berth {
 
-stall_backend::stall_backend(std::unique_ptr<backend> inner, std::string volume,
+class stall_backend::call_guard {
+public:
+  call_guard(stall_backend& owner, const volume_record& rec) : owner_(owner), name_(rec.name) {
+    std::unique_lock<std::mutex> lock(owner_.mtx_);
+    auto now = ++owner_.in_flight_[name_];
+    auto& top = owner_.max_in_flight_[name_];
+    top = std::max(top, now);
+    if (owner_.volumes_.count(name_) > 0 && owner_.stall_.count() > 0) {
+      owner_.released_cv_.wait_for(lock, owner_.stall_, [this] { return owner_.released_; });
+    }
+  }
+  ~call_guard() {
+    std::lock_guard<std::mutex> lock(owner_.mtx_);
+    --owner_.in_flight_[name_];
+  }
+  call_guard(const call_guard&) = delete;
+  call_guard& operator=(const call_guard&) = delete;
+
+private:
+  stall_backend& owner_;
+  std::string name_;
+};
+
+stall_backend::stall_backend(std::unique_ptr<backend> inner, std::set<std::string> volumes,
                              std::chrono::milliseconds stall)
-  : inner_(std::move(inner)), volume_(std::move(volume)), stall_(stall) {
+  : inner_(std::move(inner)), volumes_(std::move(volumes)), stall_(stall) {
 }
 
-void stall_backend::maybe_stall(const volume_record& rec) const {
-  if (rec.name == volume_ && stall_.count() > 0) {
-    std::this_thread::sleep_for(stall_);
+int stall_backend::max_in_flight(const std::string& volume) const {
+  std::lock_guard<std::mutex> lock(mtx_);
+  auto it = max_in_flight_.find(volume);
+  return it == max_in_flight_.end() ? 0 : it->second;
+}
+
+void stall_backend::release() {
+  {
+    std::lock_guard<std::mutex> lock(mtx_);
+    released_ = true;
   }
+  released_cv_.notify_all();
 }
 
 std::string stall_backend::name() const {
@@ -28,12 +59,12 @@ caf::error stall_backend::create(const volume_record& rec) {
 }
 
 caf::expected<std::string> stall_backend::mount(const volume_record& rec) {
-  maybe_stall(rec);
+  call_guard guard(*this, rec);
   return inner_->mount(rec);
 }
 
 caf::error stall_backend::unmount(const volume_record& rec, bool lazy) {
-  maybe_stall(rec);
+  call_guard guard(*this, rec);
   return inner_->unmount(rec, lazy);
 }
 

@@ -19,6 +19,7 @@ const char* to_string(ec code) {
     case ec::out_of_range: return "out_of_range";
     case ec::failed_precondition: return "failed_precondition";
     case ec::unsupported: return "unsupported";
+    case ec::aborted: return "aborted";
   }
   return "unknown";
 }

@@ -23,6 +23,7 @@ enum class ec : uint8_t {
   out_of_range,         ///< a size outside what is allowed (capacity, shrink)
   failed_precondition,  ///< the volume is not in the state the request needs
   unsupported,          ///< the backend or berth does not do this
+  aborted,              ///< an earlier call on the volume has not returned (hung): retry later
 };
 
 /// Returns the short name of a code, e.g. "not_found".

@@ -10,8 +10,10 @@
 
 namespace berth::limits {
 
-/// The largest journal frame (length + checksum + JSON) that is written or read.
-inline constexpr uint32_t max_frame_bytes = 16u << 20;
+/// The largest journal frame (length + checksum + JSON) that is written or read. A larger
+/// record is refused when written; a length field beyond it is damage when read.
+/// (max_record_json_bytes below must stay under it: see the static_assert at the end.)
+inline constexpr uint32_t max_frame_bytes = 64u << 20;
 
 /// Distinct Docker mount IDs one volume may be mounted by at once.
 inline constexpr size_t max_mount_ids = 4096;
@@ -39,5 +41,29 @@ inline constexpr size_t max_mount_flag_bytes = 256;
 
 /// Length of a path a client names (staging path, target path).
 inline constexpr size_t max_path_bytes = 4096;
+
+// -- what the bounds add up to -------------------------------------------------------------
+
+/// The longest JSON string a client string of `n` bytes becomes: quotes, and every byte a
+/// control character, which JSON writes as \u00XX.
+constexpr size_t json_string_bytes(size_t n) {
+  return 6 * n + 2;
+}
+
+/// An upper bound on one record's JSON with every bound above reached at once. The fixed
+/// fields (name, backend, kind, source, device, sizes, keys and punctuation) take far less
+/// than the 64 KiB allowed for them.
+inline constexpr size_t max_record_json_bytes =
+  max_mount_ids * (json_string_bytes(max_mount_id_bytes) + 12)
+  + max_options * (json_string_bytes(max_option_key_bytes)
+                   + json_string_bytes(max_option_value_bytes) + 2)
+  + max_targets * (json_string_bytes(max_path_bytes) + 48
+                   + max_mount_flags * (json_string_bytes(max_mount_flag_bytes) + 1))
+  + max_mount_flags * (json_string_bytes(max_mount_flag_bytes) + 1)
+  + json_string_bytes(max_path_bytes) + (size_t{64} << 10);
+
+static_assert(max_record_json_bytes + 8 < max_frame_bytes,
+              "the bounds on client input allow a record the journal cannot frame: lower a "
+              "bound or raise max_frame_bytes");
 
 } // namespace berth::limits

@@ -5,11 +5,13 @@
 #include <ctime>
 #include <fcntl.h>
 #include <filesystem>
+#include <functional>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
 #include "core/errors.hpp"
+#include "persistence/crash_point.hpp"
 #include "persistence/journal_format.hpp"
 
 namespace berth {
@@ -18,7 +20,12 @@ namespace {
 
 // -- file helpers -------------------------------------------------------------------------
 
+/// Set by io_error: the last failure was a full filesystem (or quota), which the
+/// reserve can help with. The store is used by one thread at a time.
+thread_local bool last_failure_was_no_space = false;
+
 caf::error io_error(const std::string& what, const std::string& path, int err) {
+  last_failure_was_no_space = err == ENOSPC || err == EDQUOT;
   return make_error(ec::persist_failure, what + " " + path + ": " + std::strerror(err));
 }
 
@@ -84,10 +91,8 @@ caf::error fsync_dir(const std::string& dir) {
   return rc == 0 ? caf::error{} : io_error("cannot fsync directory", dir, err);
 }
 
-/// Writes a new file durably: temp file, write, fsync, rename, fsync the directory.
-caf::error write_file_atomically(const std::string& dir, const std::string& path,
-                                 const std::string& text) {
-  auto tmp = path + ".tmp";
+/// Writes `text` to `tmp` (created or emptied) and fsyncs it; removes it on failure.
+caf::error write_temp_file(const std::string& tmp, const std::string& text) {
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     return io_error("cannot create", tmp, errno);
@@ -99,16 +104,25 @@ caf::error write_file_atomically(const std::string& dir, const std::string& path
   if (::close(fd) != 0 && !err) {
     err = io_error("cannot close", tmp, errno);
   }
-  if (!err && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = io_error("cannot rename to", path, errno);
-  }
-  if (!err) {
-    err = fsync_dir(dir);
-  }
   if (err) {
     ::unlink(tmp.c_str());
   }
   return err;
+}
+
+/// Writes a new file durably: temp file, write, fsync, rename, fsync the directory.
+caf::error write_file_atomically(const std::string& dir, const std::string& path,
+                                 const std::string& text) {
+  auto tmp = path + ".tmp";
+  if (auto err = write_temp_file(tmp, text)) {
+    return err;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    auto err = io_error("cannot rename to", path, errno);
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  return fsync_dir(dir);
 }
 
 /// Creates `dir` (mode 0700) and its parents when missing; the new entry is fsync'd.
@@ -137,12 +151,13 @@ caf::error ensure_dir(const std::string& dir) {
 
 // -- file_store ---------------------------------------------------------------------------
 
-file_store::file_store(std::string dir) : dir_(std::move(dir)) {
+file_store::file_store(std::string dir, uint64_t reserve_bytes) : dir_(std::move(dir)) {
   while (dir_.size() > 1 && dir_.back() == '/') {
     dir_.pop_back();
   }
   journal_path_ = dir_ + "/journal.log";
   snapshot_path_ = dir_ + "/snapshot.json";
+  reserve_ = std::make_unique<journal_reserve>(dir_ + "/reserve", reserve_bytes);
 }
 
 file_store::~file_store() {
@@ -198,9 +213,32 @@ caf::error file_store::cut_journal(size_t size) {
   return {};
 }
 
+caf::error file_store::with_room(const std::string& what, uint64_t needed,
+                                 const std::function<caf::error()>& attempt) {
+  for (;;) {
+    last_failure_was_no_space = false;
+    auto err = attempt();
+    if (!err || !last_failure_was_no_space) {
+      return err;
+    }
+    // A little more than asked: the filesystem needs room for its own metadata too.
+    auto freed = reserve_->release(needed + needed / 4 + (uint64_t{1} << 20));
+    if (freed == 0) {
+      spdlog::critical("{}: the state filesystem {} is full and the journal reserve {} is "
+                       "used up: {}. Free space on it (volumes may share it; see --block-dir)",
+                       what, dir_, reserve_->path(), describe(err));
+      return err;
+    }
+    spdlog::error("{}: the state filesystem {} is full; released {} MiB of the journal "
+                  "reserve ({} MiB left) and retrying. Free space on it soon",
+                  what, dir_, freed >> 20, reserve_->held() >> 20);
+  }
+}
+
 caf::error file_store::keep_damaged(const std::string& journal) {
   auto path = journal_path_ + ".damaged-" + std::to_string(std::time(nullptr));
-  if (auto err = write_file_atomically(dir_, path, journal)) {
+  if (auto err = with_room("keeping the damaged journal", journal.size(),
+                           [&] { return write_file_atomically(dir_, path, journal); })) {
     return err;
   }
   spdlog::error("journal {}: the damaged journal is kept as {}", journal_path_, path);
@@ -237,25 +275,51 @@ caf::expected<state_snapshot> file_store::load() {
   if (auto err = open_journal()) {
     return err;
   }
+  // Made first, while there may still be room; a full filesystem leaves it short.
+  reserve_->refill();
   state_snapshot state;
   std::string text;
   bool have_snapshot = false;
   if (auto err = read_file(snapshot_path_, text, have_snapshot)) {
     return err;
   }
+  generation_ = 0;
   if (have_snapshot) {
     auto snap = detail::decode_snapshot(text);
     if (!snap) {
       return make_error(ec::persist_failure,
                         "cannot read " + snapshot_path_ + ": " + describe(snap.error()));
     }
-    state = std::move(*snap);
+    state = std::move(snap->state);
+    generation_ = snap->generation;
   }
   std::string journal;
   if (auto err = read_fd(fd_, journal_path_, journal)) {
     return err;
   }
   auto decoded = detail::decode_entries(journal);
+  auto continues = decoded.has_header ? decoded.generation : 0;
+  if (!journal.empty() && continues > generation_) {
+    return make_error(ec::persist_failure,
+                      journal_path_ + " continues snapshot generation "
+                        + std::to_string(continues) + ", but " + snapshot_path_ + " is "
+                        + (have_snapshot ? "generation " + std::to_string(generation_)
+                                         : std::string{"missing"})
+                        + ": the snapshot was replaced or lost. Restore it, or move "
+                          "journal.log aside to start from the snapshot alone");
+  }
+  if (!journal.empty() && continues < generation_) {
+    // A compaction wrote its snapshot but a crash came before it emptied the journal:
+    // everything in it is in the snapshot already, and the snapshot may hold decisions
+    // (reconciliation's) that replaying older records would undo.
+    spdlog::warn("journal {} continues snapshot generation {}, the snapshot is generation {}: "
+                 "a compaction was interrupted; its records are in the snapshot, not replayed",
+                 journal_path_, continues, generation_);
+    if (auto err = cut_journal(0)) {
+      return err;
+    }
+    return state;
+  }
   bool have_records = !decoded.entries.empty();
   for (auto& entry : decoded.entries) {
     detail::apply_entry(state, std::move(entry));
@@ -296,29 +360,46 @@ caf::error file_store::append(const std::vector<journal_entry>& entries) {
   if (auto err = check_journal_reachable()) {
     return err;
   }
+  if (auto err = finish_switch()) {
+    return err;
+  }
   if (needs_cut_) {
     if (auto err = cut_journal(good_bytes_)) {
       return err;
     }
   }
   std::string buf;
+  if (good_bytes_ == 0) {
+    detail::encode_journal_header(generation_, buf);
+  }
   for (const auto& entry : entries) {
-    detail::encode_entry(entry, buf);
-  }
-  auto err = write_all(fd_, buf.data(), buf.size(), static_cast<off_t>(good_bytes_),
-                       journal_path_);
-  if (!err && ::fdatasync(fd_) != 0) {
-    err = io_error("cannot fsync", journal_path_, errno);
-  }
-  if (err) {
-    // Nobody will be told these records are durable: make sure a load never sees them.
-    if (auto cut_err = cut_journal(good_bytes_)) {
-      spdlog::error("journal {}: cannot cut off a failed write: {}", journal_path_,
-                    describe(cut_err));
+    // Refused before anything is written: the journal stays whole.
+    if (auto err = detail::encode_entry(entry, buf)) {
+      return err;
     }
+  }
+  auto err = with_room("journal append", buf.size(), [&]() -> caf::error {
+    auto err = write_all(fd_, buf.data(), buf.size(), static_cast<off_t>(good_bytes_),
+                         journal_path_);
+    if (!err && ::fdatasync(fd_) != 0) {
+      err = io_error("cannot fsync", journal_path_, errno);
+    }
+    if (err) {
+      bool no_space = last_failure_was_no_space;
+      // Nobody will be told these records are durable: make sure a load never sees them.
+      if (auto cut_err = cut_journal(good_bytes_)) {
+        spdlog::error("journal {}: cannot cut off a failed write: {}", journal_path_,
+                      describe(cut_err));
+      }
+      last_failure_was_no_space = no_space;
+    }
+    return err;
+  });
+  if (err) {
     return err;
   }
   good_bytes_ += buf.size();
+  reserve_->refill_now_and_then();
   return {};
 }
 
@@ -329,16 +410,57 @@ caf::error file_store::compact(const state_snapshot& state) {
   if (auto err = check_journal_reachable()) {
     return err;
   }
-  if (auto err = write_file_atomically(dir_, snapshot_path_, detail::encode_snapshot(state))) {
+  // Generations make the two steps safe in any order of crashes: the snapshot names its
+  // generation, the journal's first record the generation it continues. Once the new
+  // snapshot is in place the old journal is stale and never replayed, even if the crash
+  // comes before it is emptied.
+  auto next = generation_ + 1;
+  auto text = detail::encode_snapshot(state, next);
+  auto tmp = snapshot_path_ + ".tmp";
+  if (auto err = with_room("compaction", text.size(),
+                           [&] { return write_temp_file(tmp, text); })) {
     return err;
   }
-  // The snapshot holds everything now; the journal starts over. A crash before the cut
-  // is harmless: replaying whole records over the snapshot yields the same state.
-  return cut_journal(0);
+  test_crash_point("compact-snapshot-written");
+  if (::rename(tmp.c_str(), snapshot_path_.c_str()) != 0) {
+    auto err = io_error("cannot rename to", snapshot_path_, errno);
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  // From here on the old journal must not take appends: they would be skipped at load.
+  generation_ = next;
+  switch_pending_ = true;
+  test_crash_point("compact-snapshot-renamed");
+  if (auto err = finish_switch()) {
+    return err;
+  }
+  reserve_->refill();
+  return {};
+}
+
+caf::error file_store::finish_switch() {
+  if (!switch_pending_) {
+    return {};
+  }
+  // The snapshot's rename must be durable before the journal is emptied.
+  if (auto err = fsync_dir(dir_)) {
+    return err;
+  }
+  test_crash_point("compact-snapshot-durable");
+  if (auto err = cut_journal(0)) {
+    return err;
+  }
+  switch_pending_ = false;
+  test_crash_point("compact-journal-cut");
+  return {};
 }
 
 size_t file_store::journal_bytes() const {
   return good_bytes_;
+}
+
+uint64_t file_store::generation() const {
+  return generation_;
 }
 
 } // namespace berth

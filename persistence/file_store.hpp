@@ -1,16 +1,30 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <sys/stat.h>
 
+#include "persistence/journal_reserve.hpp"
 #include "persistence/store.hpp"
 
 namespace berth {
 
 /// The durable state on disk, in one folder:
-/// - `journal.log`: records `[u32 length][u32 crc32][JSON]`, little-endian; the JSON is
-///   {"op":"put","record":{...}} or {"op":"erase","name":"..."};
-/// - `snapshot.json`: {"version":1,"boot_id":"...","volumes":[record,...]}.
+/// - `journal.log`: records `[u32 length][u32 crc32][JSON]`, little-endian. The first is
+///   {"op":"journal","generation":N}, the snapshot generation the journal continues; the
+///   others are {"op":"put","record":{...}} or {"op":"erase","name":"..."}. A record is at
+///   most limits::max_frame_bytes: larger ones are refused when written, and a length field
+///   beyond it is damage when read;
+/// - `snapshot.json`: {"version":2,"generation":N,"boot_id":"...","volumes":[record,...]};
+///   every compaction writes generation N+1, then empties the journal;
+/// - `reserve`: preallocated room for appends and compaction on a full filesystem.
+///
+/// A journal of an older generation than the snapshot (a crash came between a compaction's
+/// rename and its cut) is not replayed: the snapshot already holds all of it, and may hold
+/// decisions made since (reconciliation clears counts at a new boot). A journal of a newer
+/// generation means the snapshot was lost; load refuses it.
 ///
 /// Loading reads the snapshot, then replays the journal up to the first record that is
 /// torn or fails its checksum, and cuts the journal there so appends continue cleanly.
@@ -26,7 +40,9 @@ namespace berth {
 class file_store : public store {
 public:
   /// `dir` is created (mode 0700) at the first load() or append() when missing.
-  explicit file_store(std::string dir);
+  /// `reserve_bytes` is the size of `dir/reserve` (0: none); load() creates it. When a
+  /// write fails for lack of space, part of it is released and the write retried.
+  explicit file_store(std::string dir, uint64_t reserve_bytes = 0);
   ~file_store() override;
 
   file_store(const file_store&) = delete;
@@ -40,16 +56,25 @@ public:
   /// when the journal path no longer names the open file (state directory removed).
   caf::error append(const std::vector<journal_entry>& entries) override;
 
-  /// Writes snapshot.json (temp, fsync, rename, fsync dir), then empties the journal.
+  /// Writes snapshot.json of the next generation (temp, fsync, rename, fsync dir), then
+  /// empties the journal. When it fails after the rename, the next append finishes it.
   caf::error compact(const state_snapshot& state) override;
 
   /// Bytes of durable records in the journal.
   size_t journal_bytes() const override;
 
+  /// Generation of the snapshot on disk (0 before the first compaction).
+  uint64_t generation() const;
+
 private:
   caf::error open_journal();
   caf::error check_journal_reachable() const;
   caf::error cut_journal(size_t size);
+  /// Completes a compaction whose snapshot is in place: fsync dir, empty the journal.
+  caf::error finish_switch();
+  /// Runs `attempt`; while it fails for lack of space, releases reserve and retries.
+  caf::error with_room(const std::string& what, uint64_t needed,
+                       const std::function<caf::error()>& attempt);
   caf::error keep_damaged(const std::string& journal);
   caf::expected<state_snapshot> load_legacy();
 
@@ -57,6 +82,9 @@ private:
   std::string journal_path_;
   std::string snapshot_path_;
   int fd_ = -1;
+  uint64_t generation_ = 0;    ///< the snapshot's; a fresh journal's header names it
+  bool switch_pending_ = false; ///< a new snapshot is in place, the journal not yet cut
+  std::unique_ptr<journal_reserve> reserve_;
   size_t good_bytes_ = 0;   ///< journal length up to the last durable record
   bool needs_cut_ = false;  ///< a failed append may have left bytes past good_bytes_
   struct stat opened_ {};   ///< identity of the journal file we write

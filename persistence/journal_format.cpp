@@ -8,6 +8,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 #include "core/names.hpp"
 #include "core/record_json.hpp"
 
@@ -15,9 +16,9 @@ namespace berth::detail {
 
 namespace {
 
-constexpr size_t header_bytes = 8;
-/// A record larger than this is corruption, not a volume.
-constexpr uint32_t max_record_bytes = 16u << 20;
+constexpr size_t header_bytes = frame_header_bytes;
+/// The largest payload a frame may carry: encode refuses more, decode calls more damage.
+constexpr uint32_t max_payload_bytes = limits::max_frame_bytes - header_bytes;
 
 uint32_t crc32(const char* data, size_t size) {
   boost::crc_32_type crc;
@@ -45,7 +46,17 @@ caf::error bad(const std::string& what) {
 
 } // namespace
 
-void encode_entry(const journal_entry& entry, std::string& out) {
+namespace {
+
+void put_frame(const char* payload, uint32_t size, std::string& out) {
+  put_u32(out, size);
+  put_u32(out, crc32(payload, size));
+  out.append(payload, size);
+}
+
+} // namespace
+
+caf::error encode_entry(const journal_entry& entry, std::string& out) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
@@ -61,16 +72,35 @@ void encode_entry(const journal_entry& entry, std::string& out) {
     write_record(w, entry.record);
   }
   w.EndObject();
-  auto size = static_cast<uint32_t>(buf.GetSize());
-  put_u32(out, size);
-  put_u32(out, crc32(buf.GetString(), size));
-  out.append(buf.GetString(), size);
+  if (buf.GetSize() > max_payload_bytes) {
+    return make_error(ec::out_of_range,
+                      "volume " + entry.record.name + ": its record would be "
+                        + std::to_string(buf.GetSize() + header_bytes)
+                        + " bytes in the journal, over the limit of "
+                        + std::to_string(limits::max_frame_bytes)
+                        + " bytes; the change is refused (fewer mount IDs, targets, options or"
+                          " flags make it smaller)");
+  }
+  put_frame(buf.GetString(), static_cast<uint32_t>(buf.GetSize()), out);
+  return {};
+}
+
+void encode_journal_header(uint64_t generation, std::string& out) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("op");
+  w.String("journal");
+  w.Key("generation");
+  w.Uint64(generation);
+  w.EndObject();
+  put_frame(buf.GetString(), static_cast<uint32_t>(buf.GetSize()), out);
 }
 
 namespace {
 
 /// How the frame at `pos` looks.
-enum class frame_status { good, torn, bad_checksum };
+enum class frame_status { good, torn, bad_checksum, oversize };
 
 frame_status check_frame(const std::string& data, size_t pos, uint32_t& size) {
   if (data.size() - pos < header_bytes) {
@@ -78,13 +108,36 @@ frame_status check_frame(const std::string& data, size_t pos, uint32_t& size) {
   }
   size = get_u32(data.data() + pos);
   auto crc = get_u32(data.data() + pos + 4);
-  if (size > max_record_bytes || data.size() - pos - header_bytes < size) {
+  if (size > max_payload_bytes) {
+    // No writer makes such a frame, and a torn write leaves a prefix of a real one: this
+    // length field was damaged after it was written.
+    return frame_status::oversize;
+  }
+  if (data.size() - pos - header_bytes < size) {
     return frame_status::torn;
   }
   if (crc32(data.data() + pos + header_bytes, size) != crc) {
     return frame_status::bad_checksum;
   }
   return frame_status::good;
+}
+
+/// Parses a header payload {"op":"journal","generation":N}; false when it is none.
+bool parse_header(const char* payload, size_t size, uint64_t& generation) {
+  rapidjson::Document doc;
+  doc.Parse(payload, size);
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return false;
+  }
+  auto op = doc.FindMember("op");
+  auto gen = doc.FindMember("generation");
+  if (op == doc.MemberEnd() || !op->value.IsString()
+      || std::strcmp(op->value.GetString(), "journal") != 0 || gen == doc.MemberEnd()
+      || !gen->value.IsUint64()) {
+    return false;
+  }
+  generation = gen->value.GetUint64();
+  return true;
 }
 
 /// Parses one payload; false when it is not a journal entry.
@@ -135,15 +188,29 @@ decoded_journal decode_entries(const std::string& data) {
       out.problem = "torn record at byte " + std::to_string(pos);
       break;
     }
+    if (status == frame_status::oversize) {
+      out.problem = "record at byte " + std::to_string(pos) + " claims " + std::to_string(size)
+                    + " bytes, over the limit of " + std::to_string(max_payload_bytes)
+                    + ": its length field is damaged";
+      out.corrupt_middle = true;
+      break;
+    }
     size_t next = pos + header_bytes + size;
     if (status == frame_status::bad_checksum) {
       // A torn write leaves garbage only at the end; a good record behind a bad one is
-      // damage in the middle. (A damaged length field cannot be told apart from a torn tail.)
+      // damage in the middle. (A length field damaged to a value within the limit cannot be
+      // told apart from a torn tail; one beyond it is caught above.)
       uint32_t next_size = 0;
       out.problem = "checksum mismatch at byte " + std::to_string(pos);
       out.corrupt_middle = next < data.size()
                            && check_frame(data, next, next_size) == frame_status::good;
       break;
+    }
+    if (pos == 0 && parse_header(data.data() + header_bytes, size, out.generation)) {
+      out.has_header = true;
+      pos = next;
+      out.good_bytes = pos;
+      continue;
     }
     journal_entry entry;
     if (!parse_payload(data.data() + pos + header_bytes, size, entry)) {
@@ -159,12 +226,14 @@ decoded_journal decode_entries(const std::string& data) {
   return out;
 }
 
-std::string encode_snapshot(const state_snapshot& state) {
+std::string encode_snapshot(const state_snapshot& state, uint64_t generation) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
   w.Key("version");
-  w.Uint(1);
+  w.Uint(2);
+  w.Key("generation");
+  w.Uint64(generation);
   w.Key("boot_id");
   w.String(state.boot_id.c_str(), static_cast<rapidjson::SizeType>(state.boot_id.size()));
   w.Key("volumes");
@@ -177,16 +246,24 @@ std::string encode_snapshot(const state_snapshot& state) {
   return {buf.GetString(), buf.GetSize()};
 }
 
-caf::expected<state_snapshot> decode_snapshot(const std::string& json) {
+caf::expected<decoded_snapshot> decode_snapshot(const std::string& json) {
   rapidjson::Document doc;
   doc.Parse(json.c_str(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) {
     return bad("snapshot is not a JSON object");
   }
-  if (!doc.HasMember("version") || !doc["version"].IsUint() || doc["version"].GetUint() != 1) {
-    return bad("snapshot has an unknown version (this berthd reads version 1)");
+  if (!doc.HasMember("version") || !doc["version"].IsUint()
+      || (doc["version"].GetUint() != 1 && doc["version"].GetUint() != 2)) {
+    return bad("snapshot has an unknown version (this berthd reads versions 1 and 2)");
   }
-  state_snapshot state;
+  decoded_snapshot out;
+  if (doc["version"].GetUint() == 2) {
+    if (!doc.HasMember("generation") || !doc["generation"].IsUint64()) {
+      return bad("snapshot version 2 lacks a \"generation\" number");
+    }
+    out.generation = doc["generation"].GetUint64();
+  }
+  auto& state = out.state;
   if (doc.HasMember("boot_id") && doc["boot_id"].IsString()) {
     state.boot_id = doc["boot_id"].GetString();
   }
@@ -204,7 +281,7 @@ caf::expected<state_snapshot> decode_snapshot(const std::string& json) {
     auto name = rec->name;
     state.volumes.emplace(std::move(name), std::move(*rec));
   }
-  return state;
+  return out;
 }
 
 caf::expected<state_snapshot> decode_legacy_state(const std::string& json) {

@@ -72,6 +72,27 @@ void maybe_compact(self_ptr self) {
   }
 }
 
+/// Appends each entry of the batch on its own and answers its promise with its result.
+void commit_one_by_one(self_ptr self) {
+  auto& st = self->state;
+  auto batch = std::move(st.batch);
+  auto waiting = std::move(st.waiting);
+  st.batch.clear();
+  st.waiting.clear();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (auto err = st.st->append({batch[i]})) {
+      spdlog::error("state change of volume {} not saved: {}", batch[i].record.name,
+                    describe(err));
+      waiting[i].deliver(err);
+      continue;
+    }
+    detail::apply_entry(st.state, std::move(batch[i]));
+    waiting[i].deliver(atom::ok_v);
+  }
+  answer_all(self, {}); // the flush waiters
+  maybe_compact(self);
+}
+
 void commit(self_ptr self) {
   auto& st = self->state;
   st.commit_scheduled = false;
@@ -80,6 +101,12 @@ void commit(self_ptr self) {
     return;
   }
   if (auto err = st.st->append(st.batch)) {
+    if (err == ec::out_of_range && st.batch.size() > 1) {
+      // One record too large for the journal refuses the whole write; the others of the
+      // batch are innocent: write them one by one so that only that one fails.
+      commit_one_by_one(self);
+      return;
+    }
     spdlog::error("{} state change(s) not saved: {}", st.batch.size(), describe(err));
     answer_all(self, err);
     return;

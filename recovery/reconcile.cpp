@@ -11,49 +11,10 @@ namespace berth {
 
 namespace {
 
-backend& backend_of(const volume_record& rec,
-                    const std::map<std::string, std::shared_ptr<backend>>& backends) {
-  auto it = backends.find(rec.backend);
-  if (it == backends.end()) {
-    return *backends.at("local");
-  }
-  return *it->second;
-}
-
 void clear_mounts(volume_record& rec) {
   rec.mounts.clear();
   rec.mounted = false;
   rec.mountpoint.clear();
-}
-
-/// Unmounts mounts under volumes_root/NAME/mnt whose NAME has no record.
-void unmount_strays(const state_snapshot& state, const std::set<std::string>& mount_points,
-                    const std::string& volumes_root, backend& local, reconcile_report& report) {
-  auto prefix = volumes_root + "/";
-  for (const auto& mp : mount_points) {
-    if (mp.compare(0, prefix.size(), prefix) != 0) {
-      continue;
-    }
-    auto rest = mp.substr(prefix.size());
-    auto slash = rest.find('/');
-    if (slash == std::string::npos || rest.substr(slash) != "/mnt") {
-      continue;
-    }
-    auto name = rest.substr(0, slash);
-    if (!is_valid_volume_name(name) || state.volumes.count(name) > 0) {
-      continue;
-    }
-    volume_record ghost;
-    ghost.name = name;
-    ghost.mountpoint = mp;
-    if (auto err = local.unmount(ghost, true)) {
-      spdlog::error("reconcile: cannot unmount {} of unknown volume {}: {}", mp, name,
-                    describe(err));
-    } else {
-      spdlog::warn("reconcile: unmounted {}: no volume {} in the state", mp, name);
-      ++report.unmounted;
-    }
-  }
 }
 
 /// Spells the record's node paths as the kernel shows them (realpath of the
@@ -61,6 +22,7 @@ void unmount_strays(const state_snapshot& state, const std::set<std::string>& mo
 /// path it receives. A record written before that may hold a path with a
 /// symlinked parent (/var/lib/kubelet -> /data/kubelet); compared as a string it
 /// would never match, and the volume would be staged twice.
+/// Runs once at load, before needs_host_work compares the paths with mountinfo.
 void canonicalize_node_paths(volume_record& rec) {
   if (!rec.staging_path.empty()) {
     rec.staging_path = canonical_node_path(rec.staging_path);
@@ -77,22 +39,16 @@ void clear_csi(volume_record& rec) {
   rec.published.clear();
 }
 
-/// CSI staging and publications. New boot: cleared (kubelet stages and publishes
-/// again for the pods it restarts). Same boot: a vanished staging mount or loop
-/// device is staged again and a vanished publication is published again, so a
-/// running pod keeps its volume; what cannot be remade is cleared from the record,
-/// so the next NodeStage/NodePublish really runs instead of answering "done".
+/// CSI staging and publications (same boot; a new boot cleared them): a vanished
+/// staging mount or loop device is staged again and a vanished publication is
+/// published again, so a running pod keeps its volume; what cannot be remade is
+/// cleared from the record, so the next NodeStage/NodePublish really runs instead
+/// of answering "done".
 void reconcile_csi(volume_record& rec, backend& storage, const std::set<std::string>& mount_points,
-                   bool new_boot, reconcile_report& report) {
+                   reconcile_report& report) {
   if (!in_csi_use(rec)) {
     return;
   }
-  if (new_boot) {
-    clear_csi(rec);
-    ++report.cleared;
-    return;
-  }
-  canonicalize_node_paths(rec);
   if (rec.staging_path.empty()) {
     // Published without a staging record cannot be served; the record is stale.
     spdlog::error("reconcile: volume {}: published but not staged; clearing", rec.name);
@@ -140,62 +96,120 @@ void reconcile_csi(volume_record& rec, backend& storage, const std::set<std::str
 
 } // namespace
 
-reconcile_report reconcile(state_snapshot& state, const std::string& boot_id,
-                           const std::map<std::string, std::shared_ptr<backend>>& backends,
-                           const std::set<std::string>& mount_points,
-                           const std::string& volumes_root) {
+/// Unmounts mounts under volumes_root/NAME/mnt whose NAME has no record.
+size_t unmount_strays(const state_snapshot& state, const std::set<std::string>& mount_points,
+                      const std::string& volumes_root, backend& local) {
+  size_t unmounted = 0;
+  auto prefix = volumes_root + "/";
+  for (const auto& mp : mount_points) {
+    if (mp.compare(0, prefix.size(), prefix) != 0) {
+      continue;
+    }
+    auto rest = mp.substr(prefix.size());
+    auto slash = rest.find('/');
+    if (slash == std::string::npos || rest.substr(slash) != "/mnt") {
+      continue;
+    }
+    auto name = rest.substr(0, slash);
+    if (!is_valid_volume_name(name) || state.volumes.count(name) > 0) {
+      continue;
+    }
+    volume_record ghost;
+    ghost.name = name;
+    ghost.mountpoint = mp;
+    if (auto err = local.unmount(ghost, true)) {
+      spdlog::error("reconcile: cannot unmount {} of unknown volume {}: {}", mp, name,
+                    describe(err));
+    } else {
+      spdlog::warn("reconcile: unmounted {}: no volume {} in the state", mp, name);
+      ++unmounted;
+    }
+  }
+  return unmounted;
+}
+
+reconcile_report reconcile_boot(state_snapshot& state, const std::string& boot_id) {
   reconcile_report report;
   report.new_boot = !state.imported && !state.boot_id.empty() && !boot_id.empty()
                     && state.boot_id != boot_id;
-  for (auto& [name, rec] : state.volumes) {
-    auto& storage = backend_of(rec, backends);
-    reconcile_csi(rec, storage, mount_points, report.new_boot, report);
-    auto mp = storage.mountpoint(rec);
-    bool on_host = mount_points.count(mp) > 0;
-    if (report.new_boot) {
-      if (!rec.mounts.empty() || rec.mounted) {
+  if (report.new_boot) {
+    for (auto& [name, rec] : state.volumes) {
+      bool held = !rec.mounts.empty() || rec.mounted || in_csi_use(rec);
+      if (held) {
         ++report.cleared;
       }
+      clear_csi(rec);
       clear_mounts(rec);
     }
-    if (total_mounts(rec) == 0) {
-      if (on_host) {
-        // Mounted but held by nobody: a crash between mount(2) and its commit.
-        if (auto err = storage.unmount(rec, true)) {
-          spdlog::error("reconcile: volume {}: cannot unmount {}: {}", name, mp, describe(err));
-          continue;
-        }
-        spdlog::warn("reconcile: volume {}: unmounted {} that no mount ID holds", name, mp);
-        ++report.unmounted;
-      }
-      clear_mounts(rec);
-      continue;
-    }
-    if (on_host) {
-      rec.mounted = true;
-      rec.mountpoint = mp;
-      continue;
-    }
-    // Same boot, counted, but the host mount is gone: containers still expect it.
-    auto remade = storage.mount(rec);
-    if (!remade) {
-      spdlog::error("reconcile: volume {}: cannot mount again at {}: {}", name, mp,
-                    describe(remade.error()));
-      rec.mounted = false;
-      rec.mountpoint.clear();
-      ++report.failed;
-      continue;
-    }
-    spdlog::warn("reconcile: volume {}: host mount had vanished, mounted again at {}", name,
-                 *remade);
-    rec.mounted = true;
-    rec.mountpoint = *remade;
-    ++report.remounted;
   }
-  unmount_strays(state, mount_points, volumes_root, backend_of(volume_record{}, backends), report);
+  for (auto& [name, rec] : state.volumes) {
+    if (in_csi_use(rec)) {
+      canonicalize_node_paths(rec);
+    }
+  }
   state.boot_id = boot_id;
   state.imported = false;
   return report;
+}
+
+bool needs_host_work(const volume_record& rec, const backend& storage,
+                     const std::set<std::string>& mount_points) {
+  // Mirrors the branches of reconcile_volume that call the backend.
+  if (in_csi_use(rec) && !rec.staging_path.empty()) {
+    if (rec.staged_block || mount_points.count(rec.staging_path) == 0) {
+      return true;
+    }
+    for (const auto& [target, how] : rec.published) {
+      if (mount_points.count(target) == 0) {
+        return true;
+      }
+    }
+  }
+  bool on_host = mount_points.count(storage.mountpoint(rec)) > 0;
+  return total_mounts(rec) == 0 ? on_host : !on_host;
+}
+
+volume_record reconcile_volume(volume_record rec, backend& storage,
+                               const std::set<std::string>& mount_points,
+                               reconcile_report& report) {
+  reconcile_csi(rec, storage, mount_points, report);
+  auto mp = storage.mountpoint(rec);
+  bool on_host = mount_points.count(mp) > 0;
+  if (total_mounts(rec) == 0) {
+    if (on_host) {
+      // Mounted but held by nobody: a crash between mount(2) and its commit.
+      if (auto err = storage.unmount(rec, true)) {
+        spdlog::error("reconcile: volume {}: cannot unmount {}: {}", rec.name, mp,
+                      describe(err));
+        return rec;
+      }
+      spdlog::warn("reconcile: volume {}: unmounted {} that no mount ID holds", rec.name, mp);
+      ++report.unmounted;
+    }
+    clear_mounts(rec);
+    return rec;
+  }
+  if (on_host) {
+    rec.mounted = true;
+    rec.mountpoint = mp;
+    return rec;
+  }
+  // Same boot, counted, but the host mount is gone: containers still expect it.
+  auto remade = storage.mount(rec);
+  if (!remade) {
+    spdlog::error("reconcile: volume {}: cannot mount again at {}: {}", rec.name, mp,
+                  describe(remade.error()));
+    rec.mounted = false;
+    rec.mountpoint.clear();
+    ++report.failed;
+    return rec;
+  }
+  spdlog::warn("reconcile: volume {}: host mount had vanished, mounted again at {}", rec.name,
+               *remade);
+  rec.mounted = true;
+  rec.mountpoint = *remade;
+  ++report.remounted;
+  return rec;
 }
 
 } // namespace berth

@@ -1,5 +1,15 @@
 #pragma once
 
+// Reconciliation (DESIGN "reconciliation"), in three parts so that no backend
+// call delays start-up:
+//   reconcile_boot   at start, before anything is served: the boot decision,
+//                    pure, made durable by the start-up compaction;
+//   unmount_strays   at start: lazily detaches mounts of names with no record
+//                    (MNT_DETACH never waits for a dead server);
+//   reconcile_volume in each volume actor, as its first transition, on the
+//                    executor with the backend timeout (needs_host_work says
+//                    whether it calls the backend at all).
+
 #include <map>
 #include <memory>
 #include <set>
@@ -10,7 +20,7 @@
 
 namespace berth {
 
-/// What reconciliation changed, for the startup log.
+/// What reconciliation changed, for the log.
 struct reconcile_report {
   bool new_boot = false;
   size_t remounted = 0;     ///< same boot, counted mounts whose host mount had vanished
@@ -19,17 +29,33 @@ struct reconcile_report {
   size_t failed = 0;        ///< mounts that could not be remade (see the log)
 };
 
-/// Holds `state` against the host at start (DESIGN "reconciliation"), changing
-/// records and host mounts so the two agree:
-/// - same boot (or an imported ECS state, or an unknown boot id): counts are kept;
-///   a counted volume whose host mount vanished is mounted again;
-/// - new boot: every count and mount is cleared (all containers are gone);
-/// - a host mount the state lacks is unmounted, also under `volumes_root` for
-///   names that have no record.
-/// Sets state.boot_id to `boot_id` and clears state.imported.
-reconcile_report reconcile(state_snapshot& state, const std::string& boot_id,
-                           const std::map<std::string, std::shared_ptr<backend>>& backends,
-                           const std::set<std::string>& mount_points,
-                           const std::string& volumes_root);
+/// The boot decision: same boot (or an imported ECS state, or an unknown boot id)
+/// keeps every count; a new boot clears every count, mount, staging and
+/// publication (all containers are gone). Kept staging and target paths are
+/// respelled canonically (realpath of the parent, as mountinfo and the CSI adapter
+/// spell them; a record from before may not be). Sets state.boot_id to `boot_id`
+/// and clears state.imported. No backend calls.
+reconcile_report reconcile_boot(state_snapshot& state, const std::string& boot_id);
+
+/// Lazily unmounts mounts under `volumes_root`/NAME/mnt whose NAME has no record
+/// in `state`; returns how many.
+size_t unmount_strays(const state_snapshot& state, const std::set<std::string>& mount_points,
+                      const std::string& volumes_root, backend& local);
+
+/// True when reconcile_volume(rec, ...) would call the backend; false when it only
+/// corrects the record (then it may run on an actor thread). Cheap: no syscalls.
+bool needs_host_work(const volume_record& rec, const backend& storage,
+                     const std::set<std::string>& mount_points);
+
+/// Makes one volume's record and the host agree (same boot rules):
+/// - a counted volume whose host mount vanished is mounted again;
+/// - a host mount no mount ID holds (a crash between mount(2) and its commit) is
+///   detached;
+/// - a vanished CSI staging or publication is made again; what cannot be is
+///   cleared from the record, so the next NodeStage/NodePublish really runs.
+/// Returns the record as it now should be; counts what it did in `report`.
+volume_record reconcile_volume(volume_record rec, backend& storage,
+                               const std::set<std::string>& mount_points,
+                               reconcile_report& report);
 
 } // namespace berth

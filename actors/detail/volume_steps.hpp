@@ -26,6 +26,10 @@ using backend_work = std::function<std::pair<caf::error, caf::message>(backend&)
 
 caf::error no_such_volume(const std::string& name);
 
+/// ec::aborted: the volume's hung call (named, with its start) has not returned,
+/// so `what` does not start.
+caf::error still_hung(const volume_state& st, const std::string& what);
+
 /// Ends the running transition and starts the next one.
 void finish(self_ptr self);
 
@@ -55,6 +59,16 @@ void create_and_commit(self_ptr self, volume_record next, pending_op op, Reply r
 
 /// "created (backend block, 1073741824 bytes, from snapshot:s1)" for the log.
 std::string describe_creation(const volume_record& rec);
+
+/// Holds the record against the host (recovery/reconcile_volume) and commits what
+/// changed. With `seen` (the mount points read at start) a volume that needs no
+/// backend work reconciles here; otherwise on the executor, reading mountinfo
+/// afresh. Until the first one settles the volume serves nothing.
+void run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::string>> seen);
+
+/// A late settle that reconciles the volume with the host: for a call whose late
+/// success the record cannot express (an unmount, an unstage, an unpublish).
+late_undo reconcile_later(self_ptr self);
 
 /// Forgets the volume in the durable state.
 void persist_erase(self_ptr self, const std::string& name, done_fn then);

@@ -42,6 +42,7 @@ unsigned http_status_of(const caf::error& err) {
     case ec::already_exists:
     case ec::in_use: return 409;
     case ec::unavailable: return 503;
+    case ec::aborted: return 503;
     case ec::timeout: return 504;
     default: return 500;
   }

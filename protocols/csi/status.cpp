@@ -16,6 +16,7 @@ grpc::StatusCode to_code(ec code) {
     case ec::unsupported: return grpc::StatusCode::FAILED_PRECONDITION;
     case ec::timeout: return grpc::StatusCode::DEADLINE_EXCEEDED;
     case ec::unavailable: return grpc::StatusCode::UNAVAILABLE;
+    case ec::aborted: return grpc::StatusCode::ABORTED;
     case ec::persist_failure: return grpc::StatusCode::INTERNAL;
     case ec::backend_failure: return grpc::StatusCode::INTERNAL;
     case ec::internal: return grpc::StatusCode::INTERNAL;

@@ -29,8 +29,12 @@ class fake_backend : public backend {
 public:
   std::atomic<int> mounts{0}, unmounts{0}, lazy_unmounts{0}, creates{0}, removes{0};
   std::atomic<bool> fail_mount{false}, fail_unmount{false}, hang_unmount{false},
-    hang_mount{false};
+    hang_mount{false}, hang_remove{false}, fail_remove{false};
   std::atomic<bool> host_mounted{false};
+  /// Every mount and unmount takes this long (a stand-in for mount(2)'s work).
+  std::atomic<int> call_ms{0};
+  /// Calls of mount, unmount and stage running now, and the most ever at once.
+  std::atomic<int> in_flight{0}, max_in_flight{0};
   bool copies = true; ///< copies_content(): the fake "copies" sources unless told not to
 
   // -- CSI -----------------------------------------------------------------------
@@ -64,6 +68,7 @@ public:
     return {};
   }
   caf::expected<std::string> mount(const volume_record& rec) override {
+    flight f{*this};
     ++mounts;
     if (hang_mount) {
       std::unique_lock<std::mutex> guard{mtx_};
@@ -81,6 +86,7 @@ public:
       host_mounted = false;
       return {};
     }
+    flight f{*this};
     ++unmounts;
     if (hang_unmount) {
       std::unique_lock<std::mutex> guard{mtx_};
@@ -92,8 +98,15 @@ public:
     host_mounted = false;
     return {};
   }
-  caf::error remove(const volume_record&) override {
+  caf::error remove(const volume_record& rec) override {
     ++removes;
+    if (hang_remove) {
+      std::unique_lock<std::mutex> guard{mtx_};
+      cv_.wait_for(guard, std::chrono::seconds(10), [this] { return !hang_remove; });
+    }
+    if (fail_remove) {
+      return make_error(ec::backend_failure, "remove of " + rec.name + " failed: injected");
+    }
     return {};
   }
   std::string mountpoint(const volume_record& rec) const override { return "/fake/" + rec.name; }
@@ -112,6 +125,7 @@ public:
   }
   caf::expected<uint64_t> available_capacity() const override { return free_bytes.load(); }
   caf::expected<std::string> stage(const volume_record& rec, const stage_request& req) override {
+    flight f{*this};
     auto n = ++stages;
     if (hang_stage) {
       std::unique_lock<std::mutex> guard{mtx_};
@@ -139,6 +153,7 @@ public:
   /// Like the block backend: takes away only this volume's staging at `path`, and
   /// "detaches" only when the record stages the volume nowhere.
   caf::error sweep_staging(const volume_record& rec, const std::string& path) override {
+    flight f{*this};
     ++sweeps;
     std::lock_guard<std::mutex> guard{mtx_};
     erase_if_owned(staged_paths_, path, rec.name);
@@ -233,6 +248,7 @@ public:
       std::lock_guard<std::mutex> guard{mtx_};
       hang_unmount = false;
       hang_mount = false;
+      hang_remove = false;
       hang_stage = false;
     }
     cv_.notify_all();
@@ -254,6 +270,21 @@ private:
     }
     return out;
   }
+
+  /// Counts one call in flight for its scope.
+  struct flight {
+    fake_backend& b;
+    explicit flight(fake_backend& owner) : b(owner) {
+      auto now = ++b.in_flight;
+      auto top = b.max_in_flight.load();
+      while (now > top && !b.max_in_flight.compare_exchange_weak(top, now)) {
+      }
+      if (b.call_ms > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(b.call_ms.load()));
+      }
+    }
+    ~flight() { --b.in_flight; }
+  };
 
   std::mutex mtx_;
   std::condition_variable cv_;
@@ -340,10 +371,19 @@ protected:
   /// Spawns the volume `name` with this backend timeout.
   void spawn_volume(const std::string& name, std::chrono::milliseconds backend_timeout) {
     auto persistence = ts.sys->spawn(fake_persistence, disk);
-    volume_env env{storage, exec, persistence, backend_timeout};
+    volume_env env{storage, exec, persistence, backend_timeout, nullptr};
     volume_record rec;
     rec.name = name;
     vol = ts.sys->spawn(volume, env, rec, false);
+  }
+
+  /// Waits up to 3 s for `pred`.
+  template <class Pred>
+  static bool eventually(Pred pred) {
+    for (int i = 0; i < 300 && !pred(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return pred();
   }
 
   void TearDown() override {

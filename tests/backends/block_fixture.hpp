@@ -116,7 +116,7 @@ protected:
     ASSERT_FALSE(state_.path().empty());
     root_ = fs::canonical(state_.path()).string();
     fs::create_directories(kubelet_dir());
-    backend_ = std::make_unique<block_backend>(root_, 120s, kubelet_dir());
+    backend_ = std::make_unique<block_backend>(root_, 120s, block_space{}, kubelet_dir());
   }
 
   /// Unmounts everything under the state dir and detaches its loop devices,

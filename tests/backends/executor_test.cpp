@@ -93,5 +93,62 @@ TEST(executor, stop_returns_with_a_hung_task) {
   ex.reset(); // destroying with a detached worker must be safe
 }
 
+TEST(executor, an_abandoned_task_that_has_not_started_never_runs) {
+  executor ex(1, 10);
+  std::promise<void> release;
+  auto gate = release.get_future().share();
+  ASSERT_TRUE(ex.submit([gate] { gate.wait_for(10s); }));
+  std::atomic<bool> ran{false};
+  auto queued = ex.submit([&ran] { ran = true; });
+  ASSERT_TRUE(queued);
+  EXPECT_EQ(ex.abandon(queued), executor::abandoned::dropped);
+  release.set_value();
+  ex.stop();
+  EXPECT_FALSE(ran.load()) << "a task whose caller gave up before it started must not run";
+}
+
+TEST(executor, hung_tasks_never_take_every_worker) {
+  // Two workers, three hung tasks abandoned in turn: each abandon of a running task
+  // adds a spare worker, so a fresh task still runs at once (DESIGN bug 7).
+  executor ex(2, 10);
+  std::promise<void> release;
+  auto gate = release.get_future().share();
+  std::atomic<int> started{0};
+  for (int i = 0; i < 3; ++i) {
+    auto hung = ex.submit([gate, &started] {
+      ++started;
+      gate.wait_for(10s);
+    });
+    ASSERT_TRUE(hung);
+    for (int j = 0; j < 200 && started.load() <= i; ++j) {
+      std::this_thread::sleep_for(5ms);
+    }
+    ASSERT_EQ(started.load(), i + 1) << "hung task " << i << " must get a worker";
+    EXPECT_EQ(ex.abandon(hung), executor::abandoned::running);
+  }
+  EXPECT_EQ(ex.hung_workers(), 3u);
+  std::promise<void> other;
+  ASSERT_TRUE(ex.submit([&] { other.set_value(); }));
+  EXPECT_EQ(other.get_future().wait_for(1s), std::future_status::ready)
+    << "a task must not wait behind hung ones";
+  release.set_value();
+  for (int j = 0; j < 200 && ex.hung_workers() > 0; ++j) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(ex.hung_workers(), 0u) << "a hung worker that returns retires";
+  ex.stop();
+}
+
+TEST(executor, abandoning_a_finished_task_changes_nothing) {
+  executor ex(1, 10);
+  std::promise<void> done;
+  auto t = ex.submit([&] { done.set_value(); });
+  ASSERT_TRUE(t);
+  done.get_future().wait();
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(ex.abandon(t), executor::abandoned::finished);
+  EXPECT_EQ(ex.hung_workers(), 0u);
+}
+
 } // namespace
 } // namespace berth

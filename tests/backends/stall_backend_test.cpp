@@ -23,7 +23,7 @@ std::chrono::milliseconds time_of(F f) {
 TEST(stall_backend, delays_only_its_volume) {
   BERTH_REQUIRE_ROOT();
   test::temp_state state;
-  stall_backend b(std::make_unique<local_backend>(state.path()), "slow", 200ms);
+  stall_backend b(std::make_unique<local_backend>(state.path()), {"slow"}, 200ms);
   EXPECT_EQ(b.name(), "local");
   volume_record slow{};
   slow.name = "slow";

@@ -389,6 +389,13 @@ TEST_F(NodeOwnershipTest, ARestageAfterACrashUsesTheFsTypeOfTheStage) {
   berthd().kill9();
   ASSERT_EQ(::umount2(staging.c_str(), 0), 0) << std::strerror(errno);
   ASSERT_TRUE(restart(false));
+  // Each volume reconciles in its own actor after the sockets open; a request on
+  // the volume waits for that (read-only here, so it cannot stage by itself).
+  v1::NodeGetVolumeStatsRequest sreq;
+  sreq.set_volume_id(vol.volume_id());
+  sreq.set_volume_path(staging);
+  v1::NodeGetVolumeStatsResponse stats;
+  ASSERT_RPC(OK, call(&Node::NodeGetVolumeStats, sreq, stats));
   auto m = mount_at(staging);
   ASSERT_TRUE(m.has_value()) << "reconcile did not stage the volume again";
   EXPECT_EQ(m->fstype, "ext4");

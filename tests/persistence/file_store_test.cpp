@@ -39,12 +39,17 @@ void append_each(file_store& st, std::initializer_list<const char*> names) {
   }
 }
 
-/// Byte offsets where each journal record starts (walks the length fields).
+/// Byte offsets where each journal record starts (walks the length fields), after the
+/// journal's header frame.
 std::vector<size_t> record_offsets(const std::string& journal) {
   std::vector<size_t> offsets;
   size_t pos = 0;
+  bool header = true;
   while (pos + 8 <= journal.size()) {
-    offsets.push_back(pos);
+    if (!header) {
+      offsets.push_back(pos);
+    }
+    header = false;
     uint32_t len = 0;
     for (int i = 3; i >= 0; --i) {
       len = (len << 8) | static_cast<unsigned char>(journal[pos + static_cast<size_t>(i)]);

@@ -11,6 +11,7 @@
 
 #include "actors/type_ids.hpp"
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 #include "fake_stores.hpp"
 #include "records.hpp"
 #include "temp_dir.hpp"
@@ -203,6 +204,43 @@ TEST_F(persistence_fixture, removed_state_dir_fails_puts_and_nothing_is_durable)
   auto loaded = file_store{dir}.load();
   ASSERT_TRUE(loaded);
   EXPECT_TRUE(loaded->volumes.empty());
+}
+
+TEST_F(persistence_fixture, a_record_too_large_for_the_journal_fails_alone_in_its_batch) {
+  temp_dir tmp;
+  auto dir = tmp / "state";
+  auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(100));
+  ASSERT_TRUE(st->load());
+  spawn(st);
+  std::thread first([&] { EXPECT_FALSE(ask(atom::put_v, make_record("first"))); });
+  // The first commit sleeps in its append: everything below joins the next batch.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  auto big = make_record("huge");
+  big.options["o"] = std::string(size_t{limits::max_frame_bytes}, 'x');
+  std::vector<caf::error> small(5);
+  caf::error big_result;
+  std::vector<std::thread> others;
+  others.emplace_back([&] { big_result = ask(atom::put_v, big); });
+  for (size_t i = 0; i < small.size(); ++i) {
+    others.emplace_back([&, i] {
+      small[i] = ask(atom::put_v, make_record("small" + std::to_string(i), 1));
+    });
+  }
+  first.join();
+  for (auto& t : others) {
+    t.join();
+  }
+  EXPECT_EQ(big_result, ec::out_of_range) << describe(big_result);
+  EXPECT_NE(describe(big_result).find("huge"), std::string::npos) << describe(big_result);
+  for (size_t i = 0; i < small.size(); ++i) {
+    EXPECT_FALSE(small[i]) << "small" << i << " shared a batch with the refused record: "
+                           << describe(small[i]);
+  }
+  EXPECT_FALSE(ask(atom::flush_v));
+  auto loaded = file_store{dir}.load();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->volumes.size(), 6u);
+  EXPECT_EQ(loaded->volumes.count("huge"), 0u);
 }
 
 } // namespace

@@ -26,8 +26,25 @@ protected:
     state.volumes[name] = rec;
   }
 
+  int backend_calls() const {
+    return storage->mounts + storage->unmounts + storage->lazy_unmounts + storage->stages
+           + storage->publishes;
+  }
+
+  /// What berthd does at start: the boot decision, the strays, then each volume
+  /// (in its actor). Checks that needs_host_work predicts every backend call, since
+  /// a volume that needs none reconciles on its actor thread.
   reconcile_report run(const std::string& boot, std::set<std::string> on_host) {
-    return reconcile(state, boot, backends, on_host, "/state/volumes");
+    auto report = reconcile_boot(state, boot);
+    report.unmounted += unmount_strays(state, on_host, "/state/volumes", *storage);
+    for (auto& [name, rec] : state.volumes) {
+      bool predicted = needs_host_work(rec, *storage, on_host);
+      auto before = backend_calls();
+      rec = reconcile_volume(rec, *storage, on_host, report);
+      EXPECT_EQ(predicted, backend_calls() != before)
+        << "needs_host_work must predict whether volume " << name << " calls the backend";
+    }
+    return report;
   }
 };
 

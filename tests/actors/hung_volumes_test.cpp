@@ -1,0 +1,151 @@
+// DESIGN bug 7 through the executor: volumes whose backend calls hang, and whose
+// callers keep retrying, must not slow the other volumes down, and a hung volume
+// never has two backend calls in flight.
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "actors/volume.hpp"
+#include "backends/stall_backend.hpp"
+#include "core/errors.hpp"
+#include "tests/actors/fakes.hpp"
+
+using namespace berth;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::vector<std::string> stalled = {"stuck0", "stuck1", "stuck2"};
+const std::vector<std::string> healthy = {"ok0", "ok1", "ok2", "ok3"};
+
+class hung_volumes_test : public ::testing::Test {
+protected:
+  test::test_system ts;
+  std::shared_ptr<test::fake_backend> fake = std::make_shared<test::fake_backend>();
+  std::shared_ptr<stall_backend> storage;
+  std::shared_ptr<executor> exec = std::make_shared<executor>(2, 4096);
+  std::shared_ptr<test::fake_disk> disk = std::make_shared<test::fake_disk>();
+  std::map<std::string, volume_actor> vols;
+
+  void SetUp() override {
+    fake->call_ms = 3;
+    // stall_backend owns its inner backend: a forwarding shell lets the test keep the fake.
+    storage = std::make_shared<stall_backend>(std::make_unique<forward_to>(fake),
+                                              std::set<std::string>(stalled.begin(),
+                                                                    stalled.end()),
+                                              6s);
+    auto persistence = ts.sys->spawn(test::fake_persistence, disk);
+    for (const auto& name : stalled) {
+      spawn(name, persistence);
+    }
+    for (const auto& name : healthy) {
+      spawn(name, persistence);
+    }
+  }
+
+  void TearDown() override {
+    storage->release();
+    for (int i = 0; i < 300 && exec->hung_workers() > 0; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    for (auto& [name, v] : vols) {
+      caf::anon_send_exit(v, caf::exit_reason::user_shutdown);
+    }
+    exec->stop(100ms);
+  }
+
+  /// Mount+Unmount pairs on every healthy volume at once; the pairs' p99 in ms.
+  double healthy_p99(int pairs_each) {
+    std::vector<std::thread> clients;
+    std::mutex mtx;
+    std::vector<double> lat;
+    std::atomic<int> failures{0};
+    for (const auto& name : healthy) {
+      clients.emplace_back([&, name] {
+        caf::scoped_actor self{*ts.sys};
+        for (int i = 0; i < pairs_each; ++i) {
+          auto start = std::chrono::steady_clock::now();
+          auto m = test::call<std::string>(self, vols[name], atom::mount_v, std::string{"c"});
+          auto u = test::call<atom::ok>(self, vols[name], atom::unmount_v, std::string{"c"});
+          auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now()
+                                                              - start).count();
+          if (m || u) {
+            ++failures;
+          }
+          std::lock_guard<std::mutex> lock(mtx);
+          lat.push_back(ms);
+        }
+      });
+    }
+    for (auto& c : clients) {
+      c.join();
+    }
+    EXPECT_EQ(failures, 0) << "healthy volumes must keep working";
+    std::sort(lat.begin(), lat.end());
+    return lat[static_cast<size_t>(0.99 * static_cast<double>(lat.size() - 1))];
+  }
+
+private:
+  /// Hands every call to the shared fake.
+  struct forward_to : backend {
+    std::shared_ptr<test::fake_backend> inner;
+    explicit forward_to(std::shared_ptr<test::fake_backend> b) : inner(std::move(b)) {}
+    std::string name() const override { return inner->name(); }
+    caf::error validate(const std::string& v, const option_map& o) const override {
+      return inner->validate(v, o);
+    }
+    caf::error create(const volume_record& r) override { return inner->create(r); }
+    caf::expected<std::string> mount(const volume_record& r) override { return inner->mount(r); }
+    caf::error unmount(const volume_record& r, bool lazy) override {
+      return inner->unmount(r, lazy);
+    }
+    caf::error remove(const volume_record& r) override { return inner->remove(r); }
+    std::string mountpoint(const volume_record& r) const override { return inner->mountpoint(r); }
+  };
+
+  void spawn(const std::string& name, const persistence_actor& persistence) {
+    volume_env env{storage, exec, persistence, 100ms, nullptr};
+    volume_record rec;
+    rec.name = name;
+    vols[name] = ts.sys->spawn(volume, env, rec, true);
+  }
+};
+
+} // namespace
+
+TEST_F(hung_volumes_test, retries_on_hung_volumes_do_not_slow_the_others) {
+  auto baseline = healthy_p99(40);
+  // Callers of the stalled volumes retry as fast as they are answered, as dockerd
+  // and kubelet do; each first call hangs for seconds.
+  std::atomic<bool> stop{false};
+  std::atomic<int> retries{0};
+  std::vector<std::thread> retriers;
+  for (const auto& name : stalled) {
+    retriers.emplace_back([&, name] {
+      caf::scoped_actor self{*ts.sys};
+      while (!stop) {
+        (void)test::call<std::string>(self, vols[name], atom::mount_v, std::string{"r"});
+        ++retries;
+        std::this_thread::sleep_for(5ms);
+      }
+    });
+  }
+  std::this_thread::sleep_for(300ms); // every stalled volume has timed out at least once
+  auto with_hung = healthy_p99(40);
+  stop = true;
+  for (auto& r : retriers) {
+    r.join();
+  }
+  EXPECT_GT(retries, 9) << "the stalled volumes must have been retried";
+  for (const auto& name : stalled) {
+    EXPECT_EQ(storage->max_in_flight(name), 1) << name << " must never have two calls in flight";
+  }
+  EXPECT_LE(with_hung, 2 * baseline)
+    << "p99 of a healthy Mount+Unmount: " << baseline << " ms alone, " << with_hung
+    << " ms while " << stalled.size() << " volumes hang";
+  EXPECT_EQ(exec->hung_workers(), stalled.size()) << "one hung thread per hung volume";
+}
