@@ -16,6 +16,7 @@
 #include <caf/replies_to.hpp>
 
 #include "actors/type_ids.hpp"
+#include "core/caller.hpp"
 
 namespace berth {
 
@@ -37,8 +38,9 @@ using persistence_actor = caf::typed_actor<
 using volume_actor = caf::typed_actor<
   /// Creates the volume (idempotent with equal options).
   replies_to<atom::create, option_map>::with<atom::ok>,
-  /// Counts one Mount for a mount ID; mounts on the host at the first. Returns the mountpoint.
-  replies_to<atom::mount, std::string>::with<std::string>,
+  /// Counts one Mount for a mount ID; mounts on the host at the first. Returns the
+  /// mountpoint. Not started when the caller has gone by its turn.
+  replies_to<atom::mount, std::string, caller>::with<std::string>,
   /// Uncounts one Mount for a mount ID; unmounts at the last.
   replies_to<atom::unmount, std::string>::with<atom::ok>,
   /// Removes the volume; refused while mounted by any ID, staged or published.
@@ -77,7 +79,7 @@ using volume_actor = caf::typed_actor<
 /// Names to volumes; serializes creation and removal of names.
 using registry_actor = caf::typed_actor<
   replies_to<atom::create, std::string, option_map>::with<atom::ok>,
-  replies_to<atom::mount, std::string, std::string>::with<std::string>,
+  replies_to<atom::mount, std::string, std::string, caller>::with<std::string>,
   replies_to<atom::unmount, std::string, std::string>::with<atom::ok>,
   replies_to<atom::remove, std::string>::with<atom::ok>,
   /// Removes `name` if it is a record of `kind` (one message: no race with a

@@ -293,9 +293,9 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
     [self](atom::create, const std::string& name, option_map& options) {
       return create(self, name, options);
     },
-    [self](atom::mount, const std::string& name,
-           std::string& id) -> caf::result<std::string> {
-      return forward<std::string>(self, name, atom::mount_v, std::move(id));
+    [self](atom::mount, const std::string& name, std::string& id,
+           caller& from) -> caf::result<std::string> {
+      return forward<std::string>(self, name, atom::mount_v, std::move(id), std::move(from));
     },
     [self](atom::unmount, const std::string& name,
            std::string& id) -> caf::result<atom::ok> {

@@ -467,12 +467,39 @@ void run_remove(self_ptr self, pending_op op) {
   });
 }
 
+/// "mount (id c89a…)" for the log.
+std::string describe_op(const pending_op& op) {
+  switch (op.what) {
+    case pending_op::kind::mount:
+      return "mount (id " + op.id.substr(0, 12) + ")";
+    case pending_op::kind::csi_create:
+      return "create";
+    case pending_op::kind::stage:
+      return "stage at " + op.stage.staging_path;
+    case pending_op::kind::publish:
+      return "publish at " + op.pub.target;
+    default:
+      return "request";
+  }
+}
+
 void start(self_ptr self, pending_op op) {
   auto& st = self->state;
   bool creates = op.what == pending_op::kind::create || op.what == pending_op::kind::csi_create;
   bool internal = op.what == pending_op::kind::undo_late || op.what == pending_op::kind::reconcile;
   if (internal && !st.exists) {
     finish(self); // removed meanwhile: nothing of it is left to undo
+    return;
+  }
+  if (auto why = op.from.gone(); !why.empty()) {
+    // Only acquiring requests carry a caller: a release still runs when its client
+    // left (skipping an Unmount would leak a count nobody sends again).
+    spdlog::warn("volume {}: {} not started: its caller went away before its turn ({})",
+                 st.rec.name, describe_op(op), why);
+    op.rp.deliver(make_error(ec::aborted, "volume " + st.rec.name + ": " + describe_op(op)
+                                            + " not started: the caller went away (" + why
+                                            + ")"));
+    finish(self);
     return;
   }
   if (!creates && !st.exists) {
@@ -597,8 +624,11 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
       return enqueue(self, pending_op::kind::create,
                      [&](pending_op& op) { op.options = std::move(options); });
     },
-    [self](atom::mount, std::string& id) -> caf::result<std::string> {
-      return enqueue(self, pending_op::kind::mount, std::move(id));
+    [self](atom::mount, std::string& id, caller& from) -> caf::result<std::string> {
+      return enqueue(self, pending_op::kind::mount, [&](pending_op& op) {
+        op.id = std::move(id);
+        op.from = std::move(from);
+      });
     },
     [self](atom::unmount, std::string& id) -> caf::result<atom::ok> {
       return enqueue(self, pending_op::kind::unmount, std::move(id));
@@ -611,19 +641,25 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     },
     // -- CSI ---------------------------------------------------------------------
     [self](atom::create, volume_spec& spec) -> caf::result<volume_record> {
-      return enqueue(self, pending_op::kind::csi_create,
-                     [&](pending_op& op) { op.spec = std::move(spec); });
+      return enqueue(self, pending_op::kind::csi_create, [&](pending_op& op) {
+        op.from = spec.from;
+        op.spec = std::move(spec);
+      });
     },
     [self](atom::stage, stage_request& req) -> caf::result<atom::ok> {
-      return enqueue(self, pending_op::kind::stage,
-                     [&](pending_op& op) { op.stage = std::move(req); });
+      return enqueue(self, pending_op::kind::stage, [&](pending_op& op) {
+        op.from = req.from;
+        op.stage = std::move(req);
+      });
     },
     [self](atom::unstage, std::string& path) -> caf::result<atom::ok> {
       return enqueue(self, pending_op::kind::unstage, std::move(path));
     },
     [self](atom::publish, publish_request& req) -> caf::result<atom::ok> {
-      return enqueue(self, pending_op::kind::publish,
-                     [&](pending_op& op) { op.pub = std::move(req); });
+      return enqueue(self, pending_op::kind::publish, [&](pending_op& op) {
+        op.from = req.from;
+        op.pub = std::move(req);
+      });
     },
     [self](atom::unpublish, std::string& target) -> caf::result<atom::ok> {
       return enqueue(self, pending_op::kind::unpublish, std::move(target));

@@ -63,6 +63,7 @@ struct pending_op {
   publish_request pub; ///< publish
   uint64_t bytes = 0;  ///< expand
   late_undo undo;      ///< undo_late
+  caller from;         ///< who waits; an acquiring request whose caller left is not started
 };
 
 /// A continuation run when the current backend call finishes (with its result:

@@ -9,6 +9,7 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "core/caller.hpp"
 #include "core/volume_record.hpp"
 
 namespace berth {
@@ -22,6 +23,7 @@ struct volume_spec {
   uint64_t limit_bytes = 0;       ///< capacity_range.limit_bytes (0: none)
   std::string source;             ///< "snapshot:NAME", "volume:NAME" or ""
   uint64_t source_bytes = 0;      ///< the source's size; filled in by the registry
+  caller from{};                  ///< who waits (not inspected: it never leaves the process)
 };
 
 template <class Inspector>
@@ -36,6 +38,7 @@ struct stage_request {
   bool block = false;             ///< raw block access: attach only, mount nothing
   std::string fs_type;            ///< from the capability, or "" for the volume's fsType
   std::vector<std::string> flags; ///< mount flags from the capability
+  caller from{};                  ///< who waits (not inspected: it never leaves the process)
 };
 
 template <class Inspector>
@@ -48,6 +51,7 @@ struct publish_request {
   std::string target;
   std::string staging_path; ///< must be where the volume is staged
   publication how;
+  caller from{}; ///< who waits (not inspected: it never leaves the process)
 };
 
 template <class Inspector>

@@ -84,7 +84,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     gw_.ask(
       registry_, transition_timeout,
       [reply](std::string& mountpoint) { ok(reply, docker::encode_mountpoint(mountpoint)); },
-      on_error(reply), atom::mount_v, std::move(req->name), std::move(req->id));
+      on_error(reply), atom::mount_v, std::move(req->name), std::move(req->id), caller{});
   } else if (endpoint == "/VolumeDriver.Unmount") {
     auto req = docker::decode_mount(body);
     if (!req) {

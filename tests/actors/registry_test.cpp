@@ -75,7 +75,7 @@ TEST_F(registry_test, bad_names_and_options_are_refused_and_change_nothing) {
 TEST_F(registry_test, mount_of_an_unknown_volume_is_not_found) {
   start();
   auto err = test::call<std::string>(self, reg, atom::mount_v, std::string{"nope"},
-                                     std::string{"c1"});
+                                     std::string{"c1"}, caller{});
   ASSERT_TRUE(err);
   EXPECT_EQ(describe(err), "no such volume: nope");
 }
@@ -99,7 +99,8 @@ TEST_F(registry_test, a_failed_create_leaves_no_name_behind) {
   EXPECT_TRUE(list().empty());
   EXPECT_EQ(storage->removes, 1) << "the created storage is undone";
   EXPECT_TRUE(
-    test::call<std::string>(self, reg, atom::mount_v, std::string{"v"}, std::string{"c"}));
+    test::call<std::string>(self, reg, atom::mount_v, std::string{"v"}, std::string{"c"},
+                            caller{}));
 }
 
 TEST_F(registry_test, serves_loaded_state_with_its_counts) {

@@ -63,8 +63,8 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       self->state.volumes.emplace(name, std::move(rec));
       return atom::ok_v;
     },
-    [find, missing](atom::mount, std::string& name,
-                    std::string& id) -> caf::result<std::string> {
+    [find, missing](atom::mount, std::string& name, std::string& id,
+                    caller&) -> caf::result<std::string> {
       auto* rec = find(name);
       if (!rec) {
         return missing(name);
