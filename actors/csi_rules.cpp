@@ -96,10 +96,16 @@ caf::expected<csi_action> check_stage(const volume_record& rec, const stage_requ
                                                  + rec.staging_path + ", not at "
                                                  + req.staging_path);
   }
-  if (rec.staged_block != req.block || (!req.block && rec.stage_flags != req.flags)) {
+  bool other_fs = !req.block && !req.fs_type.empty() && !rec.stage_fs_type.empty()
+                  && req.fs_type != rec.stage_fs_type;
+  if (rec.staged_block != req.block || (!req.block && rec.stage_flags != req.flags) || other_fs) {
     return make_error(ec::already_exists,
                       "volume " + rec.name + " is staged at " + rec.staging_path + " as "
-                        + (rec.staged_block ? "block" : "mount with flags " + join(rec.stage_flags))
+                        + (rec.staged_block ? "block"
+                                            : "mount" + (rec.stage_fs_type.empty()
+                                                           ? std::string()
+                                                           : " (" + rec.stage_fs_type + ")")
+                                                + " with flags " + join(rec.stage_flags))
                         + ", incompatible with this request");
   }
   return csi_action::done;
@@ -109,6 +115,7 @@ void set_staged(volume_record& next, const stage_request& req, const std::string
   next.staging_path = req.staging_path;
   next.staged_block = req.block;
   next.stage_flags = req.flags;
+  next.stage_fs_type = req.block ? "" : req.fs_type;
   next.device = device;
 }
 
@@ -128,6 +135,7 @@ void set_unstaged(volume_record& next) {
   next.staging_path.clear();
   next.staged_block = false;
   next.stage_flags.clear();
+  next.stage_fs_type.clear();
   next.device.clear();
 }
 
@@ -136,6 +144,7 @@ stage_request staged_as(const volume_record& rec) {
   req.staging_path = rec.staging_path;
   req.block = rec.staged_block;
   req.flags = rec.stage_flags;
+  req.fs_type = rec.stage_fs_type;
   return req;
 }
 
@@ -169,7 +178,7 @@ caf::expected<csi_action> check_publish(const volume_record& rec, const publish_
     }
     return csi_action::run;
   }
-  if (it->second != req.how) {
+  if (!same_access(it->second, req.how)) {
     return make_error(ec::already_exists, "volume " + rec.name + " is published at " + req.target
                                             + " as " + describe_publication(it->second)
                                             + ", not " + describe_publication(req.how));

@@ -36,11 +36,12 @@ volume_record make_csi_record(const std::string& name, const volume_spec& spec,
                               uint64_t capacity);
 
 /// NodeStageVolume: `done` when staged at the same path the same way; refused with
-/// ec::already_exists when staged there differently, ec::failed_precondition when
-/// staged at another path.
+/// ec::already_exists when staged there differently (block or mount, flags, an
+/// fs_type other than the recorded one), ec::failed_precondition when staged at
+/// another path.
 caf::expected<csi_action> check_stage(const volume_record& rec, const stage_request& req);
 
-/// Marks `next` staged per `req` on `device`.
+/// Marks `next` staged per `req` on `device` (also the fs_type asked for).
 void set_staged(volume_record& next, const stage_request& req, const std::string& device);
 
 /// NodeUnstageVolume: `done` when not staged at `path`; ec::failed_precondition
@@ -51,7 +52,7 @@ caf::expected<csi_action> check_unstage(const volume_record& rec, const std::str
 void set_unstaged(volume_record& next);
 
 /// The request that stages the volume again the way its record says it is staged
-/// (undoing an unstage, reconcile).
+/// (undoing an unstage, reconcile): path, block or mount, flags and fs_type.
 stage_request staged_as(const volume_record& rec);
 
 /// NodePublishVolume: ec::failed_precondition unless staged at req.staging_path
@@ -60,7 +61,8 @@ stage_request staged_as(const volume_record& rec);
 /// ec::resource_exhausted for a new target when limits::max_targets are published.
 caf::expected<csi_action> check_publish(const volume_record& rec, const publish_request& req);
 
-/// NodeUnpublishVolume: `done` when `target` is not published.
+/// NodeUnpublishVolume: `done` when the record does not publish `target` (the
+/// actor still lets the backend clean this volume's own leftovers there).
 csi_action check_unpublish(const volume_record& rec, const std::string& target);
 
 /// ControllerExpandVolume to `bytes` (already rounded): `done` when the volume is

@@ -63,19 +63,27 @@ done_fn log_undo(const std::string& volume, const std::string& what) {
   };
 }
 
-/// A stage that lands after its timeout is unstaged, unless the record says the
-/// volume is staged there (a retry got it meanwhile).
+/// True when `err` says the backend does not serve the call.
+bool is_unsupported(const caf::error& err) {
+  return err && err.category() == caf::atom("berth")
+         && static_cast<ec>(err.code()) == ec::unsupported;
+}
+
+/// A stage that lands after its timeout is swept, unless the record says the
+/// volume is staged there (a retry got it meanwhile). The sweep gets the record
+/// as it is now: the backend detaches the device only when that record stages
+/// the volume nowhere, so a newer stage elsewhere keeps its device.
 late_undo undo_late_stage(self_ptr self, stage_request req) {
   return [self, req] {
-    auto late = self->state.rec;
-    if (late.staging_path == req.staging_path) {
+    auto now = self->state.rec;
+    if (now.staging_path == req.staging_path) {
       finish(self);
       return;
     }
-    set_staged(late, req, "");
-    call_backend(self, "unstage", [late](backend& b) { return b.unstage(late); },
-                 [self, late](caf::error err) {
-                   log_undo(late.name, "a late stage")(err);
+    auto path = req.staging_path;
+    call_backend(self, "unstage", [now, path](backend& b) { return b.sweep_staging(now, path); },
+                 [self, name = now.name](caf::error err) {
+                   log_undo(name, "a late stage")(err);
                    finish(self);
                  });
   };
@@ -90,6 +98,8 @@ late_undo undo_late_publish(self_ptr self, std::string target) {
       finish(self);
       return;
     }
+    // The record lacks the target, so the backend unmounts only this volume's
+    // bind there and deletes nothing (it cannot know the publish made the target).
     call_backend(self, "unpublish", [rec, target](backend& b) { return b.unpublish(rec, target); },
                  [self, rec](caf::error err) {
                    log_undo(rec.name, "a late publish")(err);
@@ -185,20 +195,19 @@ void run_stage(self_ptr self, pending_op op) {
   }, undo_late_stage(self, req));
 }
 
-/// NodeUnstageVolume of a volume the record says is staged nowhere: a crash between
-/// a stage and its commit may have left that staging on the host, so the backend
-/// is asked to clean the path (idempotent) before the answer "done".
+/// NodeUnstageVolume at a path where the record does not stage the volume: OK
+/// (idempotent). A crash between a stage and its commit may have left this
+/// volume's mount there, so the backend sweeps the path: it unmounts only what
+/// comes from this volume and leaves anything else alone. The record does not
+/// change.
 void sweep_unrecorded_staging(self_ptr self, pending_op op) {
-  auto ghost = self->state.rec;
-  stage_request req;
-  req.staging_path = op.id;
-  set_staged(ghost, req, "");
-  call_backend(self, "unstage", [ghost](backend& b) { return b.unstage(ghost); },
-               [self, ghost, op](caf::error err) mutable {
-                 if (err && !(err.category() == caf::atom("berth")
-                              && static_cast<ec>(err.code()) == ec::unsupported)) {
-                   spdlog::error("volume {}: cleaning {} failed: {}", ghost.name,
-                                 ghost.staging_path, describe(err));
+  auto rec = self->state.rec;
+  auto path = op.id;
+  call_backend(self, "unstage", [rec, path](backend& b) { return b.sweep_staging(rec, path); },
+               [self, rec, path, op](caf::error err) mutable {
+                 if (err && !is_unsupported(err)) {
+                   spdlog::error("volume {}: cleaning {} failed: {}", rec.name, path,
+                                 describe(err));
                    refuse(self, op, err);
                    return;
                  }
@@ -209,11 +218,11 @@ void sweep_unrecorded_staging(self_ptr self, pending_op op) {
 
 void run_unstage(self_ptr self, pending_op op) {
   auto before = self->state.rec;
-  if (before.staging_path.empty() && before.kind == kind_volume) {
+  auto action = check_unstage(before, op.id);
+  if (action && *action == csi_action::done && before.kind == kind_volume) {
     sweep_unrecorded_staging(self, std::move(op));
     return;
   }
-  auto action = check_unstage(before, op.id);
   if (settled(self, op, action, atom::ok_v)) {
     return;
   }
@@ -256,15 +265,17 @@ void run_publish(self_ptr self, pending_op op) {
   }
   auto pub = op.pub;
   call_backend(self, "publish",
-               [rec, pub](backend& b) { return b.publish(rec, pub.target, pub.how); },
-               [self, rec, pub, op](caf::error err) mutable {
+               [rec, pub](backend& b) { return to_result(b.publish(rec, pub.target, pub.how)); },
+               [self, rec, pub, op](caf::error err, caf::message created) mutable {
     if (err) {
       spdlog::error("volume {}: publish at {} failed: {}", rec.name, pub.target, describe(err));
       refuse(self, op, err);
       return;
     }
     auto next = rec;
-    next.published[pub.target] = pub.how;
+    auto& how = next.published[pub.target];
+    how = pub.how;
+    how.created = value_of<bool>(created); // unpublish deletes only what berth made
     persist(self, next, [self, next, pub, op](caf::error perr) mutable {
       if (perr) {
         spdlog::error("volume {}: publish not saved, unpublishing again: {}", next.name,
@@ -286,10 +297,35 @@ void run_publish(self_ptr self, pending_op op) {
   }, undo_late_publish(self, pub.target));
 }
 
+/// NodeUnpublishVolume of a target the record lacks: OK (idempotent). A crash
+/// between a publish and its commit may have left this volume's bind there, so
+/// the backend unmounts what comes from this volume (and, the record lacking
+/// the target, deletes nothing). The record does not change.
+void sweep_unrecorded_target(self_ptr self, pending_op op) {
+  auto rec = self->state.rec;
+  auto target = op.id;
+  call_backend(self, "unpublish",
+               [rec, target](backend& b) { return b.unpublish(rec, target); },
+               [self, rec, target, op](caf::error err) mutable {
+                 if (err && !is_unsupported(err)) {
+                   spdlog::error("volume {}: cleaning {} failed: {}", rec.name, target,
+                                 describe(err));
+                   refuse(self, op, err);
+                   return;
+                 }
+                 op.rp.deliver(atom::ok_v);
+                 finish(self);
+               });
+}
+
 void run_unpublish(self_ptr self, pending_op op) {
   auto before = self->state.rec;
   auto target = op.id;
   if (check_unpublish(before, target) == csi_action::done) {
+    if (before.kind == kind_volume) {
+      sweep_unrecorded_target(self, std::move(op));
+      return;
+    }
     op.rp.deliver(atom::ok_v);
     finish(self);
     return;
@@ -310,8 +346,10 @@ void run_unpublish(self_ptr self, pending_op op) {
                       describe(perr));
         auto how = before.published.at(target);
         call_backend(self, "publish",
-                     [before, target, how](backend& b) { return b.publish(before, target, how); },
-                     [self, op, perr, before](caf::error uerr) mutable {
+                     [before, target, how](backend& b) {
+                       return to_result(b.publish(before, target, how));
+                     },
+                     [self, op, perr, before](caf::error uerr, caf::message) mutable {
                        log_undo(before.name, "unpublish")(uerr);
                        refuse(self, op, perr);
                      });

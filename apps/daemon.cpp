@@ -67,7 +67,8 @@ backend_map make_backends(const daemon_options& opts) {
   space.block_dir = opts.block_dir;
   space.reserve_path = opts.state_dir + "/state/reserve";
   space.reserve_bytes = uint64_t{opts.journal_reserve_mb} << 20;
-  auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout, space);
+  auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout, space,
+                                               opts.kubelet_dir);
   return {{"local", local}, {"block", block}};
 }
 
@@ -136,6 +137,7 @@ caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
   cfg.driver_name = opts.csi_driver_name;
   cfg.node_id = opts.node_id;
   cfg.max_volumes_per_node = opts.max_volumes_per_node;
+  cfg.kubelet_dir = opts.kubelet_dir;
   cfg.backends = backends;
   srv.csi_gateway = std::make_unique<gateway>(sys);
   srv.csi = std::make_unique<csi_server>(*srv.csi_gateway, reg, std::move(cfg));

@@ -50,6 +50,8 @@ Usage: berthd [options]
   --node-id ID              CSI node ID (default $NODE_ID, else the hostname)
   --csi-driver-name NAME    CSI plugin name (default berth.csi.dev)
   --max-volumes-per-node N  NodeGetInfo's limit; 0 = none (default 0)
+  --kubelet-dir DIR         CSI staging and target paths must lie below DIR, after
+                            resolving symlinks; others are refused (default /var/lib/kubelet)
   --backend-timeout-ms N    a mount/unmount that takes longer fails (unmount falls
                             back to a lazy detach) (default 30000)
   --stop-timeout-ms N       on SIGTERM, wait this long for in-flight requests (default 30000)
@@ -145,6 +147,14 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
          return n.error();
        }
        opts.max_volumes_per_node = static_cast<int64_t>(*n);
+       return {};
+     }},
+    {"--kubelet-dir", [&](const std::string& v) -> caf::error {
+       if (v.empty() || v.front() != '/' || v == "/") {
+         return usage_error("--kubelet-dir must be an absolute path other than /, got \"" + v
+                            + "\"");
+       }
+       opts.kubelet_dir = v;
        return {};
      }},
     {"--backend-timeout-ms", millis(opts.backend_timeout, "--backend-timeout-ms")},

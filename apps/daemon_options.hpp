@@ -8,6 +8,8 @@
 
 #include <caf/expected.hpp>
 
+#include "backends/node_path.hpp"
+
 namespace berth {
 
 /// berthd's command line. An empty socket path turns that socket off.
@@ -27,6 +29,8 @@ struct daemon_options {
   std::string node_id;             ///< CSI node ID; falls back to $NODE_ID, then the hostname
   std::string csi_driver_name = "berth.csi.dev";
   int64_t max_volumes_per_node = 0; ///< NodeGetInfo; 0 = no limit
+  /// CSI staging and target paths must lie below it (after resolving symlinks).
+  std::string kubelet_dir = default_kubelet_dir;
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds stop_timeout{std::chrono::seconds(30)};
   size_t executor_threads = 16;

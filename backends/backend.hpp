@@ -60,32 +60,55 @@ public:
     return unsupported("GetCapacity");
   }
 
+  // Node paths: a backend that stages or publishes refuses (ec::invalid_argument)
+  // a staging or target path outside its kubelet directory (node_path.hpp), and
+  // acts on a mount only when mountinfo shows it comes from this volume.
+
   /// NodeStageVolume. `rec` is the committed record (capacity, options["fsType"]).
   /// Attaches the storage, formats it on first use only, and mounts it at
   /// req.staging_path (for req.block: attaches only). Returns the device path
-  /// ("" when there is none). Already staged there is success.
+  /// ("" when there is none). This volume already mounted there is success; any
+  /// other mount there is ec::failed_precondition.
   virtual caf::expected<std::string> stage(const volume_record& rec, const stage_request& req) {
     (void)rec, (void)req;
     return unsupported("NodeStageVolume");
   }
 
-  /// NodeUnstageVolume: unmounts rec.staging_path, detaches rec.device.
-  /// Not staged is success.
+  /// NodeUnstageVolume of the staging `rec` holds: unmounts this volume's mounts
+  /// at rec.staging_path and detaches its device. A foreign mount on top of one of
+  /// them is ec::failed_precondition (nothing is unmounted). Not staged is success.
   virtual caf::error unstage(const volume_record& rec) {
     (void)rec;
     return unsupported("NodeUnstageVolume");
   }
 
+  /// NodeUnstageVolume at `path`, where `rec` does not stage the volume: cleans
+  /// what a crash between a stage and its commit leaves. Unmounts the mounts at
+  /// `path` that come from this volume; detaches its device only when `rec`
+  /// stages it nowhere (a staging elsewhere still uses it). Anything else at
+  /// `path` is left alone, and that is success.
+  virtual caf::error sweep_staging(const volume_record& rec, const std::string& path) {
+    (void)rec, (void)path;
+    return unsupported("NodeUnstageVolume");
+  }
+
   /// NodePublishVolume: bind-mounts the staged volume (or for how.block its device
-  /// node rec.device) at `target`, creating the directory or file. Already
-  /// published there is success.
-  virtual caf::error publish(const volume_record& rec, const std::string& target,
-                             const publication& how) {
+  /// node) at `target`, creating the directory or file when it is missing.
+  /// Returns true when it created the target (the record keeps that, so unpublish
+  /// deletes only what berth made). This volume already mounted there the same
+  /// way is success (false); the other way (ro/rw, block/mount) is
+  /// ec::already_exists; a mount of anything else is ec::failed_precondition.
+  virtual caf::expected<bool> publish(const volume_record& rec, const std::string& target,
+                                      const publication& how) {
     (void)rec, (void)target, (void)how;
     return unsupported("NodePublishVolume");
   }
 
-  /// NodeUnpublishVolume: unmounts `target` and deletes what publish created there.
+  /// NodeUnpublishVolume: unmounts this volume's mounts at `target`, then deletes
+  /// the target only when rec.published[target].created. A foreign mount at
+  /// `target` is left alone: ec::failed_precondition while one of this volume's
+  /// is under it, success otherwise. Also called for a target the record lacks
+  /// (a crash between a publish and its commit): then nothing is deleted.
   /// Not published is success.
   virtual caf::error unpublish(const volume_record& rec, const std::string& target) {
     (void)rec, (void)target;

@@ -1,5 +1,6 @@
 #include "backends/bind_publish.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -76,19 +77,57 @@ caf::error make_target(const std::string& target, bool file, bool& created,
   return {};
 }
 
+/// "a mount of SOURCE (FSTYPE)" for messages.
+std::string describe_mount(const mount_entry& e) {
+  return "a mount of " + (e.source.empty() ? std::string("?") : e.source) + " (" + e.fstype + ")";
+}
+
 } // namespace
 
-caf::error bind_publish(const std::string& source, const std::string& target, bool file,
-                        unsigned long flags, const std::string& what) {
+bool volume_origins::owns(const mount_entry& e) const {
+  auto origin = origin_of(e);
+  return (fs && *fs == origin) || (node && *node == origin);
+}
+
+caf::expected<bool> bind_publish(const std::string& source, const std::string& target, bool file,
+                                 unsigned long flags, const volume_origins& mine,
+                                 const std::string& what) {
   if (auto err = check_target(target, what)) {
     return err;
   }
   struct stat st {};
   if (::lstat(target.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    return make_error(ec::failed_precondition, what + ": target " + target + " is a symlink");
+    return make_error(ec::invalid_argument, what + ": target " + target + " is a symlink");
   }
-  if (is_mount_point(target)) {
-    return {};
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return mounts.error();
+  }
+  auto here = mounts_at(*mounts, target);
+  if (!here.empty()) {
+    const auto& top = *here.back();
+    const auto& wanted = file ? mine.node : mine.fs;
+    const auto& other = file ? mine.fs : mine.node;
+    if (wanted && *wanted == origin_of(top)) {
+      bool ro = (flags & MS_RDONLY) != 0;
+      if (is_read_only(top.options) != ro) {
+        return make_error(ec::already_exists,
+                          what + " is already mounted at " + target + " "
+                            + (ro ? "read-write" : "read-only") + ", this publish asks "
+                            + (ro ? "read-only" : "read-write"));
+      }
+      return false; // published there already (a retry, or a publish whose commit was lost)
+    }
+    if (other && *other == origin_of(top)) {
+      return make_error(ec::already_exists,
+                        what + " is already mounted at " + target + " as "
+                          + (file ? "a filesystem" : "a raw block device") + ", this publish asks "
+                          + (file ? "a raw block device" : "a filesystem"));
+    }
+    return make_error(ec::failed_precondition,
+                      what + ": target " + target + " already has " + describe_mount(top)
+                        + " that is not this volume's; berth leaves it alone (unmount it, or "
+                          "publish at another target)");
   }
   bool created = false;
   if (auto err = make_target(target, file, created, what)) {
@@ -118,10 +157,11 @@ caf::error bind_publish(const std::string& source, const std::string& target, bo
     undo_target();
     return sys_error(e, what + ": remount of " + target + " with its flags failed");
   }
-  return {};
+  return created;
 }
 
-caf::error bind_unpublish(const std::string& target, const std::string& what) {
+caf::error bind_unpublish(const std::string& target, const volume_origins& mine, bool created,
+                          const std::string& what) {
   if (auto err = check_target(target, what)) {
     return err;
   }
@@ -130,12 +170,40 @@ caf::error bind_unpublish(const std::string& target, const std::string& what) {
     int e = errno;
     return e == ENOENT ? caf::error{} : sys_error(e, what + ": cannot stat " + target);
   }
-  // Stacked mounts (a publish repeated by hand) come off one by one.
-  for (int i = 0; !S_ISLNK(st.st_mode) && i < 16 && is_mount_point(target); ++i) {
+  if (S_ISLNK(st.st_mode)) {
+    return make_error(ec::invalid_argument, what + ": target " + target
+                                              + " is a symlink; berth never made it, left alone");
+  }
+  // Stacked mounts of this volume (a publish repeated by hand) come off one by one.
+  for (int i = 0; i < 16; ++i) {
+    auto mounts = read_mountinfo();
+    if (!mounts) {
+      return mounts.error();
+    }
+    auto here = mounts_at(*mounts, target);
+    if (here.empty()) {
+      break;
+    }
+    if (!mine.owns(*here.back())) {
+      bool mine_below = std::any_of(here.begin(), here.end(),
+                                    [&](const mount_entry* e) { return mine.owns(*e); });
+      if (mine_below) {
+        return make_error(ec::failed_precondition,
+                          what + ": target " + target + " has " + describe_mount(*here.back())
+                            + " on top of this volume's mount; berth leaves it alone: unmount "
+                              "it, then unpublish again");
+      }
+      spdlog::info("{}: {} has {} that is not this volume's; left alone", what, target,
+                   describe_mount(*here.back()));
+      return {};
+    }
     if (::umount2(target.c_str(), UMOUNT_NOFOLLOW) != 0 && errno != EINVAL) {
       int e = errno;
       return sys_error(e, what + ": unmount of " + target + " failed");
     }
+  }
+  if (!created) {
+    return {}; // the CO's (or anyone's) directory or file: not berth's to delete
   }
   int rc = S_ISDIR(st.st_mode) ? ::rmdir(target.c_str()) : ::unlink(target.c_str());
   if (rc != 0 && errno != ENOENT) {

@@ -45,9 +45,9 @@ std::vector<std::string> mounts_of(const std::string& device) {
 } // namespace
 
 block_backend::block_backend(std::string state_dir, std::chrono::milliseconds helper_timeout,
-                             block_space space)
-  : helper_timeout_(helper_timeout), reserve_path_(std::move(space.reserve_path)),
-    reserve_bytes_(space.reserve_bytes) {
+                             block_space space, std::string kubelet_dir)
+  : helper_timeout_(helper_timeout), kubelet_dir_(std::move(kubelet_dir)),
+    reserve_path_(std::move(space.reserve_path)), reserve_bytes_(space.reserve_bytes) {
   auto dir = space.block_dir.empty() ? state_dir + "/block" : space.block_dir;
   // /sys/block/loop*/loop/backing_file and mountinfo show resolved paths.
   std::error_code err;

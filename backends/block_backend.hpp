@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/node_path.hpp"
 
 namespace berth {
 
@@ -29,9 +30,11 @@ struct block_space {
 /// so a restart needs no state), formats it on first use and mounts it at the
 /// staging path; publish bind-mounts that (or, for raw block, the device node)
 /// on the target. Expansion grows the file and the device online, then the
-/// filesystem (xfs_growfs, resize2fs). Helpers (mkfs, blkid, cp, ...) run with
-/// the timeout; mounts are mount(2)/umount2(2). Docker's Mount/Unmount are not
-/// served: block volumes are CSI only.
+/// filesystem (xfs_growfs, resize2fs). Staging and target paths must lie below
+/// the kubelet dir, and a mount there is touched only when mountinfo shows it
+/// comes from the volume (its loop device, or its device node). Helpers (mkfs,
+/// blkid, cp, ...) run with the timeout; mounts are mount(2)/umount2(2).
+/// Docker's Mount/Unmount are not served: block volumes are CSI only.
 /// Safe to call from several threads at once (for different volumes): it keeps
 /// no mutable state.
 class block_backend : public backend {
@@ -48,9 +51,10 @@ public:
   /// @param state_dir the state root; images go to STATE/block/ unless `space` says otherwise.
   /// @param helper_timeout after this a helper (mkfs, cp, ...) is killed (ec::timeout).
   /// @param space where images live and the journal reserve they share a filesystem with.
+  /// @param kubelet_dir staging and target paths must lie below it (node_path.hpp).
   explicit block_backend(std::string state_dir,
                          std::chrono::milliseconds helper_timeout = std::chrono::seconds(120),
-                         block_space space = {});
+                         block_space space = {}, std::string kubelet_dir = default_kubelet_dir);
 
   // -- backend ---------------------------------------------------------------
   std::string name() const override;
@@ -74,8 +78,9 @@ public:
   caf::expected<uint64_t> available_capacity() const override;
   caf::expected<std::string> stage(const volume_record& rec, const stage_request& req) override;
   caf::error unstage(const volume_record& rec) override;
-  caf::error publish(const volume_record& rec, const std::string& target,
-                     const publication& how) override;
+  caf::error sweep_staging(const volume_record& rec, const std::string& path) override;
+  caf::expected<bool> publish(const volume_record& rec, const std::string& target,
+                              const publication& how) override;
   caf::error unpublish(const volume_record& rec, const std::string& target) override;
   caf::error expand(const volume_record& rec, uint64_t bytes) override;
   caf::expected<uint64_t> grow_filesystem(const volume_record& rec) override;
@@ -101,9 +106,13 @@ private:
                                           const std::string& what) const;
   caf::error format_if_blank(const std::string& volume, const std::string& device,
                              const std::string& fs_type);
+  /// confine_node_path against the kubelet dir, the error naming `what`.
+  caf::expected<std::string> node_path(const std::string& path, const std::string& role,
+                                       const std::string& what) const;
 
   std::string root_;       ///< where volumes/ and snapshots/ live
   std::chrono::milliseconds helper_timeout_;
+  std::string kubelet_dir_;
   std::string reserve_path_;
   uint64_t reserve_bytes_ = 0;
 };

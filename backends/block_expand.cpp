@@ -82,7 +82,7 @@ caf::expected<uint64_t> block_backend::grow_filesystem(const volume_record& rec)
   if (auto err = check_block_path(rec.staging_path, "staging path", what)) {
     return err;
   }
-  auto mounted = block_mount_at(rec.staging_path);
+  auto mounted = block_mount_at(canonical_node_path(rec.staging_path));
   if (!mounted) {
     return make_error(ec::failed_precondition,
                       what + ": not staged (nothing mounted at " + rec.staging_path + ")");

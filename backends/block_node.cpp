@@ -2,6 +2,7 @@
 
 #include "backends/block_backend.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -55,7 +56,65 @@ caf::error mount_device(const std::string& device, const std::string& path,
   return {};
 }
 
+/// What this volume's mounts look like in mountinfo: its filesystem is on
+/// `device` (the loop device backing its image, "" when none), and a raw block
+/// publication is a bind of the device node (`device`, or `node` when the image
+/// is detached but a bind of the recorded node may remain).
+volume_origins origins_of(const std::vector<mount_entry>& mounts, const std::string& device,
+                          const std::string& node) {
+  volume_origins out;
+  struct stat st {};
+  if (!device.empty() && ::stat(device.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
+    out.fs = mount_origin{dev_string(st.st_rdev), "/"};
+  }
+  auto bound = device.empty() ? node : device;
+  if (!bound.empty()) {
+    out.node = origin_of(mounts, bound);
+  }
+  return out;
+}
+
+/// Unmounts, topmost first, the mounts at `path` that come from `mine`; stops at
+/// the first foreign one. Sets `foreign_on_mine` when that foreign mount covers
+/// one of `mine`.
+caf::error unmount_mine(const std::string& path, const volume_origins& mine,
+                        bool& foreign_on_mine, const std::string& what) {
+  foreign_on_mine = false;
+  for (int i = 0; i < 16; ++i) {
+    auto mounts = read_mountinfo();
+    if (!mounts) {
+      return mounts.error();
+    }
+    auto here = mounts_at(*mounts, path);
+    if (here.empty()) {
+      return {};
+    }
+    if (!mine.owns(*here.back())) {
+      foreign_on_mine = std::any_of(here.begin(), here.end(),
+                                    [&](const mount_entry* e) { return mine.owns(*e); });
+      spdlog::info("{}: {} has a mount of {} ({}) that is not this volume's; left alone", what,
+                   path, here.back()->source, here.back()->fstype);
+      return {};
+    }
+    if (auto err = unmount_path(path, what)) {
+      return err;
+    }
+    spdlog::info("{}: unmounted {}", what, path);
+  }
+  return {};
+}
+
 } // namespace
+
+caf::expected<std::string> block_backend::node_path(const std::string& path,
+                                                    const std::string& role,
+                                                    const std::string& what) const {
+  auto confined = confine_node_path(path, kubelet_dir_, role);
+  if (!confined) {
+    return make_error(ec::invalid_argument, what + ": " + describe(confined.error()));
+  }
+  return confined;
+}
 
 // -- stage and unstage --------------------------------------------------------
 
@@ -108,8 +167,9 @@ caf::expected<std::string> block_backend::stage(const volume_record& rec,
     return image.error();
   }
   const std::string what = block_what(rec);
-  if (auto err = check_block_path(req.staging_path, "staging path", what)) {
-    return err;
+  auto staging = node_path(req.staging_path, "staging path", what);
+  if (!staging) {
+    return staging.error();
   }
   std::string fs_type = !req.fs_type.empty() ? req.fs_type : block_fs_type(rec.options);
   block_mount_options opts;
@@ -143,27 +203,32 @@ caf::expected<std::string> block_backend::stage(const volume_record& rec,
     }
     return err;
   };
-  if (auto current = block_mount_at(req.staging_path)) {
-    if (current->source == *device) {
-      return device;
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return fail(mounts.error());
+  }
+  if (auto here = mounts_at(*mounts, *staging); !here.empty()) {
+    if (origins_of(*mounts, *device, "").owns(*here.back())) {
+      return device; // staged there already (a retry, or a stage whose commit was lost)
     }
     return fail(make_error(ec::failed_precondition,
-                           what + ": staging path " + req.staging_path + " already has a mount of "
-                             + current->source + " (" + current->fstype + ")"));
+                           what + ": staging path " + *staging + " already has a mount of "
+                             + here.back()->source + " (" + here.back()->fstype
+                             + ") that is not this volume's; berth leaves it alone"));
   }
   if (auto err = format_if_blank(rec.name, *device, fs_type)) {
     return fail(std::move(err));
   }
   std::error_code ec_dir;
-  fs::create_directories(req.staging_path, ec_dir);
+  fs::create_directories(*staging, ec_dir);
   if (ec_dir) {
     return fail(make_error(ec::backend_failure, what + ": cannot create staging path "
-                                                  + req.staging_path + ": " + ec_dir.message()));
+                                                  + *staging + ": " + ec_dir.message()));
   }
-  if (auto err = mount_device(*device, req.staging_path, fs_type, opts, what)) {
+  if (auto err = mount_device(*device, *staging, fs_type, opts, what)) {
     return fail(std::move(err));
   }
-  spdlog::info("{}: staged {} ({}) at {}", what, *device, fs_type, req.staging_path);
+  spdlog::info("{}: staged {} ({}) at {}", what, *device, fs_type, *staging);
   return device;
 }
 
@@ -173,20 +238,28 @@ caf::error block_backend::unstage(const volume_record& rec) {
     return image.error();
   }
   const std::string what = block_what(rec);
-  if (!rec.staging_path.empty()) {
-    if (auto err = check_block_path(rec.staging_path, "staging path", what)) {
-      return err;
-    }
-    for (int i = 0; i < 16 && is_mount_point(rec.staging_path); ++i) {
-      if (auto err = unmount_path(rec.staging_path, what)) {
-        return err;
-      }
-      spdlog::info("{}: unmounted {}", what, rec.staging_path);
-    }
-  }
   auto device = find_loop_device(*image);
   if (!device) {
     return device.error();
+  }
+  if (!rec.staging_path.empty()) {
+    auto staging = node_path(rec.staging_path, "staging path", what);
+    if (!staging) {
+      return staging.error();
+    }
+    auto mounts = read_mountinfo();
+    if (!mounts) {
+      return mounts.error();
+    }
+    bool covered = false;
+    if (auto err = unmount_mine(*staging, origins_of(*mounts, *device, ""), covered, what)) {
+      return err;
+    }
+    if (covered) {
+      return make_error(ec::failed_precondition,
+                        what + ": staging path " + *staging + " has a foreign mount on top of "
+                          + "this volume's; berth leaves it alone: unmount it, then unstage again");
+    }
   }
   if (!device->empty()) {
     if (auto err = detach_loop_device(*device)) {
@@ -197,17 +270,53 @@ caf::error block_backend::unstage(const volume_record& rec) {
   return {};
 }
 
-// -- publish and unpublish ----------------------------------------------------
-
-caf::error block_backend::publish(const volume_record& rec, const std::string& target,
-                                  const publication& how) {
+caf::error block_backend::sweep_staging(const volume_record& rec, const std::string& path) {
   auto image = checked_image(rec);
   if (!image) {
     return image.error();
   }
   const std::string what = block_what(rec);
-  if (auto err = check_block_path(target, "target", what)) {
+  auto staging = node_path(path, "staging path", what);
+  if (!staging) {
+    return staging.error();
+  }
+  auto device = find_loop_device(*image);
+  if (!device) {
+    return device.error();
+  }
+  if (device->empty()) {
+    return {}; // no loop device backs the image: nothing anywhere comes from this volume
+  }
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return mounts.error();
+  }
+  bool covered = false;
+  if (auto err = unmount_mine(*staging, origins_of(*mounts, *device, ""), covered, what)) {
     return err;
+  }
+  if (!rec.staging_path.empty()) {
+    return {}; // the recorded staging still uses the device
+  }
+  if (auto err = detach_loop_device(*device)) {
+    return err;
+  }
+  spdlog::info("{}: detached {}, which no staging in the record uses", what, *device);
+  return {};
+}
+
+// -- publish and unpublish ----------------------------------------------------
+
+caf::expected<bool> block_backend::publish(const volume_record& rec, const std::string& target,
+                                           const publication& how) {
+  auto image = checked_image(rec);
+  if (!image) {
+    return image.error();
+  }
+  const std::string what = block_what(rec);
+  auto canonical = node_path(target, "target", what);
+  if (!canonical) {
+    return canonical.error();
   }
   auto opts = parse_block_mount_flags(how.flags, what);
   if (!opts) {
@@ -218,37 +327,70 @@ caf::error block_backend::publish(const volume_record& rec, const std::string& t
                   what, opts->data, target);
   }
   unsigned long flags = opts->flags | (how.readonly ? MS_RDONLY : 0);
-  std::string source;
-  if (how.block) {
-    auto device = find_loop_device(*image);
-    if (!device) {
-      return device.error();
-    }
-    if (device->empty()) {
-      return make_error(ec::failed_precondition, what + ": not staged (no loop device backs "
-                                                   + *image + ")");
-    }
-    source = *device;
-  } else {
-    if (rec.staging_path.empty() || !is_mount_point(rec.staging_path)) {
-      return make_error(ec::failed_precondition, what + ": not staged (nothing mounted at \""
-                                                   + rec.staging_path + "\")");
-    }
-    source = rec.staging_path;
+  auto device = find_loop_device(*image);
+  if (!device) {
+    return device.error();
   }
-  if (auto err = bind_publish(source, target, how.block, flags, what)) {
-    return err;
+  if (device->empty()) {
+    return make_error(ec::failed_precondition, what + ": not staged (no loop device backs "
+                                                 + *image + ")");
   }
-  spdlog::info("{}: published {} at {}{}", what, source, target, how.readonly ? " (ro)" : "");
-  return {};
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return mounts.error();
+  }
+  auto mine = origins_of(*mounts, *device, "");
+  std::string source = *device;
+  if (!how.block) {
+    // The bind source must be this volume's filesystem, not whatever is mounted
+    // at the staging path now.
+    auto staging = rec.staging_path.empty()
+                     ? caf::expected<std::string>{std::string{}}
+                     : node_path(rec.staging_path, "staging path", what);
+    if (!staging) {
+      return staging.error();
+    }
+    auto here = mounts_at(*mounts, *staging);
+    if (staging->empty() || here.empty() || !mine.owns(*here.back())) {
+      return make_error(ec::failed_precondition, what + ": not staged (its filesystem is not "
+                                                   "mounted at \"" + rec.staging_path + "\")");
+    }
+    source = *staging;
+  }
+  auto created = bind_publish(source, *canonical, how.block, flags, mine, what);
+  if (!created) {
+    return created.error();
+  }
+  spdlog::info("{}: published {} at {}{}{}", what, source, *canonical,
+               how.readonly ? " (ro)" : "", *created ? "" : " (target existed)");
+  return created;
 }
 
 caf::error block_backend::unpublish(const volume_record& rec, const std::string& target) {
+  auto image = checked_image(rec);
+  if (!image) {
+    return image.error();
+  }
   const std::string what = block_what(rec);
-  if (auto err = bind_unpublish(target, what)) {
+  auto canonical = node_path(target, "target", what);
+  if (!canonical) {
+    return canonical.error();
+  }
+  auto device = find_loop_device(*image);
+  if (!device) {
+    return device.error();
+  }
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return mounts.error();
+  }
+  auto it = rec.published.find(target);
+  bool created = it != rec.published.end() && it->second.created;
+  if (auto err = bind_unpublish(*canonical, origins_of(*mounts, *device, rec.device), created,
+                                what)) {
     return err;
   }
-  spdlog::debug("{}: unpublished {}", what, target);
+  spdlog::debug("{}: unpublished {}", what, *canonical);
   return {};
 }
 

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/errors.hpp"
@@ -140,7 +141,8 @@ caf::error parse_line(std::string_view line, size_t number, const std::string& o
   if (!to_int(next_field(line), e.id) || !to_int(next_field(line), e.parent)) {
     return bad("bad mount or parent ID");
   }
-  if (next_field(line).empty()) { // major:minor
+  std::string_view dev = next_field(line); // major:minor
+  if (dev.find(':') == std::string_view::npos) {
     return bad("missing device number");
   }
   std::string_view root = next_field(line);
@@ -164,6 +166,7 @@ caf::error parse_line(std::string_view line, size_t number, const std::string& o
   if (fstype.empty()) {
     return bad("no filesystem type");
   }
+  e.dev = std::string(dev);
   e.root = unescape_mountinfo(root);
   e.mount_point = unescape_mountinfo(point);
   e.options = std::string(opts);
@@ -234,6 +237,93 @@ caf::expected<std::set<std::string>> read_mount_points(const std::string& path) 
     return failure;
   }
   return points;
+}
+
+bool operator==(const mount_origin& a, const mount_origin& b) {
+  return a.dev == b.dev && a.root == b.root;
+}
+
+std::vector<const mount_entry*> mounts_at(const std::vector<mount_entry>& mounts,
+                                          const std::string& mount_point) {
+  std::vector<const mount_entry*> here;
+  for (const auto& e : mounts) {
+    if (e.mount_point == mount_point) {
+      here.push_back(&e);
+    }
+  }
+  // The bottom one's parent is not at this mount point; each next one's parent
+  // is the one below it. Anything left (a cycle cannot happen) keeps file order.
+  std::vector<const mount_entry*> stack;
+  auto parent_here = [&](const mount_entry* e) {
+    return std::any_of(here.begin(), here.end(), [&](const mount_entry* o) {
+      return o != e && o->id == e->parent;
+    });
+  };
+  for (auto* e : here) {
+    if (!parent_here(e)) {
+      stack.push_back(e);
+      break;
+    }
+  }
+  while (!stack.empty() && stack.size() < here.size()) {
+    auto below = stack.back()->id;
+    auto next = std::find_if(here.begin(), here.end(),
+                             [&](const mount_entry* o) { return o->parent == below; });
+    if (next == here.end()) {
+      break;
+    }
+    stack.push_back(*next);
+  }
+  if (stack.size() != here.size()) {
+    return here;
+  }
+  return stack;
+}
+
+mount_origin origin_of(const mount_entry& e) {
+  return {e.dev, e.root};
+}
+
+std::optional<mount_origin> origin_of(const std::vector<mount_entry>& mounts,
+                                      const std::string& path) {
+  std::string at = path;
+  for (;;) {
+    auto here = mounts_at(mounts, at);
+    if (!here.empty()) {
+      auto origin = origin_of(*here.back());
+      auto rest = path.substr(at == "/" ? 0 : at.size()); // "" or "/a/b"
+      if (!rest.empty() && rest != "/") {
+        origin.root = (origin.root == "/" ? "" : origin.root) + rest;
+      }
+      return origin;
+    }
+    if (at == "/") {
+      return std::nullopt;
+    }
+    auto slash = at.rfind('/');
+    at = slash == 0 ? "/" : at.substr(0, slash);
+  }
+}
+
+std::string dev_string(unsigned long long rdev) {
+  return std::to_string(major(rdev)) + ":" + std::to_string(minor(rdev));
+}
+
+bool is_read_only(const std::string& options) {
+  size_t start = 0;
+  while (start <= options.size()) {
+    auto comma = options.find(',', start);
+    auto opt = options.substr(start, comma == std::string::npos ? std::string::npos
+                                                                : comma - start);
+    if (opt == "ro") {
+      return true;
+    }
+    if (comma == std::string::npos) {
+      break;
+    }
+    start = comma + 1;
+  }
+  return false;
 }
 
 bool is_mounted(const std::string& mount_point) {

@@ -47,9 +47,6 @@ inline constexpr size_t max_path_bytes = 4095;
 /// Length of a volume or snapshot name (also a CSI volume or snapshot ID).
 inline constexpr size_t max_name_bytes = 128;
 
-/// Length of a volume or snapshot name ([A-Za-z0-9][A-Za-z0-9_.-]{0,127}).
-inline constexpr size_t max_name_bytes = 128;
-
 // -- connections: the HTTP servers on unix sockets (Docker plugin, admin) ----------
 
 /// A request, header and body, must arrive whole within this time of its first byte

@@ -41,6 +41,10 @@ void write_csi_fields(json_writer& w, const volume_record& rec) {
     w.Bool(rec.staged_block);
     w.Key("stage_flags");
     put_strings(w, rec.stage_flags);
+    if (!rec.stage_fs_type.empty()) {
+      w.Key("stage_fs_type");
+      put_string(w, rec.stage_fs_type);
+    }
   }
   if (!rec.device.empty()) {
     w.Key("device");
@@ -58,6 +62,8 @@ void write_csi_fields(json_writer& w, const volume_record& rec) {
       w.Bool(how.block);
       w.Key("flags");
       put_strings(w, how.flags);
+      w.Key("created");
+      w.Bool(how.created);
       w.EndObject();
     }
     w.EndObject();
@@ -177,6 +183,11 @@ caf::error read_csi_fields(const rapidjson::Value& v, volume_record& rec) {
     if (auto err = read_strings(m.value, "flags", how.flags)) {
       return err;
     }
+    // Absent in records from before berth knew who made a target: not created,
+    // so unpublish never deletes a target it cannot prove it made.
+    if (auto err = read_bool(m.value, "created", how.created)) {
+      return err;
+    }
     rec.published.emplace(m.name.GetString(), std::move(how));
   }
   return {};
@@ -215,7 +226,7 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
   for (auto [key, field] : {std::pair{"mountpoint", &rec.mountpoint}, {"kind", &rec.kind},
                             {"owner", &rec.owner},
                             {"source", &rec.source}, {"staging_path", &rec.staging_path},
-                            {"device", &rec.device}}) {
+                            {"stage_fs_type", &rec.stage_fs_type}, {"device", &rec.device}}) {
     if (auto err = str(key, *field, false)) {
       return err;
     }

@@ -18,10 +18,15 @@ bool operator==(const volume_record& a, const volume_record& b) {
          && a.mounted == b.mounted && a.mountpoint == b.mountpoint && a.kind == b.kind
          && a.owner == b.owner && a.capacity_bytes == b.capacity_bytes && a.source == b.source
          && a.staging_path == b.staging_path && a.staged_block == b.staged_block
-         && a.stage_flags == b.stage_flags && a.device == b.device && a.published == b.published;
+         && a.stage_flags == b.stage_flags && a.stage_fs_type == b.stage_fs_type
+         && a.device == b.device && a.published == b.published;
 }
 
 bool operator==(const publication& a, const publication& b) {
+  return same_access(a, b) && a.created == b.created;
+}
+
+bool same_access(const publication& a, const publication& b) {
   return a.readonly == b.readonly && a.block == b.block && a.flags == b.flags;
 }
 

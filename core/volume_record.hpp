@@ -20,6 +20,12 @@ struct publication {
   bool readonly = false;
   bool block = false;             ///< raw block: the device node is bind-mounted on a file
   std::vector<std::string> flags; ///< mount flags from the volume capability
+  /// Set by the volume actor from the backend's answer, never by a request: the
+  /// publish created the target (directory or file), so unpublish may delete it.
+  /// A target that existed before (made by the CO, or anyone else) is never
+  /// deleted. Records from before this flag load as false: the safe side, since
+  /// kubelet removes the target directory itself after NodeUnpublishVolume.
+  bool created = false;
 };
 
 bool operator==(const publication& a, const publication& b);
@@ -27,9 +33,13 @@ inline bool operator!=(const publication& a, const publication& b) {
   return !(a == b);
 }
 
+/// The same access (readonly, block, flags), whoever created the target: what
+/// decides whether a repeated NodePublishVolume is compatible.
+bool same_access(const publication& a, const publication& b);
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, publication& x) {
-  return f(caf::meta::type_name("publication"), x.readonly, x.block, x.flags);
+  return f(caf::meta::type_name("publication"), x.readonly, x.block, x.flags, x.created);
 }
 
 /// Target path -> how the volume is published there.
@@ -66,6 +76,9 @@ struct volume_record {
   std::string staging_path;       ///< NodeStageVolume path while staged, else ""
   bool staged_block = false;      ///< staged for raw block access (nothing mounted)
   std::vector<std::string> stage_flags; ///< mount flags used at stage (for remounts)
+  /// fs_type of the stage's capability ("" = the volume's fsType parameter), so a
+  /// re-stage (reconcile, an undone unstage) mounts the filesystem it made.
+  std::string stage_fs_type;
   std::string device;             ///< the attached loop device while staged, e.g. /dev/loop3
   publication_map published;      ///< NodePublishVolume targets
 };
@@ -82,7 +95,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, volume_record& x) {
   return f(caf::meta::type_name("volume_record"), x.name, x.backend, x.options,
            x.created_at, x.mounts, x.mounted, x.mountpoint, x.kind, x.owner, x.capacity_bytes,
-           x.source, x.staging_path, x.staged_block, x.stage_flags, x.device, x.published);
+           x.source, x.staging_path, x.staged_block, x.stage_flags, x.stage_fs_type, x.device,
+           x.published);
 }
 
 /// The protocol that owns `rec`: rec.owner when set, else inferred from the fields

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/csi_rules.hpp"
+#include "backends/node_path.hpp"
 #include "core/errors.hpp"
 #include "core/names.hpp"
 
@@ -14,6 +15,23 @@ void clear_mounts(volume_record& rec) {
   rec.mounts.clear();
   rec.mounted = false;
   rec.mountpoint.clear();
+}
+
+/// Spells the record's node paths as the kernel shows them (realpath of the
+/// parent): mountinfo shows them so, and the CSI adapter now canonicalizes every
+/// path it receives. A record written before that may hold a path with a
+/// symlinked parent (/var/lib/kubelet -> /data/kubelet); compared as a string it
+/// would never match, and the volume would be staged twice.
+/// Runs once at load, before needs_host_work compares the paths with mountinfo.
+void canonicalize_node_paths(volume_record& rec) {
+  if (!rec.staging_path.empty()) {
+    rec.staging_path = canonical_node_path(rec.staging_path);
+  }
+  publication_map published;
+  for (auto& [target, how] : rec.published) {
+    published.emplace(canonical_node_path(target), how);
+  }
+  rec.published = std::move(published);
 }
 
 void clear_csi(volume_record& rec) {
@@ -60,13 +78,15 @@ void reconcile_csi(volume_record& rec, backend& storage, const std::set<std::str
       ++it;
       continue;
     }
-    if (auto err = storage.publish(rec, it->first, it->second)) {
+    auto made = storage.publish(rec, it->first, it->second);
+    if (!made) {
       spdlog::error("reconcile: volume {}: cannot publish again at {}: {}", rec.name, it->first,
-                    describe(err));
+                    describe(made.error()));
       it = rec.published.erase(it);
       ++report.failed;
       continue;
     }
+    it->second.created = it->second.created || *made;
     spdlog::warn("reconcile: volume {}: publication at {} had vanished, published again",
                  rec.name, it->first);
     ++report.remounted;
@@ -120,6 +140,11 @@ reconcile_report reconcile_boot(state_snapshot& state, const std::string& boot_i
       }
       clear_csi(rec);
       clear_mounts(rec);
+    }
+  }
+  for (auto& [name, rec] : state.volumes) {
+    if (in_csi_use(rec)) {
+      canonicalize_node_paths(rec);
     }
   }
   state.boot_id = boot_id;

@@ -31,8 +31,10 @@ struct reconcile_report {
 
 /// The boot decision: same boot (or an imported ECS state, or an unknown boot id)
 /// keeps every count; a new boot clears every count, mount, staging and
-/// publication (all containers are gone). Sets state.boot_id to `boot_id` and
-/// clears state.imported. No backend calls.
+/// publication (all containers are gone). Kept staging and target paths are
+/// respelled canonically (realpath of the parent, as mountinfo and the CSI adapter
+/// spell them; a record from before may not be). Sets state.boot_id to `boot_id`
+/// and clears state.imported. No backend calls.
 reconcile_report reconcile_boot(state_snapshot& state, const std::string& boot_id);
 
 /// Lazily unmounts mounts under `volumes_root`/NAME/mnt whose NAME has no record

@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/mount.h>
 
+#include <sys/stat.h>
+
 #include "backends/bind_publish.hpp"
 #include "backends/helper_process.hpp"
 #include "backends/mountinfo.hpp"
@@ -86,11 +88,17 @@ caf::error resize_ext4_offline(const std::string& device, const std::string& sta
   }
   // -- take everything down, or put back what came down ------------------------
   std::vector<mount_entry> unmounted;
+  volume_origins mine; // the binds put back are of this device's filesystem
+  struct stat dev {};
+  if (::stat(device.c_str(), &dev) == 0) {
+    mine.fs = mount_origin{dev_string(dev.st_rdev), "/"};
+  }
   auto put_back = [&] {
     for (auto it = unmounted.rbegin(); it != unmounted.rend(); ++it) {
-      if (auto err = bind_publish(staging, it->mount_point, false,
-                                  per_mount_flags(it->options), what)) {
-        spdlog::error("{}", describe(err));
+      auto put = bind_publish(staging, it->mount_point, false, per_mount_flags(it->options), mine,
+                              what);
+      if (!put) {
+        spdlog::error("{}", describe(put.error()));
       }
     }
   };

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backends/backend.hpp"
+#include "backends/node_path.hpp"
 
 namespace berth {
 
@@ -20,6 +21,8 @@ struct csi_config {
   std::string node_id;
   /// NodeGetInfo max_volumes_per_node; 0 = no limit.
   int64_t max_volumes_per_node = 0;
+  /// Staging and target paths must lie below it (backends/node_path.hpp).
+  std::string kubelet_dir = default_kubelet_dir;
   /// The backend of a volume whose StorageClass has no `backend` parameter.
   std::string default_backend = "block";
   /// Backends by name; GetCapacity asks them directly (a statvfs).

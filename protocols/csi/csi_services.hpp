@@ -179,6 +179,7 @@ private:
   registry_actor registry_;
   codec_env env_;
   int64_t max_volumes_;
+  std::string kubelet_dir_; ///< node paths must lie below it
 };
 
 } // namespace berth::csi

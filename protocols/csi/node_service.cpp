@@ -1,5 +1,8 @@
 #include "protocols/csi/csi_services.hpp"
 
+#include "backends/node_path.hpp"
+#include "core/errors.hpp"
+
 namespace berth::csi {
 
 namespace {
@@ -44,8 +47,20 @@ grpc::ServerUnaryReactor* refuse_if_known(gateway& gw, const registry_actor& reg
     [r, id, refusal](volume_record& rec) {
       r->Finish(rec.kind == kind_volume ? refusal : unknown_volume(id));
     },
-    on_error(r), atom::get_v, id);
+    on_error(r), atom::get_v, id, std::string{owner_csi});
   return r;
+}
+
+/// Confines the node path `path` (the request's `field`) to the kubelet dir and
+/// replaces it with its canonical spelling, the one the record and mountinfo use
+/// (backends/node_path.hpp). INVALID_ARGUMENT naming the path otherwise.
+grpc::Status confine(std::string& path, const char* field, const std::string& kubelet_dir) {
+  auto confined = confine_node_path(path, kubelet_dir, field);
+  if (!confined) {
+    return invalid_argument(describe(confined.error()));
+  }
+  path = std::move(*confined);
+  return grpc::Status::OK;
 }
 
 } // namespace
@@ -54,7 +69,8 @@ node_service::node_service(gateway& gw, registry_actor registry, const csi_confi
   : gw_(gw),
     registry_(std::move(registry)),
     env_(make_codec_env(cfg)),
-    max_volumes_(cfg.max_volumes_per_node) {
+    max_volumes_(cfg.max_volumes_per_node),
+    kubelet_dir_(cfg.kubelet_dir) {
 }
 
 grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerContext* ctx,
@@ -67,6 +83,9 @@ grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerCont
   }
   if (!may_exist(req->volume_id())) {
     return finish_now(r, unknown_volume(req->volume_id()));
+  }
+  if (auto st = confine(stage.staging_path, "staging_target_path", kubelet_dir_); !st.ok()) {
+    return finish_now(r, st);
   }
   gw_.ask(
     registry_, transition_timeout, finish_ok(r), on_error(r), atom::stage_v,
@@ -85,9 +104,13 @@ grpc::ServerUnaryReactor* node_service::NodeUnstageVolume(grpc::CallbackServerCo
   if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
     return finish_now(r, st);
   }
+  auto staging = req->staging_target_path();
+  if (auto st = confine(staging, "staging_target_path", kubelet_dir_); !st.ok()) {
+    return finish_now(r, st);
+  }
   gw_.ask(
     registry_, transition_timeout, finish_ok(r), on_error(r), atom::unstage_v,
-    req->volume_id(), req->staging_target_path());
+    req->volume_id(), std::move(staging));
   return r;
 }
 
@@ -101,6 +124,16 @@ grpc::ServerUnaryReactor* node_service::NodePublishVolume(grpc::CallbackServerCo
   }
   if (!may_exist(req->volume_id())) {
     return finish_now(r, unknown_volume(req->volume_id()));
+  }
+  if (auto st = confine(publish.target, "target_path", kubelet_dir_); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (auto st = confine(publish.staging_path, "staging_target_path", kubelet_dir_); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (publish.target == publish.staging_path) {
+    return finish_now(r, invalid_argument("target_path " + quote(req->target_path())
+                                          + " is the staging_target_path"));
   }
   gw_.ask(
     registry_, transition_timeout, finish_ok(r), on_error(r), atom::publish_v,
@@ -119,9 +152,13 @@ node_service::NodeUnpublishVolume(grpc::CallbackServerContext* ctx,
   if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
     return finish_now(r, st);
   }
+  auto target = req->target_path();
+  if (auto st = confine(target, "target_path", kubelet_dir_); !st.ok()) {
+    return finish_now(r, st);
+  }
   gw_.ask(
     registry_, transition_timeout, finish_ok(r), on_error(r), atom::unpublish_v,
-    req->volume_id(), req->target_path());
+    req->volume_id(), std::move(target));
   return r;
 }
 
@@ -145,7 +182,7 @@ grpc::ServerUnaryReactor* node_service::NodeGetVolumeStats(grpc::CallbackServerC
         return grpc::Status::OK;
       });
     },
-    on_error(r), atom::stats_v, req->volume_id(), req->volume_path());
+    on_error(r), atom::stats_v, req->volume_id(), canonical_node_path(req->volume_path()));
   return r;
 }
 
@@ -179,7 +216,7 @@ grpc::ServerUnaryReactor* node_service::NodeExpandVolume(grpc::CallbackServerCon
                                  : static_cast<int64_t>(capacity));
       r->Finish(grpc::Status::OK);
     },
-    on_error(r), atom::grow_v, req->volume_id(), req->volume_path());
+    on_error(r), atom::grow_v, req->volume_id(), canonical_node_path(req->volume_path()));
   return r;
 }
 

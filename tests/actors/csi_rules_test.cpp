@@ -317,6 +317,42 @@ TEST(csi_rules, publish_beyond_max_targets_is_resource_exhausted) {
   EXPECT_EQ(*again, csi_action::done) << "a target already published stays idempotent";
 }
 
+TEST(csi_rules, a_repeated_publish_is_done_whoever_created_the_target) {
+  auto rec = staged_volume();
+  auto made = publish_at("/pods/a").how;
+  made.created = true; // what the record keeps; a request never carries it
+  rec.published["/pods/a"] = made;
+  auto again = check_publish(rec, publish_at("/pods/a"));
+  ASSERT_TRUE(again) << describe(again.error());
+  EXPECT_EQ(*again, csi_action::done);
+}
+
+TEST(csi_rules, staged_as_stages_again_with_the_fs_type_of_the_stage) {
+  auto rec = block_volume();
+  auto req = stage_at("/stage/pvc-1", {"noatime"});
+  req.fs_type = "xfs"; // the volume's parameter says ext4
+  set_staged(rec, req, "/dev/loop3");
+  EXPECT_EQ(rec.stage_fs_type, "xfs");
+  auto again = staged_as(rec);
+  EXPECT_EQ(again.fs_type, "xfs");
+  EXPECT_EQ(again.staging_path, "/stage/pvc-1");
+  EXPECT_EQ(again.flags, (std::vector<std::string>{"noatime"}));
+  set_unstaged(rec);
+  EXPECT_TRUE(rec.stage_fs_type.empty());
+}
+
+TEST(csi_rules, stage_with_another_fs_type_than_the_recorded_already_exists) {
+  auto rec = block_volume();
+  auto req = stage_at("/stage/pvc-1");
+  req.fs_type = "xfs";
+  set_staged(rec, req, "/dev/loop3");
+  auto same = check_stage(rec, req);
+  ASSERT_TRUE(same) << describe(same.error());
+  EXPECT_EQ(*same, csi_action::done);
+  req.fs_type = "ext4";
+  expect_error(check_stage(rec, req), ec::already_exists, "xfs");
+}
+
 TEST(csi_rules, publish_at_the_same_target_another_way_already_exists) {
   auto rec = staged_volume();
   rec.published["/pods/a"] = publish_at("/pods/a").how;

@@ -40,8 +40,13 @@ public:
   // -- CSI -----------------------------------------------------------------------
   static constexpr uint64_t mib = 1024 * 1024;
   static constexpr uint64_t min_bytes = 4 * mib; ///< choose_capacity's minimum
-  std::atomic<int> stages{0}, unstages{0}, publishes{0}, unpublishes{0}, expands{0}, grows{0},
-    stats_calls{0};
+  std::atomic<int> stages{0}, unstages{0}, sweeps{0}, publishes{0}, unpublishes{0}, expands{0},
+    grows{0}, stats_calls{0};
+  /// The loop device the fake "attached" at its last stage ("" when detached).
+  std::string attached() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return attached_;
+  }
   std::atomic<bool> fail_stage{false}, fail_unstage{false}, fail_publish{false},
     fail_unpublish{false}, fail_expand{false}, fail_grow{false}, fail_stats{false},
     hang_stage{false};
@@ -130,8 +135,10 @@ public:
       return make_error(ec::backend_failure, "stage of " + rec.name + " failed: injected");
     }
     std::lock_guard<std::mutex> guard{mtx_};
-    staged_paths_.insert(req.staging_path);
-    return "/dev/loop" + std::to_string(n);
+    last_stage_ = req;
+    staged_paths_[req.staging_path] = rec.name;
+    attached_ = "/dev/loop" + std::to_string(n);
+    return attached_;
   }
   caf::error unstage(const volume_record& rec) override {
     ++unstages;
@@ -139,18 +146,37 @@ public:
       return make_error(ec::backend_failure, "unstage of " + rec.name + " failed: injected");
     }
     std::lock_guard<std::mutex> guard{mtx_};
-    staged_paths_.erase(rec.staging_path);
+    erase_if_owned(staged_paths_, rec.staging_path, rec.name);
+    attached_.clear();
     return {};
   }
-  caf::error publish(const volume_record& rec, const std::string& target,
-                     const publication&) override {
+  /// Like the block backend: takes away only this volume's staging at `path`, and
+  /// "detaches" only when the record stages the volume nowhere.
+  caf::error sweep_staging(const volume_record& rec, const std::string& path) override {
+    flight f{*this};
+    ++sweeps;
+    std::lock_guard<std::mutex> guard{mtx_};
+    erase_if_owned(staged_paths_, path, rec.name);
+    if (rec.staging_path.empty()) {
+      attached_.clear();
+    }
+    return {};
+  }
+  /// Refuses a target that make_foreign (or another volume) took; reports the
+  /// target as created by the publish.
+  caf::expected<bool> publish(const volume_record& rec, const std::string& target,
+                              const publication&) override {
     ++publishes;
     if (fail_publish) {
       return make_error(ec::backend_failure, "publish of " + rec.name + " failed: injected");
     }
     std::lock_guard<std::mutex> guard{mtx_};
-    targets_.insert(target);
-    return {};
+    auto it = targets_.find(target);
+    if (it != targets_.end() && it->second != rec.name) {
+      return make_error(ec::failed_precondition, target + " is " + it->second + "'s");
+    }
+    targets_[target] = rec.name;
+    return true;
   }
   caf::error unpublish(const volume_record& rec, const std::string& target) override {
     ++unpublishes;
@@ -158,7 +184,7 @@ public:
       return make_error(ec::backend_failure, "unpublish of " + rec.name + " failed: injected");
     }
     std::lock_guard<std::mutex> guard{mtx_};
-    targets_.erase(target);
+    erase_if_owned(targets_, target, rec.name);
     return {};
   }
   caf::error expand(const volume_record& rec, uint64_t bytes) override {
@@ -197,12 +223,24 @@ public:
   /// Staging paths / publish targets the fake holds now (what the host would show).
   std::set<std::string> staged_paths() {
     std::lock_guard<std::mutex> guard{mtx_};
-    return staged_paths_;
+    return keys(staged_paths_);
   }
   std::set<std::string> targets() {
     std::lock_guard<std::mutex> guard{mtx_};
-    return targets_;
+    return keys(targets_);
   }
+  /// The request of the last stage call.
+  stage_request last_stage() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return last_stage_;
+  }
+  /// Something that is not any volume's, mounted at `path` (staging or target).
+  void make_foreign(const std::string& path) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    staged_paths_[path] = foreign;
+    targets_[path] = foreign;
+  }
+  static constexpr const char* foreign = "(foreign)";
 
   /// Lets every hanging call go on.
   void release() {
@@ -217,6 +255,22 @@ public:
   }
 
 private:
+  using owners = std::map<std::string, std::string>; ///< path -> the volume it comes from
+
+  static void erase_if_owned(owners& xs, const std::string& path, const std::string& volume) {
+    auto it = xs.find(path);
+    if (it != xs.end() && it->second == volume) {
+      xs.erase(it);
+    }
+  }
+  static std::set<std::string> keys(const owners& xs) {
+    std::set<std::string> out;
+    for (const auto& [k, v] : xs) {
+      out.insert(k);
+    }
+    return out;
+  }
+
   /// Counts one call in flight for its scope.
   struct flight {
     fake_backend& b;
@@ -234,8 +288,10 @@ private:
 
   std::mutex mtx_;
   std::condition_variable cv_;
-  std::set<std::string> staged_paths_;
-  std::set<std::string> targets_;
+  owners staged_paths_;
+  owners targets_;
+  std::string attached_;
+  stage_request last_stage_;
 };
 
 /// What the fake persistence keeps; shared with the test.

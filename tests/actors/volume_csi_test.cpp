@@ -229,10 +229,36 @@ TEST_F(volume_csi_test, unstage_clears_the_staging_and_is_idempotent) {
   EXPECT_TRUE(rec.staging_path.empty());
   EXPECT_TRUE(rec.device.empty());
   EXPECT_EQ(on_disk(), rec);
-  EXPECT_FALSE(unstage());
-  EXPECT_EQ(storage->unstages, 2)
-    << "not staged per the record: the backend still cleans the path (a crash may have left it)";
+  EXPECT_FALSE(unstage()) << "not staged per the record: OK";
+  EXPECT_EQ(storage->unstages, 1) << "a volume the record does not stage is not unstaged";
+  EXPECT_EQ(storage->sweeps, 1)
+    << "the backend only sweeps this volume's own leftovers at the path (a crash may leave them)";
   EXPECT_EQ(get(), rec) << "and the record does not change";
+}
+
+TEST_F(volume_csi_test, unstage_of_an_unstaged_volume_leaves_what_is_not_its_own) {
+  create();
+  storage->make_foreign("/stage/pvc-1");
+  EXPECT_FALSE(unstage()) << "not staged there per the record: OK";
+  EXPECT_EQ(storage->unstages, 0);
+  EXPECT_EQ(storage->staged_paths(), std::set<std::string>{"/stage/pvc-1"})
+    << "a mount that is not this volume's stays";
+  EXPECT_TRUE(get().staging_path.empty());
+}
+
+TEST_F(volume_csi_test, stage_records_the_fs_type_it_was_asked_for) {
+  create();
+  auto req = stage_req();
+  req.fs_type = "xfs";
+  ASSERT_FALSE(test::call<atom::ok>(self, vol, atom::stage_v, req));
+  EXPECT_EQ(get().stage_fs_type, "xfs");
+  EXPECT_EQ(on_disk().stage_fs_type, "xfs") << "durable, so a re-stage at start can use it";
+  req.fs_type = "ext4";
+  auto err = test::call<atom::ok>(self, vol, atom::stage_v, req);
+  ASSERT_TRUE(err) << "staged as xfs, asked ext4";
+  EXPECT_EQ(err.code(), code_of(ec::already_exists)) << describe(err);
+  EXPECT_FALSE(unstage());
+  EXPECT_TRUE(get().stage_fs_type.empty());
 }
 
 TEST_F(volume_csi_test, unstage_cleans_a_staging_the_record_lacks) {
@@ -290,8 +316,12 @@ TEST_F(volume_csi_test, publish_and_unpublish_are_idempotent) {
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), code_of(ec::already_exists)) << describe(err);
   EXPECT_FALSE(unpublish("/pods/a"));
+  auto writes = disk->writes.load();
   EXPECT_FALSE(unpublish("/pods/a"));
-  EXPECT_EQ(storage->unpublishes, 1);
+  EXPECT_EQ(storage->unpublishes, 2)
+    << "a target the record lacks still goes to the backend, which takes only this volume's "
+       "leftover bind there (a crash between a publish and its commit)";
+  EXPECT_EQ(disk->writes, writes) << "the second unpublish changes no record";
   EXPECT_TRUE(get().published.empty());
   EXPECT_TRUE(storage->targets().empty());
 }
@@ -345,6 +375,28 @@ TEST_F(volume_csi_test, remove_while_staged_or_published_is_in_use) {
   ASSERT_FALSE(unstage());
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v));
   EXPECT_EQ(storage->removes, 1);
+}
+
+TEST_F(volume_csi_test, publish_records_that_it_created_the_target) {
+  create();
+  ASSERT_FALSE(stage());
+  ASSERT_FALSE(publish("/pods/a"));
+  EXPECT_TRUE(get().published.at("/pods/a").created);
+  EXPECT_TRUE(on_disk().published.at("/pods/a").created)
+    << "durable: unpublish deletes only a target the record says berth made";
+}
+
+TEST_F(volume_csi_test, unpublish_of_a_target_the_record_lacks_cleans_only_this_volumes_bind) {
+  create();
+  ASSERT_FALSE(stage());
+  // A crash between a publish and its commit: the host has the bind, the record not.
+  ASSERT_TRUE(storage->publish(get(), "/pods/left", publication{}));
+  storage->make_foreign("/pods/foreign");
+  EXPECT_FALSE(unpublish("/pods/left"));
+  EXPECT_FALSE(unpublish("/pods/foreign"));
+  EXPECT_EQ(storage->targets(), std::set<std::string>{"/pods/foreign"})
+    << "this volume's leftover bind is gone, the foreign mount stays";
+  EXPECT_TRUE(get().published.empty());
 }
 
 TEST_F(volume_csi_test, a_failed_persist_after_publish_unpublishes_again) {
@@ -489,8 +541,9 @@ TEST_F(volume_csi_timeout_test, a_stage_that_lands_after_its_timeout_is_undone) 
   ASSERT_TRUE(err) << "the stage must time out";
   EXPECT_EQ(err.code(), code_of(ec::timeout)) << describe(err);
   storage->release(); // the stage now succeeds, after its caller was told it failed
-  EXPECT_TRUE(eventually([&] { return storage->unstages == 1; }))
+  EXPECT_TRUE(eventually([&] { return storage->sweeps == 1; }))
     << "a staging the record lacks must be undone";
+  EXPECT_EQ(storage->attached(), "") << "and its device detached: no staging uses it";
   EXPECT_TRUE(storage->staged_paths().empty());
   EXPECT_TRUE(get().staging_path.empty());
 }
@@ -506,7 +559,9 @@ TEST_F(volume_csi_timeout_test, a_retry_while_a_stage_hangs_starts_no_second_sta
   EXPECT_NE(describe(retry).find("stage started at"), std::string::npos) << describe(retry);
   EXPECT_EQ(storage->stages, 1) << "one stage call, ever, while it hangs";
   storage->release(); // the first stage lands late and is undone: the record lacks it
-  EXPECT_TRUE(eventually([&] { return storage->unstages == 1; }));
+  EXPECT_TRUE(eventually([&] { return storage->sweeps == 1; }))
+    << "undone by a sweep with the record as it is then (item 13: it keeps a device that "
+       "a recorded staging uses)";
   EXPECT_FALSE(stage()) << "once the late call settled, the retry stages";
   EXPECT_EQ(get().staging_path, "/stage/pvc-1");
   EXPECT_EQ(storage->max_in_flight, 1);

@@ -36,7 +36,7 @@ TEST_P(block_backend_grow_test, expand_and_grow_while_published) {
   auto rec = make_record("g1", start, fs_type);
   create_and_stage(rec);
   const std::string pub = target("g1");
-  ASSERT_FALSE(backend_->publish(rec, pub, {false, false, {}}));
+  ASSERT_FALSE(publish(rec, pub, {false, false, {}}));
   std::ofstream(pub + "/before.txt") << "still here";
   const uint64_t before = fs_total(pub);
 
@@ -131,7 +131,7 @@ TEST_F(block_backend_test, ext4_offline_fallback_puts_everything_back_when_busy)
     auto rec = make_record("busy", 64 * mib, "ext4");
     create_and_stage(rec, {"nosuid"});
     const std::string pub = target("busy");
-    ASSERT_FALSE(backend_->publish(rec, pub, {true, false, {"noexec"}}));
+    ASSERT_FALSE(publish(rec, pub, {true, false, {"noexec"}}));
     ASSERT_FALSE(backend_->expand(rec, 128 * mib));
     const uint64_t before = fs_total(pub);
     {

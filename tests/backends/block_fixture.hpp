@@ -115,7 +115,8 @@ protected:
     }
     ASSERT_FALSE(state_.path().empty());
     root_ = fs::canonical(state_.path()).string();
-    backend_ = std::make_unique<block_backend>(root_, 120s);
+    fs::create_directories(kubelet_dir());
+    backend_ = std::make_unique<block_backend>(root_, 120s, block_space{}, kubelet_dir());
   }
 
   /// Unmounts everything under the state dir and detaches its loop devices,
@@ -146,6 +147,33 @@ protected:
       }
     }
     state_.cleanup();
+  }
+
+  /// The backend's --kubelet-dir: staging and target paths must lie below it.
+  std::string kubelet_dir() const {
+    return root_ + "/kubelet";
+  }
+
+  /// Publishes as the volume actor does: the record keeps the publication and
+  /// whether the publish created the target (what unpublish may delete).
+  caf::error publish(volume_record& rec, const std::string& where, publication how) {
+    auto created = backend_->publish(rec, where, how);
+    if (!created) {
+      return created.error();
+    }
+    auto known = rec.published.find(where);
+    how.created = *created || (known != rec.published.end() && known->second.created);
+    rec.published[where] = how;
+    return {};
+  }
+
+  /// Unpublishes as the volume actor does: the record forgets the target.
+  caf::error unpublish(volume_record& rec, const std::string& where) {
+    auto err = backend_->unpublish(rec, where);
+    if (!err) {
+      rec.published.erase(where);
+    }
+    return err;
   }
 
   std::string staging(const std::string& name) const {

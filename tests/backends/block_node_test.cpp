@@ -91,9 +91,9 @@ TEST_F(block_backend_test, publish_read_write_and_read_only) {
   create_and_stage(rec, {"nosuid"});
   const std::string rw = target("v1", "pod-rw");
   const std::string ro = target("v1", "pod-ro");
-  ASSERT_FALSE(backend_->publish(rec, rw, {false, false, {"noexec"}}));
-  ASSERT_FALSE(backend_->publish(rec, rw, {false, false, {"noexec"}})) << "idempotent";
-  ASSERT_FALSE(backend_->publish(rec, ro, {true, false, {}}));
+  ASSERT_FALSE(publish(rec, rw, {false, false, {"noexec"}}));
+  ASSERT_FALSE(publish(rec, rw, {false, false, {"noexec"}})) << "idempotent";
+  ASSERT_FALSE(publish(rec, ro, {true, false, {}}));
   std::ofstream(rw + "/hello.txt") << "written through rw";
   EXPECT_EQ(read_text(ro + "/hello.txt"), "written through rw");
   errno = 0;
@@ -106,20 +106,20 @@ TEST_F(block_backend_test, publish_read_write_and_read_only) {
   EXPECT_TRUE(vfs.f_flag & ST_NOSUID) << "the stage's flags survive the remount";
   EXPECT_FALSE(vfs.f_flag & ST_RDONLY);
 
-  auto bad = backend_->publish(rec, target("v1", "pod-bad"), {false, false, {"shared"}});
+  auto bad = publish(rec, target("v1", "pod-bad"), {false, false, {"shared"}});
   ASSERT_TRUE(bad);
   EXPECT_EQ(code_of(bad), ec::invalid_argument);
   EXPECT_FALSE(fs::exists(target("v1", "pod-bad")));
 
-  ASSERT_FALSE(backend_->unpublish(rec, rw));
+  ASSERT_FALSE(unpublish(rec, rw));
   EXPECT_FALSE(fs::exists(rw)) << "unpublish removes the target";
-  EXPECT_FALSE(backend_->unpublish(rec, rw)) << "idempotent";
-  ASSERT_FALSE(backend_->unpublish(rec, ro));
+  EXPECT_FALSE(unpublish(rec, rw)) << "idempotent";
+  ASSERT_FALSE(unpublish(rec, ro));
   EXPECT_FALSE(fs::exists(ro));
   EXPECT_TRUE(fs::exists(rec.staging_path + "/hello.txt")) << "only the bind went away";
 
   ASSERT_FALSE(backend_->unstage(rec));
-  auto unstaged = backend_->publish(rec, rw, {false, false, {}});
+  auto unstaged = publish(rec, rw, {false, false, {}});
   ASSERT_TRUE(unstaged);
   EXPECT_EQ(code_of(unstaged), ec::failed_precondition);
 }
@@ -137,8 +137,8 @@ TEST_F(block_backend_test, raw_block_stage_publish_and_stats) {
   rec.device = *dev;
 
   const std::string file = target("b1");
-  ASSERT_FALSE(backend_->publish(rec, file, {false, true, {}}));
-  ASSERT_FALSE(backend_->publish(rec, file, {false, true, {}})) << "idempotent";
+  ASSERT_FALSE(publish(rec, file, {false, true, {}}));
+  ASSERT_FALSE(publish(rec, file, {false, true, {}})) << "idempotent";
   struct stat st {};
   ASSERT_EQ(::stat(file.c_str(), &st), 0);
   EXPECT_TRUE(S_ISBLK(st.st_mode));
@@ -160,7 +160,7 @@ TEST_F(block_backend_test, raw_block_stage_publish_and_stats) {
   ASSERT_TRUE(grown) << describe(grown.error());
   EXPECT_EQ(*grown, 96 * mib) << "raw block: the device size";
 
-  ASSERT_FALSE(backend_->unpublish(rec, file));
+  ASSERT_FALSE(unpublish(rec, file));
   EXPECT_FALSE(fs::exists(file)) << "the file target is deleted";
   EXPECT_TRUE(fs::exists(*dev)) << "never the device node itself";
 
@@ -187,7 +187,7 @@ TEST_F(block_backend_test, snapshot_then_restore_into_a_new_volume) {
   auto rec = make_record("src", 300 * mib);
   create_and_stage(rec);
   const std::string pub = target("src");
-  ASSERT_FALSE(backend_->publish(rec, pub, {false, false, {}}));
+  ASSERT_FALSE(publish(rec, pub, {false, false, {}}));
   std::ofstream(pub + "/data.txt") << "in the snapshot";
 
   volume_record snap;
@@ -230,7 +230,7 @@ TEST_F(block_backend_test, stats_normal_then_abnormal_after_the_mount_vanishes) 
   auto rec = make_record("st", 64 * mib, "ext4");
   create_and_stage(rec);
   const std::string pub = target("st");
-  ASSERT_FALSE(backend_->publish(rec, pub, {false, false, {}}));
+  ASSERT_FALSE(publish(rec, pub, {false, false, {}}));
   std::ofstream(pub + "/f.txt") << std::string(1 << 20, 'x');
   ::sync();
   auto s = backend_->stats(rec, pub);
@@ -253,7 +253,7 @@ TEST_F(block_backend_test, stats_normal_then_abnormal_after_the_mount_vanishes) 
   ASSERT_TRUE(gone) << "an abnormal volume is a condition, not an error";
   EXPECT_TRUE(gone->abnormal);
   EXPECT_NE(gone->message.find(pub), std::string::npos) << gone->message;
-  ASSERT_FALSE(backend_->unpublish(rec, pub));
+  ASSERT_FALSE(unpublish(rec, pub));
   EXPECT_FALSE(fs::exists(pub));
 }
 

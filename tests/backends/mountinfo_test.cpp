@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include <gtest/gtest.h>
+#include <sys/sysmacros.h>
 
 #include "core/errors.hpp"
 #include "temp_state.hpp"
@@ -129,6 +130,90 @@ TEST(mountinfo, parses_ten_thousand_entries_fast) {
             << std::chrono::duration_cast<us>(parse_end - end).count() << " us (" << cpu
             << " us CPU); parse_mountinfo again (warm heap): "
             << std::chrono::duration_cast<us>(again_end - again_start).count() << " us\n";
+}
+
+// -- where a mount comes from -------------------------------------------------------
+
+/// The mountinfo of a host with a volume staged on /dev/loop3 (7:3), published at
+/// two targets, a raw block node bound from /dev, and foreign mounts.
+constexpr const char* owned_text =
+  "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+  "23 22 0:5 / /dev rw,nosuid - devtmpfs udev rw\n"
+  "40 22 7:3 / /k/staging/v rw,relatime - xfs /dev/loop3 rw\n"
+  "41 22 7:3 / /k/pods/a/v rw,relatime - xfs /dev/loop3 rw\n"
+  "42 22 7:3 / /k/pods/b/v ro,relatime - xfs /dev/loop3 rw\n"
+  "43 22 7:3 /sub /k/pods/c/v rw,relatime - xfs /dev/loop3 rw\n"
+  "44 22 0:5 /loop3 /k/pods/d/v rw,nosuid - devtmpfs udev rw\n"
+  "50 41 0:60 / /k/pods/a/v rw - tmpfs tmpfs rw\n"
+  "51 22 0:61 / /k/pods/e/v rw - tmpfs tmpfs rw\n"
+  "60 51 7:3 / /k/pods/e/v rw - xfs /dev/loop3 rw\n";
+
+TEST(mountinfo, parses_the_device_number) {
+  auto entries = parse_mountinfo(owned_text, "memory");
+  ASSERT_TRUE(entries) << describe(entries.error());
+  EXPECT_EQ((*entries)[2].dev, "7:3");
+  EXPECT_EQ((*entries)[1].dev, "0:5");
+  EXPECT_FALSE(parse_mountinfo("22 1 nodev / / rw - ext4 /dev/sda1 rw\n", "memory"))
+    << "a device field without major:minor is malformed";
+}
+
+TEST(mountinfo, mounts_at_orders_a_stack_bottom_first) {
+  auto entries = parse_mountinfo(owned_text, "memory");
+  ASSERT_TRUE(entries);
+  auto a = mounts_at(*entries, "/k/pods/a/v");
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a.front()->id, 41);
+  EXPECT_EQ(a.back()->id, 50) << "the tmpfs is on top";
+  auto e = mounts_at(*entries, "/k/pods/e/v");
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e.back()->id, 60);
+  EXPECT_TRUE(mounts_at(*entries, "/k/pods").empty());
+}
+
+TEST(mountinfo, origin_of_a_path_is_its_mounts_device_and_root_plus_the_rest) {
+  auto entries = parse_mountinfo(owned_text, "memory");
+  ASSERT_TRUE(entries);
+  auto staging = origin_of(*entries, "/k/staging/v");
+  ASSERT_TRUE(staging);
+  EXPECT_EQ(*staging, (mount_origin{"7:3", "/"}));
+  auto node = origin_of(*entries, "/dev/loop3");
+  ASSERT_TRUE(node);
+  EXPECT_EQ(*node, (mount_origin{"0:5", "/loop3"})) << "a device node bound from /dev";
+  auto inside = origin_of(*entries, "/k/staging/v/sub/dir");
+  ASSERT_TRUE(inside);
+  EXPECT_EQ(*inside, (mount_origin{"7:3", "/sub/dir"}));
+  auto root = origin_of(*entries, "/etc");
+  ASSERT_TRUE(root);
+  EXPECT_EQ(*root, (mount_origin{"8:1", "/etc"}));
+  EXPECT_FALSE(origin_of(std::vector<mount_entry>{}, "/x"));
+}
+
+TEST(mountinfo, a_volume_owns_its_binds_and_nothing_else) {
+  auto entries = parse_mountinfo(owned_text, "memory");
+  ASSERT_TRUE(entries);
+  mount_origin fs{"7:3", "/"};
+  auto node = origin_of(*entries, "/dev/loop3");
+  ASSERT_TRUE(node);
+  auto top = [&](const std::string& at) { return origin_of(*mounts_at(*entries, at).back()); };
+  EXPECT_EQ(top("/k/pods/b/v"), fs) << "a read-only bind of the filesystem";
+  EXPECT_FALSE(top("/k/pods/c/v") == fs) << "a bind of a subdirectory is not the volume";
+  EXPECT_EQ(top("/k/pods/d/v"), *node) << "the raw block bind";
+  EXPECT_FALSE(top("/k/pods/a/v") == fs) << "the tmpfs on top is foreign";
+  EXPECT_FALSE(top("/k/pods/d/v") == fs);
+  EXPECT_FALSE((mount_origin{"7:4", "/"}) == fs) << "another loop device";
+}
+
+TEST(mountinfo, is_read_only_reads_the_per_mount_options) {
+  EXPECT_TRUE(is_read_only("ro,relatime"));
+  EXPECT_TRUE(is_read_only("nosuid,ro"));
+  EXPECT_FALSE(is_read_only("rw,relatime"));
+  EXPECT_FALSE(is_read_only("rw,errors=ro"));
+  EXPECT_FALSE(is_read_only(""));
+}
+
+TEST(mountinfo, dev_string_is_major_colon_minor) {
+  EXPECT_EQ(dev_string(makedev(7, 3)), "7:3");
+  EXPECT_EQ(dev_string(makedev(259, 65536)), "259:65536");
 }
 
 } // namespace

@@ -58,10 +58,12 @@ TEST(record_json, round_trips_every_csi_field) {
   rec.staging_path = "/var/lib/kubelet/plugins/berth/globalmount/pvc-1";
   rec.staged_block = false;
   rec.stage_flags = {"noatime", "nodiscard"};
+  rec.stage_fs_type = "ext4";
   rec.device = "/dev/loop7";
   publication ro;
   ro.readonly = true;
   ro.flags = {"nosuid", "nodev"};
+  ro.created = true;
   publication dev;
   dev.block = true;
   rec.published = {{"/var/lib/kubelet/pods/a/volumes/pvc-1/mount", ro},
@@ -79,6 +81,21 @@ TEST(record_json, round_trips_every_csi_field) {
   ASSERT_TRUE(back) << describe(back.error());
   EXPECT_TRUE(back->staged_block);
   EXPECT_EQ(*back, rec);
+}
+
+TEST(record_json, a_publication_from_before_the_created_flag_loads_as_not_created) {
+  // Unpublish deletes a target only when the record says berth made it: an older
+  // record cannot say so, and kubelet removes its target directory itself.
+  auto back = record_from_json(
+    R"({"name":"pvc-1","backend":"block","staging_path":"/k/s","published":)"
+    R"({"/k/t":{"readonly":false,"block":true,"flags":[]}}})");
+  ASSERT_TRUE(back) << describe(back.error());
+  EXPECT_FALSE(back->published.at("/k/t").created);
+  EXPECT_TRUE(back->stage_fs_type.empty()) << "re-staged with the volume's fsType, as before";
+  auto bad = record_from_json(
+    R"({"name":"pvc-1","published":{"/k/t":{"created":"yes"}}})");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(describe(bad.error()).find("created"), std::string::npos) << describe(bad.error());
 }
 
 TEST(record_json, round_trips_a_snapshot) {

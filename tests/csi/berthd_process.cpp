@@ -133,6 +133,11 @@ std::string berthd_process::start() {
   if (running()) {
     return "berthd is already running (pid " + std::to_string(pid_) + ")";
   }
+  std::error_code made;
+  std::filesystem::create_directories(kubelet_dir(), made);
+  if (made) {
+    return "cannot create " + kubelet_dir() + ": " + made.message();
+  }
   std::vector<std::string> args = {binary(),
                                    "--state-dir",
                                    state_dir(),
@@ -143,7 +148,9 @@ std::string berthd_process::start() {
                                    "--csi-endpoint",
                                    endpoint(),
                                    "--node-id",
-                                   "test-node"};
+                                   "test-node",
+                                   "--kubelet-dir",
+                                   kubelet_dir()};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   std::string line = "==== start:";

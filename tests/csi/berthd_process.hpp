@@ -2,7 +2,8 @@
 
 // The real berthd, as a child process of the test, on a fresh temp dir:
 //
-//   /tmp/berth-csi-<test pid>-XXXXXX/        root(): staging and target paths go here
+//   /tmp/berth-csi-<test pid>-XXXXXX/        root()
+//     kubelet/                               --kubelet-dir: staging and target paths go here
 //     state/                                 --state-dir (the sockets live in it too)
 //       csi.sock docker.sock admin.sock berthd.log
 //
@@ -61,6 +62,10 @@ public:
   }
   std::string state_dir() const {
     return root_ + "/state";
+  }
+  /// berthd's --kubelet-dir: every staging and target path lies under it.
+  std::string kubelet_dir() const {
+    return root_ + "/kubelet";
   }
   std::string csi_socket() const {
     return state_dir() + "/csi.sock";

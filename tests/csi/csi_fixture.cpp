@@ -226,13 +226,13 @@ csi_fixture::create_volume(const std::string& name, v1::Volume* out,
 }
 
 std::string csi_fixture::staging_path(const std::string& id) {
-  auto path = berthd_->root() + "/staging/" + id;
+  auto path = berthd_->kubelet_dir() + "/staging/" + id;
   std::filesystem::create_directories(path);
   return path;
 }
 
 std::string csi_fixture::target_path(const std::string& id, const std::string& tag) {
-  auto dir = berthd_->root() + "/pods/" + tag;
+  auto dir = berthd_->kubelet_dir() + "/pods/" + tag;
   std::filesystem::create_directories(dir);
   return dir + "/" + id;
 }

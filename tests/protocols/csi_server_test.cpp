@@ -4,6 +4,7 @@
 
 #include "protocols/csi/csi_server.hpp"
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -175,6 +176,7 @@ protected:
     c.endpoint = "unix://" + path;
     c.node_id = "node-1";
     c.version = "9.9.9";
+    c.kubelet_dir = dir.path;
     c.backends["block"] = std::make_shared<capacity_backend>();
     return c;
   }
@@ -730,6 +732,51 @@ TEST_F(csi_server_test, stats_and_expand_of_an_unknown_volume_are_not_found_what
   EXPECT_EQ(expand("pvc-1", dir.path + "/elsewhere").error_code(), StatusCode::NOT_FOUND);
   EXPECT_TRUE(stats("pvc-1", dir.path + "/staging").ok());
   EXPECT_TRUE(expand("pvc-1", dir.path + "/staging").ok());
+}
+
+TEST_F(csi_server_test, node_paths_are_confined_and_canonical_before_any_message) {
+  v1::CreateVolumeResponse created;
+  ASSERT_TRUE(create_volume("pvc-1", &created).ok());
+  auto stub = v1::Node::NewStub(channel);
+  v1::NodeStageVolumeRequest stage;
+  stage.set_volume_id("pvc-1");
+  stage.mutable_volume_capability()->mutable_mount();
+  stage.mutable_volume_capability()->mutable_access_mode()->set_mode(
+    v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+  v1::NodeStageVolumeResponse staged;
+  test::temp_dir other;
+  stage.set_staging_target_path(other.path + "/staging");
+  grpc::ClientContext c1;
+  auto st = stub->NodeStageVolume(ctx(c1), stage, &staged);
+  EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_NE(st.error_message().find("kubelet"), std::string::npos) << st.error_message();
+  EXPECT_TRUE(recs->at("pvc-1").staging_path.empty()) << "the registry was never asked";
+
+  std::filesystem::create_directories(dir.path + "/real");
+  std::filesystem::create_symlink(dir.path + "/real", dir.path + "/alias");
+  stage.set_staging_target_path(dir.path + "/alias/staging");
+  grpc::ClientContext c2;
+  st = stub->NodeStageVolume(ctx(c2), stage, &staged);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(recs->at("pvc-1").staging_path,
+            std::filesystem::canonical(dir.path).string() + "/real/staging")
+    << "the volume actor gets the spelling mountinfo shows";
+
+  v1::NodeUnpublishVolumeRequest unpub;
+  unpub.set_volume_id("pvc-1");
+  unpub.set_target_path(other.path + "/target");
+  v1::NodeUnpublishVolumeResponse ignored;
+  grpc::ClientContext c3;
+  EXPECT_EQ(stub->NodeUnpublishVolume(ctx(c3), unpub, &ignored).error_code(),
+            StatusCode::INVALID_ARGUMENT);
+  v1::NodeUnstageVolumeRequest unstage;
+  unstage.set_volume_id("pvc-1");
+  unstage.set_staging_target_path(dir.path + "/alias");
+  v1::NodeUnstageVolumeResponse unstaged;
+  grpc::ClientContext c4;
+  EXPECT_EQ(stub->NodeUnstageVolume(ctx(c4), unstage, &unstaged).error_code(),
+            StatusCode::INVALID_ARGUMENT)
+    << "a symlink as the last component";
 }
 
 TEST_F(csi_server_test, refuses_a_socket_another_process_serves) {

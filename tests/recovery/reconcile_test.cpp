@@ -1,6 +1,9 @@
 #include "recovery/reconcile.hpp"
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include "tests/actors/fakes.hpp"
 
@@ -175,6 +178,41 @@ TEST_F(reconcile_test, same_boot_stages_and_publishes_again_what_vanished) {
   EXPECT_TRUE(rec.published.at("/pods/ro-b").readonly);
   EXPECT_EQ(report.remounted, 3u);
   EXPECT_EQ(report.failed, 0u);
+}
+
+TEST_F(reconcile_test, a_stage_again_uses_the_fs_type_the_stage_asked_for) {
+  state.boot_id = "boot-a";
+  auto rec = staged("pvc", {});
+  rec.options = {{"fsType", "xfs"}};
+  rec.stage_fs_type = "ext4"; // NodeStage's capability said ext4: that is what was formatted
+  state.volumes["pvc"] = rec;
+  run("boot-a", {});
+  ASSERT_EQ(storage->stages, 1);
+  EXPECT_EQ(storage->last_stage().fs_type, "ext4");
+  EXPECT_EQ(state.volumes["pvc"].stage_fs_type, "ext4");
+}
+
+TEST_F(reconcile_test, node_paths_with_a_symlinked_parent_match_mountinfo) {
+  // /var/lib/kubelet -> /data/kubelet: mountinfo shows the resolved path.
+  char tmpl[] = "/tmp/berth-reconcile-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  auto root = std::filesystem::canonical(tmpl).string();
+  std::filesystem::create_directories(root + "/data/stage");
+  std::filesystem::create_directories(root + "/data/pods");
+  std::filesystem::create_symlink(root + "/data", root + "/kubelet");
+  state.boot_id = "boot-a";
+  auto rec = staged("pvc", {});
+  rec.staging_path = root + "/kubelet/stage/pvc";
+  rec.published[root + "/kubelet/pods/a"] = publication{};
+  state.volumes["pvc"] = rec;
+  auto report = run("boot-a", {root + "/data/stage/pvc", root + "/data/pods/a"});
+  EXPECT_EQ(storage->stages + storage->publishes, 0)
+    << "both are mounted; compared as strings they looked vanished and were mounted again";
+  EXPECT_EQ(report.remounted, 0u);
+  EXPECT_EQ(state.volumes["pvc"].staging_path, root + "/data/stage/pvc")
+    << "the record now spells the path as the adapter and mountinfo do";
+  EXPECT_EQ(state.volumes["pvc"].published.count(root + "/data/pods/a"), 1u);
+  std::filesystem::remove_all(root);
 }
 
 TEST_F(reconcile_test, same_boot_publishes_again_only_the_targets_that_vanished) {

@@ -1,0 +1,41 @@
+// berthd's options: --kubelet-dir (the other options have no test of their own yet).
+#include "apps/daemon_options.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+
+namespace berth {
+namespace {
+
+caf::expected<daemon_options> parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "berthd");
+  return parse_daemon_options(static_cast<int>(args.size()), args.data());
+}
+
+TEST(daemon_options, kubelet_dir_defaults_to_var_lib_kubelet) {
+  auto opts = parse({});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->kubelet_dir, "/var/lib/kubelet");
+}
+
+TEST(daemon_options, kubelet_dir_is_taken_in_both_spellings) {
+  auto opts = parse({"--kubelet-dir", "/data/kubelet"});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->kubelet_dir, "/data/kubelet");
+  opts = parse({"--kubelet-dir=/srv/k"});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->kubelet_dir, "/srv/k");
+}
+
+TEST(daemon_options, a_relative_empty_or_root_kubelet_dir_is_refused) {
+  for (const char* bad : {"relative/k", "", "/"}) {
+    auto opts = parse({"--kubelet-dir", bad});
+    ASSERT_FALSE(opts) << "accepted \"" << bad << "\"";
+    EXPECT_NE(describe(opts.error()).find("--kubelet-dir"), std::string::npos)
+      << describe(opts.error());
+  }
+}
+
+} // namespace
+} // namespace berth
