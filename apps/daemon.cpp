@@ -157,7 +157,9 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
     srv.listeners.push_back(std::make_unique<unix_http_server>(
       srv.io,
       [api](const std::string& method, const std::string& target, std::string body,
-            reply_fn reply) { api->handle(method, target, std::move(body), std::move(reply)); },
+            reply_fn reply, const caller& from) {
+        api->handle(method, target, std::move(body), std::move(reply), from);
+      },
       1 << 20, "docker"));
     if (auto err = srv.listeners.back()->listen(opts.docker_socket)) {
       return err;
@@ -170,7 +172,9 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
     srv.listeners.push_back(std::make_unique<unix_http_server>(
       srv.io,
       [api](const std::string& method, const std::string& target, std::string body,
-            reply_fn reply) { api->handle(method, target, std::move(body), std::move(reply)); },
+            reply_fn reply, const caller&) {
+        api->handle(method, target, std::move(body), std::move(reply));
+      },
       1 << 16, "admin"));
     if (auto err = srv.listeners.back()->listen(opts.admin_socket)) {
       return err;

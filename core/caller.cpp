@@ -1,13 +1,17 @@
 #include "core/caller.hpp"
 
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace berth {
 
 struct caller::state {
   clock::time_point deadline;
-  mutable std::mutex mtx;
-  std::string why; ///< guarded by mtx; "" while the client waits
+  mutable std::mutex mtx; ///< guards everything below
+  std::string why;        ///< "" while the client waits
+  bool answered = false;
+  std::vector<std::function<void(const std::string&)>> on_gone;
 };
 
 caller caller::tracked(clock::time_point deadline) {
@@ -21,10 +25,50 @@ void caller::leave(const std::string& why) const {
   if (!state_) {
     return;
   }
+  std::vector<std::function<void(const std::string&)>> run;
+  std::string reason;
+  {
+    std::lock_guard<std::mutex> lock(state_->mtx);
+    if (state_->answered || !state_->why.empty()) {
+      return;
+    }
+    state_->why = why.empty() ? "gone" : why;
+    reason = state_->why;
+    run.swap(state_->on_gone);
+  }
+  for (auto& fn : run) { // outside the lock: a callback may ask the caller again
+    fn(reason);
+  }
+}
+
+void caller::answered() const {
+  if (!state_) {
+    return;
+  }
   std::lock_guard<std::mutex> lock(state_->mtx);
   if (state_->why.empty()) {
-    state_->why = why.empty() ? "gone" : why;
+    state_->answered = true;
+    state_->on_gone.clear();
   }
+}
+
+void caller::on_gone(std::function<void(const std::string&)> fn) const {
+  if (!state_ || !fn) {
+    return;
+  }
+  auto why = gone();
+  if (why.empty()) {
+    std::lock_guard<std::mutex> lock(state_->mtx);
+    if (state_->answered) {
+      return;
+    }
+    if (state_->why.empty()) {
+      state_->on_gone.push_back(std::move(fn));
+      return;
+    }
+    why = state_->why;
+  }
+  fn(why);
 }
 
 std::string caller::gone() const {
@@ -33,6 +77,9 @@ std::string caller::gone() const {
   }
   {
     std::lock_guard<std::mutex> lock(state_->mtx);
+    if (state_->answered) {
+      return {};
+    }
     if (!state_->why.empty()) {
       return state_->why;
     }

@@ -5,6 +5,7 @@
 // delivered is undone). The adapter that owns the connection or call marks it.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,11 +24,21 @@ public:
   /// A caller its adapter tracks; past `deadline` it counts as gone.
   static caller tracked(clock::time_point deadline = clock::time_point::max());
 
-  /// The client went away (`why`: "connection closed", "call cancelled"). Idempotent:
-  /// the first reason stays. Thread-safe.
+  /// The client went away (`why`: "connection closed", "call cancelled") before its
+  /// answer reached it. Idempotent: the first reason stays; after answered() it is
+  /// ignored. Runs the on_gone callbacks. Thread-safe.
   void leave(const std::string& why) const;
 
-  /// Why the client is gone ("" while it still waits).
+  /// The answer reached the client: leave() no longer counts, on_gone callbacks are
+  /// dropped. Thread-safe.
+  void answered() const;
+
+  /// Runs `fn(why)` once if the client leaves before it is answered: at once when it
+  /// has left already (or its deadline passed), else from leave(). Use it to undo an
+  /// effect whose answer may never arrive. Dropped for an untracked caller.
+  void on_gone(std::function<void(const std::string&)> fn) const;
+
+  /// Why the client is gone ("" while it still waits, and once answered).
   std::string gone() const;
 
   /// Shared between copies.

@@ -33,6 +33,7 @@ grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerC
   if (auto st = check_topology(req->accessibility_requirements(), env_); !st.ok()) {
     return finish_now(r, st);
   }
+  spec.from = caller_of(ctx);
   gw_.ask(
     registry_, transition_timeout,
     [this, r, resp](volume_record& rec) {
@@ -276,6 +277,7 @@ grpc::ServerUnaryReactor* controller_service::CreateSnapshot(grpc::CallbackServe
   if (auto st = decode_create_snapshot(*req, env_, spec); !st.ok()) {
     return finish_now(r, st);
   }
+  spec.from = caller_of(ctx);
   gw_.ask(
     registry_, transition_timeout,
     [r, resp](volume_record& rec) {

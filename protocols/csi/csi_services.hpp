@@ -55,6 +55,18 @@ inline auto finish_ok(grpc::ServerUnaryReactor* r) {
   return [r](atom::ok) { r->Finish(grpc::Status::OK); };
 }
 
+/// The client of a call as a caller: past the call's deadline (kubelet sets one on
+/// every call) it counts as gone, so a request that waited longer in its volume's
+/// queue is not started. (The default reactor gives no cancellation callback.)
+inline caller caller_of(const grpc::CallbackServerContext* ctx) {
+  auto left = ctx->deadline() - std::chrono::system_clock::now();
+  if (left > std::chrono::hours(24 * 365)) {
+    return caller::tracked(); // no deadline (gpr_inf_future)
+  }
+  return caller::tracked(caller::clock::now()
+                         + std::chrono::duration_cast<caller::clock::duration>(left));
+}
+
 /// Finishes `r` at once with `st` (a synchronous answer or a refusal); returns `r`.
 inline grpc::ServerUnaryReactor* finish_now(grpc::ServerUnaryReactor* r, grpc::Status st) {
   r->Finish(st);

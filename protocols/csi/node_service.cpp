@@ -87,6 +87,7 @@ grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerCont
   if (auto st = confine(stage.staging_path, "staging_target_path", kubelet_dir_); !st.ok()) {
     return finish_now(r, st);
   }
+  stage.from = caller_of(ctx);
   gw_.ask(
     registry_, transition_timeout, finish_ok(r), on_error(r), atom::stage_v,
     req->volume_id(), std::move(stage));
@@ -135,6 +136,7 @@ grpc::ServerUnaryReactor* node_service::NodePublishVolume(grpc::CallbackServerCo
     return finish_now(r, invalid_argument("target_path " + quote(req->target_path())
                                           + " is the staging_target_path"));
   }
+  publish.from = caller_of(ctx);
   gw_.ask(
     registry_, transition_timeout, finish_ok(r), on_error(r), atom::publish_v,
     req->volume_id(), std::move(publish));

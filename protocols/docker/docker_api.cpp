@@ -30,7 +30,7 @@ docker_api::docker_api(caf::actor_system& sys, registry_actor registry)
 }
 
 void docker_api::handle(const std::string& method, const std::string& target, std::string body,
-                        reply_fn reply) {
+                        reply_fn reply, const caller& from) {
   auto endpoint = target.substr(0, target.find('?'));
   static constexpr const char* endpoints[] = {
     "/Plugin.Activate",     "/VolumeDriver.Create", "/VolumeDriver.Remove",
@@ -80,10 +80,25 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       fail(reply, req.error());
       return;
     }
+    auto undo = [this, name = req->name, id = req->id](const std::string& why) {
+      // dockerd took the Mount as failed and will never Unmount this ID.
+      spdlog::warn("volume {}: Mount (id {}) done, but its answer did not reach dockerd ({}); "
+                   "unmounting it again", name, id.substr(0, 12), why);
+      gw_.ask(
+        registry_, transition_timeout, [](atom::ok) {},
+        [name, id](caf::error& err) {
+          spdlog::error("volume {}: undoing the undelivered Mount (id {}) failed: {}", name,
+                        id.substr(0, 12), describe(err));
+        },
+        atom::unmount_v, name, id);
+    };
     gw_.ask(
       registry_, transition_timeout,
-      [reply](std::string& mountpoint) { ok(reply, docker::encode_mountpoint(mountpoint)); },
-      on_error(reply), atom::mount_v, std::move(req->name), std::move(req->id), caller{});
+      [reply, from, undo](std::string& mountpoint) {
+        from.on_gone(undo);
+        ok(reply, docker::encode_mountpoint(mountpoint));
+      },
+      on_error(reply), atom::mount_v, std::move(req->name), std::move(req->id), from);
   } else if (endpoint == "/VolumeDriver.Unmount") {
     auto req = docker::decode_mount(body);
     if (!req) {

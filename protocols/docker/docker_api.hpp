@@ -19,9 +19,11 @@ class docker_api {
 public:
   docker_api(caf::actor_system& sys, registry_actor registry);
 
-  /// A handler_fn for unix_http_server; never blocks.
+  /// A handler_fn for unix_http_server; never blocks. A Mount from a client that
+  /// left before its turn is not started; one whose answer cannot reach `from` is
+  /// undone (an Unmount of its ID), since dockerd will never Unmount it.
   void handle(const std::string& method, const std::string& target, std::string body,
-              reply_fn reply);
+              reply_fn reply, const caller& from);
 
 private:
   registry_actor registry_;

@@ -181,13 +181,15 @@ private:
     keep_alive_ = req.keep_alive();
     version_ = req.version();
     ++owner_->in_flight;
+    from_ = caller::tracked();
+    watch_peer(from_);
     auto pending = std::make_shared<pending_reply>(shared_from_this());
     reply_fn reply = [pending](unsigned status, std::string content_type, std::string body) {
       pending->send(status, std::move(content_type), std::move(body));
     };
     try {
       owner_->handler(std::string{req.method_string()}, std::string{req.target()},
-                      std::move(req.body()), std::move(reply));
+                      std::move(req.body()), std::move(reply), from_);
     } catch (const std::exception& e) {
       spdlog::error("{}: handler failed: {}", owner_->name, e.what());
       pending->send(500, json_type, transport_error(std::string{"internal error: "} + e.what()));
@@ -195,6 +197,22 @@ private:
       spdlog::error("{}: handler failed with an unknown exception", owner_->name);
       pending->send(500, json_type, transport_error("internal error"));
     }
+  }
+
+  /// While the request waits for its answer, notices the client closing the
+  /// connection (dockerd does so when it gives up on a call): `from` leaves.
+  /// Bytes of a next request (pipelining) end the watch without a verdict.
+  void watch_peer(caller from) {
+    socket_.async_wait(local::socket::wait_read, [self = shared_from_this(), from](error_code err) {
+      if (err) {
+        return; // closed or cancelled here: the write path decides
+      }
+      char byte = 0;
+      auto n = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+        from.leave("the client closed the connection");
+      }
+    });
   }
 
   void on_read_error(error_code err) {
@@ -235,6 +253,12 @@ private:
     http::async_write(socket_, res_,
                       [self = shared_from_this(), close_after, counted](error_code err, size_t) {
                         if (counted) {
+                          if (err) {
+                            self->from_.leave("its answer could not be written: "
+                                              + err.message());
+                          } else {
+                            self->from_.answered();
+                          }
                           --self->owner_->in_flight;
                         }
                         if (err || close_after) {
@@ -279,6 +303,7 @@ private:
   http::response<http::string_body> res_;
   bool keep_alive_ = true;
   unsigned version_ = 11;
+  caller from_; ///< the client of the request in flight
 };
 
 void http_listener::session_closed() {

@@ -18,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <caf/error.hpp>
 
+#include "core/caller.hpp"
 #include "core/limits.hpp"
 
 namespace berth {
@@ -27,9 +28,11 @@ namespace berth {
 /// never leaves a client hanging.
 using reply_fn = std::function<void(unsigned status, std::string content_type, std::string body)>;
 
-/// Handles one request; must call `reply` exactly once, now or later.
+/// Handles one request; must call `reply` exactly once, now or later. `from` is the
+/// client: gone once it closes the connection before its answer, or the answer
+/// cannot be written; answered once the answer was written.
 using handler_fn = std::function<void(const std::string& method, const std::string& target,
-                                      std::string body, reply_fn reply)>;
+                                      std::string body, reply_fn reply, const caller& from)>;
 
 namespace detail {
 struct http_listener;

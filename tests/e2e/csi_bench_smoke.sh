@@ -46,7 +46,7 @@ loops_under_tmp() {
 on_cleanup detach_loops
 
 if ! start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" \
-  --csi-endpoint "unix://$CSI_SOCK" --node-id smoke-node; then
+  --csi-endpoint "unix://$CSI_SOCK" --node-id smoke-node --kubelet-dir "$WORK"; then
   fail "berthd starts with --csi-endpoint"
   e2e_finish
 fi

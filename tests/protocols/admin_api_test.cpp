@@ -33,7 +33,7 @@ protected:
     srv = std::make_unique<unix_http_server>(
       io.io,
       [this](const std::string& method, const std::string& target, std::string body,
-             reply_fn reply) { api->handle(method, target, std::move(body), std::move(reply)); },
+             reply_fn reply, const caller&) { api->handle(method, target, std::move(body), std::move(reply)); },
       1 << 16, "admin");
     ASSERT_FALSE(srv->listen(path));
     caf::scoped_actor self{*sys};

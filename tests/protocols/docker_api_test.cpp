@@ -35,7 +35,9 @@ protected:
     srv = std::make_unique<unix_http_server>(
       io.io,
       [this](const std::string& method, const std::string& target, std::string body,
-             reply_fn reply) { api->handle(method, target, std::move(body), std::move(reply)); },
+             reply_fn reply, const caller& from) {
+               api->handle(method, target, std::move(body), std::move(reply), from);
+             },
       4096, "docker");
     ASSERT_FALSE(srv->listen(path));
   }
@@ -167,6 +169,11 @@ TEST_F(docker_api_test, many_concurrent_clients_are_all_answered) {
     c.join();
   }
   EXPECT_EQ(good.load(), threads * rounds);
+  // A request leaves in_flight when its write completes, which may be just after the
+  // client has read the answer: wait for that, briefly.
+  for (int i = 0; i < 200 && srv->in_flight() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   EXPECT_EQ(srv->in_flight(), 0u);
   EXPECT_EQ(call("List", "{}").find("/mnt"), std::string::npos);
 }

@@ -31,7 +31,7 @@ namespace {
 
 /// Replies "METHOD TARGET BODY" at once.
 void echo(const std::string& method, const std::string& target, std::string body,
-          reply_fn reply) {
+          reply_fn reply, const caller&) {
   reply(200, "text/plain", method + " " + target + " " + body);
 }
 
@@ -86,7 +86,7 @@ TEST_F(unix_http_server_test, delivers_a_reply_made_later_on_another_thread) {
   std::atomic<size_t> seen_in_flight{0};
   unix_http_server* server = nullptr;
   unix_http_server srv{io.io, [&](const std::string&, const std::string&, std::string body,
-                                  reply_fn reply) {
+                                  reply_fn reply, const caller&) {
                          std::thread{[&, body, reply] {
                            std::this_thread::sleep_for(50ms);
                            seen_in_flight = server->in_flight();
@@ -109,7 +109,7 @@ TEST_F(unix_http_server_test, delivers_a_reply_made_later_on_another_thread) {
 
 TEST_F(unix_http_server_test, only_the_first_reply_counts) {
   unix_http_server srv{io.io, [](const std::string&, const std::string&, std::string,
-                                 reply_fn reply) {
+                                 reply_fn reply, const caller&) {
                          reply(200, "text/plain", "first");
                          reply(500, "text/plain", "second");
                        }};
@@ -124,7 +124,7 @@ TEST_F(unix_http_server_test, only_the_first_reply_counts) {
 
 TEST_F(unix_http_server_test, a_dropped_reply_or_an_exception_answers_500) {
   unix_http_server srv{io.io, [](const std::string&, const std::string& target, std::string,
-                                 reply_fn) {
+                                 reply_fn, const caller&) {
                          if (target == "/throw") {
                            throw std::runtime_error("boom");
                          }
@@ -239,7 +239,7 @@ TEST_F(unix_http_server_test, stop_refuses_new_connections_but_answers_in_flight
   reply_fn held;
   std::mutex mtx;
   unix_http_server srv{io.io, [&](const std::string&, const std::string&, std::string,
-                                  reply_fn reply) {
+                                  reply_fn reply, const caller&) {
                          std::lock_guard<std::mutex> guard{mtx};
                          held = std::move(reply);
                          entered = true;
@@ -300,7 +300,7 @@ TEST_F(unix_http_server_test, client_errors_name_the_socket_path) {
 
 TEST_F(unix_http_server_test, many_concurrent_clients_are_all_answered) {
   unix_http_server srv{io.io, [](const std::string&, const std::string& target, std::string body,
-                                 reply_fn reply) {
+                                 reply_fn reply, const caller&) {
                          std::thread{[target, body, reply] { reply(200, "text/plain", target + body); }}
                            .detach();
                        }};
@@ -455,4 +455,73 @@ TEST_F(unix_http_server_test, the_connection_cap_holds_and_a_waiting_client_is_s
   }
   EXPECT_NE(reply.find("GET /3"), std::string::npos) << "served once a slot freed: " << reply;
   EXPECT_LE(srv.connections(), 2u);
+}
+
+// -- the caller of a request (issue 7 item 9) -------------------------------------------
+
+TEST_F(unix_http_server_test, a_client_that_hangs_up_before_its_answer_is_gone) {
+  std::mutex mtx;
+  reply_fn held;
+  caller from;
+  std::atomic<bool> entered{false};
+  unix_http_server srv{io.io, [&](const std::string&, const std::string&, std::string,
+                                  reply_fn reply, const caller& who) {
+                         std::lock_guard<std::mutex> guard{mtx};
+                         held = std::move(reply);
+                         from = who;
+                         entered = true;
+                       }};
+  ASSERT_FALSE(srv.listen(path));
+  {
+    boost::asio::io_context ctx;
+    local::socket s{ctx};
+    s.connect(local::endpoint{path});
+    std::string req = "POST /VolumeDriver.Mount HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
+    boost::asio::write(s, boost::asio::buffer(req));
+    for (int i = 0; i < 500 && !entered; ++i) {
+      std::this_thread::sleep_for(2ms);
+    }
+    ASSERT_TRUE(entered);
+    std::lock_guard<std::mutex> guard{mtx};
+    EXPECT_EQ(from.gone(), "") << "the client still waits";
+  } // the client gives up: its socket closes
+  std::string why;
+  for (int i = 0; i < 500 && why.empty(); ++i) {
+    std::this_thread::sleep_for(2ms);
+    std::lock_guard<std::mutex> guard{mtx};
+    why = from.gone();
+  }
+  EXPECT_NE(why.find("closed the connection"), std::string::npos) << why;
+  std::atomic<int> undone{0};
+  from.on_gone([&](const std::string&) { ++undone; });
+  EXPECT_EQ(undone, 1) << "an effect whose answer cannot arrive is undone at once";
+  std::lock_guard<std::mutex> guard{mtx};
+  held(200, "text/plain", "too late");
+  held = nullptr;
+}
+
+TEST_F(unix_http_server_test, a_written_answer_marks_its_caller_answered) {
+  std::mutex mtx;
+  caller from;
+  unix_http_server srv{io.io, [&](const std::string&, const std::string&, std::string,
+                                  reply_fn reply, const caller& who) {
+                         {
+                           std::lock_guard<std::mutex> guard{mtx};
+                           from = who;
+                         }
+                         reply(200, "text/plain", "ok");
+                       }};
+  ASSERT_FALSE(srv.listen(path));
+  {
+    unix_http_client client{path};
+    auto res = client.post("/VolumeDriver.Mount", "{}");
+    ASSERT_TRUE(res) << describe(res.error());
+  } // the client closes after its answer: that is no undo
+  std::this_thread::sleep_for(50ms);
+  std::atomic<int> undone{0};
+  std::lock_guard<std::mutex> guard{mtx};
+  from.on_gone([&](const std::string&) { ++undone; });
+  from.leave("closed later");
+  EXPECT_EQ(undone, 0) << "an answered request is never undone";
+  EXPECT_EQ(from.gone(), "");
 }
