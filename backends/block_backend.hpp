@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/mountinfo.hpp"
 #include "backends/node_path.hpp"
 
 namespace berth {
@@ -109,6 +110,17 @@ private:
   /// confine_node_path against the kubelet dir, the error naming `what`.
   caf::expected<std::string> node_path(const std::string& path, const std::string& role,
                                        const std::string& what) const;
+
+  /// What an unmount at a node path decides from: whose mount is whose.
+  struct node_view {
+    std::string what;   ///< "volume NAME", for logs and errors
+    std::string path;   ///< the confined path
+    std::string device; ///< the loop device backing the image ("" when none)
+    std::vector<mount_entry> mounts; ///< mountinfo now
+  };
+  /// The view at `path` (a `role`: "staging path", "target") of rec's volume.
+  caf::expected<node_view> view_at(const volume_record& rec, const std::string& path,
+                                   const std::string& role) const;
 
   std::string root_;       ///< where volumes/ and snapshots/ live
   std::chrono::milliseconds helper_timeout_;

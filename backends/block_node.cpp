@@ -116,6 +116,33 @@ caf::expected<std::string> block_backend::node_path(const std::string& path,
   return confined;
 }
 
+caf::expected<block_backend::node_view>
+block_backend::view_at(const volume_record& rec, const std::string& path,
+                       const std::string& role) const {
+  auto image = checked_image(rec);
+  if (!image) {
+    return image.error();
+  }
+  node_view out;
+  out.what = block_what(rec);
+  auto confined = node_path(path, role, out.what);
+  if (!confined) {
+    return confined.error();
+  }
+  out.path = std::move(*confined);
+  auto device = find_loop_device(*image);
+  if (!device) {
+    return device.error();
+  }
+  out.device = std::move(*device);
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return mounts.error();
+  }
+  out.mounts = std::move(*mounts);
+  return out;
+}
+
 // -- stage and unstage --------------------------------------------------------
 
 caf::error block_backend::format_if_blank(const std::string& volume, const std::string& device,
@@ -271,37 +298,26 @@ caf::error block_backend::unstage(const volume_record& rec) {
 }
 
 caf::error block_backend::sweep_staging(const volume_record& rec, const std::string& path) {
-  auto image = checked_image(rec);
-  if (!image) {
-    return image.error();
+  auto view = view_at(rec, path, "staging path");
+  if (!view) {
+    return view.error();
   }
-  const std::string what = block_what(rec);
-  auto staging = node_path(path, "staging path", what);
-  if (!staging) {
-    return staging.error();
-  }
-  auto device = find_loop_device(*image);
-  if (!device) {
-    return device.error();
-  }
-  if (device->empty()) {
+  if (view->device.empty()) {
     return {}; // no loop device backs the image: nothing anywhere comes from this volume
   }
-  auto mounts = read_mountinfo();
-  if (!mounts) {
-    return mounts.error();
-  }
+  const auto& what = view->what;
+  const auto& device = view->device;
   bool covered = false;
-  if (auto err = unmount_mine(*staging, origins_of(*mounts, *device, ""), covered, what)) {
+  if (auto err = unmount_mine(view->path, origins_of(view->mounts, device, ""), covered, what)) {
     return err;
   }
   if (!rec.staging_path.empty()) {
     return {}; // the recorded staging still uses the device
   }
-  if (auto err = detach_loop_device(*device)) {
+  if (auto err = detach_loop_device(device)) {
     return err;
   }
-  spdlog::info("{}: detached {}, which no staging in the record uses", what, *device);
+  spdlog::info("{}: detached {}, which no staging in the record uses", what, device);
   return {};
 }
 
@@ -367,30 +383,17 @@ caf::expected<bool> block_backend::publish(const volume_record& rec, const std::
 }
 
 caf::error block_backend::unpublish(const volume_record& rec, const std::string& target) {
-  auto image = checked_image(rec);
-  if (!image) {
-    return image.error();
-  }
-  const std::string what = block_what(rec);
-  auto canonical = node_path(target, "target", what);
-  if (!canonical) {
-    return canonical.error();
-  }
-  auto device = find_loop_device(*image);
-  if (!device) {
-    return device.error();
-  }
-  auto mounts = read_mountinfo();
-  if (!mounts) {
-    return mounts.error();
+  auto view = view_at(rec, target, "target");
+  if (!view) {
+    return view.error();
   }
   auto it = rec.published.find(target);
   bool created = it != rec.published.end() && it->second.created;
-  if (auto err = bind_unpublish(*canonical, origins_of(*mounts, *device, rec.device), created,
-                                what)) {
+  if (auto err = bind_unpublish(view->path, origins_of(view->mounts, view->device, rec.device),
+                                created, view->what)) {
     return err;
   }
-  spdlog::debug("{}: unpublished {}", what, *canonical);
+  spdlog::debug("{}: unpublished {}", view->what, view->path);
   return {};
 }
 

@@ -182,6 +182,7 @@ private:
     version_ = req.version();
     ++owner_->in_flight;
     from_ = caller::tracked();
+    answering_ = false;
     watch_peer(from_);
     auto pending = std::make_shared<pending_reply>(shared_from_this());
     reply_fn reply = [pending](unsigned status, std::string content_type, std::string body) {
@@ -201,11 +202,13 @@ private:
 
   /// While the request waits for its answer, notices the client closing the
   /// connection (dockerd does so when it gives up on a call): `from` leaves.
-  /// Bytes of a next request (pipelining) end the watch without a verdict.
+  /// Bytes of a next request (pipelining) end the watch without a verdict. Once
+  /// the answer is being written, a close proves nothing (the client may have read
+  /// it and hung up): the write's own outcome decides then.
   void watch_peer(caller from) {
     socket_.async_wait(local::socket::wait_read, [self = shared_from_this(), from](error_code err) {
-      if (err) {
-        return; // closed or cancelled here: the write path decides
+      if (err || self->answering_) {
+        return; // closed or cancelled here, or answered: the write path decides
       }
       char byte = 0;
       auto n = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -250,6 +253,9 @@ private:
     bool close_after = !keep_alive_ || owner_->stopped;
     res_.keep_alive(!close_after);
     res_.prepare_payload();
+    if (counted) {
+      answering_ = true;
+    }
     http::async_write(socket_, res_,
                       [self = shared_from_this(), close_after, counted](error_code err, size_t) {
                         if (counted) {
@@ -303,7 +309,8 @@ private:
   http::response<http::string_body> res_;
   bool keep_alive_ = true;
   unsigned version_ = 11;
-  caller from_; ///< the client of the request in flight
+  caller from_;            ///< the client of the request in flight
+  bool answering_ = false; ///< its answer is being written (strand only)
 };
 
 void http_listener::session_closed() {

@@ -25,14 +25,6 @@ e2e_init "${1:-}" "${2:-}"
 STEPS=(start-loaded start-reconciled compact-snapshot-written compact-snapshot-renamed
   compact-snapshot-durable compact-journal-cut start-compacted start-serving)
 
-mount_id() {
-  plugin_err Mount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
-}
-
-unmount_id() {
-  plugin_err Unmount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
-}
-
 # set_boot_id ID: rewrites the boot ID in STATE/state/snapshot.json (berthd stopped).
 set_boot_id() {
   python3 - "$STATE/state/snapshot.json" "$1" <<'PY'

@@ -40,31 +40,6 @@ start_again() {
   return 1
 }
 
-mount_id() {
-  plugin_err Mount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
-}
-
-unmount_id() {
-  plugin_err Unmount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
-}
-
-create_vol() {
-  local opts="${2:-}"
-  [[ -n "$opts" ]] || opts='{}'
-  plugin_err Create "{\"Name\":\"$1\",\"Opts\":$opts}"
-}
-
-# listed: the names in VolumeDriver.List, sorted, space-separated.
-listed() {
-  local out
-  out=$(plugin List '{}' 2>&1) || {
-    echo "<transport: $out>"
-    return 0
-  }
-  json_get "$out" '" ".join(sorted(v["Name"] for v in (d.get("Volumes") or [])))' 2>/dev/null ||
-    echo "<not JSON: ${out:0:200}>"
-}
-
 # raw_post ENDPOINT FILE: POSTs FILE; prints "HTTP_STATUS BODY" ("000 ..." on no reply).
 raw_post() {
   curl -s --max-time 30 --unix-socket "$PLUGIN_SOCK" -o "$E2E_TMP/reply" -w '%{http_code}' \

@@ -15,24 +15,6 @@ e2e_init "${1:-}" "${2:-}"
 need_cmd mkfs.ext4 e2fsprogs
 need_cmd losetup mount
 
-mount_id() {
-  plugin_err Mount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
-}
-
-unmount_id() {
-  plugin_err Unmount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
-}
-
-listed() {
-  local out
-  out=$(plugin List '{}' 2>&1) || {
-    echo "<transport: $out>"
-    return 0
-  }
-  json_get "$out" '" ".join(sorted(v["Name"] for v in (d.get("Volumes") or [])))' 2>/dev/null ||
-    echo "<not JSON: ${out:0:200}>"
-}
-
 avail_kib() {
   df --output=avail -k "$STATE" | tail -n 1 | tr -d ' '
 }

@@ -267,6 +267,33 @@ plugin_err() {
   json_get "$out" 'd.get("Err", "") or ""' 2>/dev/null || echo "<not JSON: ${out:0:200}>"
 }
 
+# mount_id NAME ID / unmount_id NAME ID: Mount or Unmount with a mount ID; prints the Err.
+mount_id() {
+  plugin_err Mount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
+}
+
+unmount_id() {
+  plugin_err Unmount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
+}
+
+# create_vol NAME [OPTS_JSON]: Create; prints the Err.
+create_vol() {
+  local opts="${2:-}"
+  [[ -n "$opts" ]] || opts='{}'
+  plugin_err Create "{\"Name\":\"$1\",\"Opts\":$opts}"
+}
+
+# listed: the names in VolumeDriver.List, sorted, space-separated.
+listed() {
+  local out
+  out=$(plugin List '{}' 2>&1) || {
+    echo "<transport: $out>"
+    return 0
+  }
+  json_get "$out" '" ".join(sorted(v["Name"] for v in (d.get("Volumes") or [])))' 2>/dev/null ||
+    echo "<not JSON: ${out:0:200}>"
+}
+
 # json_get JSON EXPR: evaluates the Python expression EXPR with `d` = parsed JSON.
 json_get() {
   python3 -c '

@@ -19,14 +19,6 @@ e2e_init "${1:-}" "${2:-}"
 STALL_MS=6000
 TIMEOUT_MS=1000
 
-mount_id() {
-  plugin_err Mount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
-}
-
-unmount_id() {
-  plugin_err Unmount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
-}
-
 now_ms() {
   date +%s%3N
 }

@@ -525,3 +525,44 @@ TEST_F(unix_http_server_test, a_written_answer_marks_its_caller_answered) {
   EXPECT_EQ(undone, 0) << "an answered request is never undone";
   EXPECT_EQ(from.gone(), "");
 }
+
+TEST_F(unix_http_server_test, a_client_that_hangs_up_after_reading_its_answer_never_undoes_it) {
+  // The close may be seen before the write's completion runs: it must not count.
+  std::atomic<int> undone{0};
+  std::mutex mtx;
+  std::vector<std::thread> repliers; // answers come from other threads, as from actors
+  unix_http_server srv{io.io, [&](const std::string&, const std::string&, std::string,
+                                  reply_fn reply, const caller& who) {
+                         std::lock_guard<std::mutex> guard{mtx};
+                         repliers.emplace_back([&undone, reply, who] {
+                           who.on_gone([&undone](const std::string&) { ++undone; });
+                           reply(200, "text/plain", "ok");
+                         });
+                       }};
+  ASSERT_FALSE(srv.listen(path));
+  for (int i = 0; i < 300; ++i) {
+    // Keep-alive: the client, not the server, closes, right after the answer's last byte.
+    boost::asio::io_context ctx;
+    local::socket s{ctx};
+    s.connect(local::endpoint{path});
+    std::string req = "POST /m HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+    boost::asio::write(s, boost::asio::buffer(req));
+    std::string out;
+    char buf[512];
+    boost::system::error_code err;
+    while (out.find("\r\n\r\nok") == std::string::npos && !err) {
+      auto n = s.read_some(boost::asio::buffer(buf), err);
+      out.append(buf, n);
+    }
+    ASSERT_NE(out.find("200 OK"), std::string::npos) << out;
+    s.close();
+  }
+  std::this_thread::sleep_for(50ms);
+  {
+    std::lock_guard<std::mutex> guard{mtx};
+    for (auto& t : repliers) {
+      t.join();
+    }
+  }
+  EXPECT_EQ(undone, 0) << "an answer the client read was taken as undelivered";
+}
