@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -140,6 +141,9 @@ TEST_F(hung_volumes_test, retries_on_hung_volumes_do_not_slow_the_others) {
   for (auto& r : retriers) {
     r.join();
   }
+  std::printf("healthy Mount+Unmount p99: %.2f ms alone, %.2f ms while %zu volumes hang "
+              "(%d retries on them)\n",
+              baseline, with_hung, stalled.size(), retries.load());
   EXPECT_GT(retries, 9) << "the stalled volumes must have been retried";
   for (const auto& name : stalled) {
     EXPECT_EQ(storage->max_in_flight(name), 1) << name << " must never have two calls in flight";
