@@ -1,0 +1,93 @@
+// Reconciliation inside the volume actor (issue 7 item 11): a loaded volume's first
+// transition, and the settle of a late unmount, unstage or unpublish. The rules are in
+// recovery/reconcile; this file decides where they run:
+//
+//   needs_host_work? ─no─▶ reconcile_volume on the actor thread ─▶ persist if changed
+//        │ yes
+//        ▼
+//   executor (backend timeout) ─▶ reconcile_volume ─▶ persist if changed
+//        │ timed out: the volume stays unreconciled; its late return reconciles again
+
+#include <caf/make_message.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/detail/volume_steps.hpp"
+#include "backends/mountinfo.hpp"
+#include "core/errors.hpp"
+#include "recovery/reconcile.hpp"
+
+namespace berth {
+
+using namespace detail;
+
+namespace {
+
+/// Commits a reconciled record; the volume serves from then on.
+void commit_reconciled(self_ptr self, volume_record next) {
+  auto& st = self->state;
+  auto done = [self](caf::error err) {
+    auto& st = self->state;
+    if (err) {
+      spdlog::error("volume {}: reconciled record not saved: {}", st.rec.name, describe(err));
+    }
+    st.reconciled = true;
+    finish(self);
+  };
+  if (next == st.rec) {
+    done({});
+    return;
+  }
+  persist(self, next, [self, next, done](caf::error err) mutable {
+    if (!err) {
+      self->state.rec = std::move(next);
+    }
+    done(err);
+  });
+}
+
+} // namespace
+
+void detail::run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::string>> seen) {
+  auto& st = self->state;
+  auto rec = st.rec;
+  if (seen && !needs_host_work(rec, *st.env.storage, *seen)) {
+    reconcile_report report; // only the record changes: no backend call, no executor
+    commit_reconciled(self, reconcile_volume(rec, *st.env.storage, *seen, report));
+    return;
+  }
+  call_backend(
+    self, "reconcile",
+    [rec, seen](backend& b) -> std::pair<caf::error, caf::message> {
+      std::set<std::string> fresh;
+      if (!seen) {
+        auto points = read_mount_points();
+        if (!points) {
+          spdlog::error("volume {}: cannot reconcile: {}", rec.name, describe(points.error()));
+          return {caf::error{}, caf::make_message(rec)};
+        }
+        fresh = std::move(*points);
+      }
+      reconcile_report report;
+      return {caf::error{}, caf::make_message(reconcile_volume(rec, b, seen ? *seen : fresh,
+                                                               report))};
+    },
+    [self](caf::error err, caf::message out) {
+      auto& st = self->state;
+      if (err || !out.match_elements<volume_record>()) {
+        // Timed out (it settles again when it returns) or refused: requests that
+        // need the host fail as retryable meanwhile.
+        spdlog::error("volume {}: reconciliation did not finish: {}", st.rec.name,
+                      describe(err));
+        finish(self);
+        return;
+      }
+      commit_reconciled(self, out.get_as<volume_record>(0));
+    },
+    reconcile_later(self));
+}
+
+late_undo detail::reconcile_later(self_ptr self) {
+  return [self] { run_reconcile(self, nullptr); };
+}
+
+} // namespace berth
