@@ -67,6 +67,9 @@ void submit_call(self_ptr self, std::string what, backend_work work, backend_con
       out = work(*storage);
     } catch (const std::exception& e) {
       out.first = make_error(ec::internal, what + " failed: " + e.what());
+    } catch (...) {
+      // Always answer: a call that never reports back would leave the volume hung.
+      out.first = make_error(ec::internal, what + " failed with a non-standard exception");
     }
     caf::anon_send(hdl, atom::done_v, token, std::move(out.first), std::move(out.second));
   });
