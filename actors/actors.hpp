@@ -43,11 +43,10 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::mount, std::string, caller>::with<std::string>,
   /// Uncounts one Mount for a mount ID; unmounts at the last.
   replies_to<atom::unmount, std::string>::with<atom::ok>,
-  /// Removes the volume; refused while mounted by any ID, staged or published.
-  replies_to<atom::remove>::with<atom::ok>,
-  /// Removes the volume only when its record belongs to this owner (owner_docker,
+  /// Removes the volume when its record belongs to this owner (owner_docker,
   /// owner_csi) and is of this kind (kind_volume, kind_snapshot); another owner's
   /// or kind's record is ec::not_found (Docker Remove, CSI Delete{Volume,Snapshot}).
+  /// Refused while mounted by any ID, staged or published.
   replies_to<atom::remove, std::string, std::string>::with<atom::ok>,
   /// CSI CreateVolume/CreateSnapshot: creates, or returns the existing compatible
   /// record (idempotent); ec::already_exists when incompatible.
@@ -88,8 +87,6 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::create, std::string, option_map>::with<atom::ok>,
   replies_to<atom::mount, std::string, std::string, caller>::with<std::string>,
   replies_to<atom::unmount, std::string, std::string>::with<atom::ok>,
-  /// Removes `name` whatever it is (no adapter sends this).
-  replies_to<atom::remove, std::string>::with<atom::ok>,
   /// Removes `name` if it is a record of `owner` and `kind` (one message: no race
   /// with a re-creation as another kind).
   replies_to<atom::remove, std::string, std::string, std::string>::with<atom::ok>,

@@ -191,7 +191,7 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
   return rp;
 }
 
-/// Removes `name`; with an `owner`, only a record of that owner and kind.
+/// Removes `name` if it is a record of `owner` and `kind`.
 caf::result<atom::ok> remove(self_ptr self, const std::string& name, const std::string& owner,
                              const std::string& kind) {
   auto entry = find(self, name);
@@ -200,9 +200,7 @@ caf::result<atom::ok> remove(self_ptr self, const std::string& name, const std::
   }
   auto hdl = entry->hdl;
   auto rp = self->make_response_promise<atom::ok>();
-  auto pending = owner.empty() ? self->request(hdl, caf::infinite, atom::remove_v)
-                               : self->request(hdl, caf::infinite, atom::remove_v, owner, kind);
-  pending.then(
+  self->request(hdl, caf::infinite, atom::remove_v, owner, kind).then(
       [self, name, hdl, rp](atom::ok) mutable {
         auto it = self->state.volumes.find(name);
         if (it != self->state.volumes.end() && it->second.hdl == hdl) {
@@ -306,7 +304,6 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
            std::string& id) -> caf::result<atom::ok> {
       return forward<atom::ok>(self, name, atom::unmount_v, std::move(id));
     },
-    [self](atom::remove, const std::string& name) { return remove(self, name, "", ""); },
     [self](atom::remove, const std::string& name, const std::string& owner,
            const std::string& kind) { return remove(self, name, owner, kind); },
     [self](atom::get, const std::string& name) -> caf::result<volume_record> {

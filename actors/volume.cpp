@@ -594,9 +594,6 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     [self](atom::unmount, std::string& id) -> caf::result<atom::ok> {
       return enqueue(self, pending_op::kind::unmount, std::move(id));
     },
-    [self](atom::remove) -> caf::result<atom::ok> {
-      return enqueue(self, pending_op::kind::remove);
-    },
     [self](atom::remove, std::string& owner, std::string& kind) -> caf::result<atom::ok> {
       return enqueue(self, pending_op::kind::remove, [&](pending_op& op) {
         op.owner = std::move(owner);

@@ -52,9 +52,11 @@ TEST_F(registry_test, creates_lists_and_removes_volumes) {
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].name, "a");
   EXPECT_EQ(all[1].name, "b");
-  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"a"}));
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"a"},
+                                    std::string{owner_docker}, std::string{kind_volume}));
   EXPECT_EQ(list().size(), 1u);
-  auto err = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"a"});
+  auto err = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"a"},
+                                    std::string{owner_docker}, std::string{kind_volume});
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), static_cast<uint8_t>(ec::not_found));
 }
@@ -83,7 +85,8 @@ TEST_F(registry_test, mount_of_an_unknown_volume_is_not_found) {
 TEST_F(registry_test, a_name_can_be_created_again_after_remove) {
   start();
   EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"}, option_map{}));
-  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"}));
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
+                                    std::string{owner_docker}, std::string{kind_volume}));
   EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"},
                                     option_map{{"type", "tmpfs"}}));
   auto all = list();

@@ -101,12 +101,14 @@ TEST_F(volume_test, unmount_of_an_unknown_id_is_a_no_op) {
 TEST_F(volume_test, remove_while_mounted_is_refused_with_volume_in_use) {
   create();
   mount("c1");
-  auto err = test::call<atom::ok>(self, vol, atom::remove_v);
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+                                    std::string{kind_volume});
   ASSERT_TRUE(err);
   EXPECT_NE(describe(err).find("volume in use"), std::string::npos);
   EXPECT_EQ(storage->removes, 0);
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c1"}));
-  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+                                    std::string{kind_volume}));
   EXPECT_EQ(storage->removes, 1);
   EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v)) << "a removed volume is not found";
 }
@@ -179,7 +181,8 @@ TEST_F(volume_test, remove_of_a_volume_mounted_by_older_state_unmounts_first) {
   storage->host_mounted = true;
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
   vol = ts.sys->spawn(volume, volume_env{storage, exec, persistence, 500ms, nullptr}, rec, true);
-  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v));
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+                                    std::string{kind_volume}));
   EXPECT_EQ(storage->unmounts, 1);
   EXPECT_EQ(storage->removes, 1);
 }
@@ -276,7 +279,8 @@ TEST_F(volume_test, a_retry_on_a_hung_volume_fails_fast_and_starts_no_second_cal
   EXPECT_NE(describe(retry).find("mount started at"), std::string::npos) << describe(retry);
   EXPECT_LT(took, 200ms) << "the retry must fail fast, not wait for a timeout";
   EXPECT_EQ(storage->mounts, 1) << "no second call while the first has not returned";
-  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v)) << "nor a remove";
+  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+                                    std::string{kind_volume})) << "nor a remove";
   EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::create_v, option_map{})) << "nor a create";
   storage->release();
   ASSERT_TRUE(eventually([&] { return storage->unmounts == 1; })) << "the late mount is undone";
@@ -288,7 +292,8 @@ TEST_F(volume_test, a_retry_on_a_hung_volume_fails_fast_and_starts_no_second_cal
 TEST_F(volume_test, a_timed_out_remove_keeps_the_volume_until_its_storage_is_gone) {
   create();
   storage->hang_remove = true;
-  auto err = test::call<atom::ok>(self, vol, atom::remove_v);
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+                                    std::string{kind_volume});
   ASSERT_TRUE(err) << "the remove must time out";
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::timeout)) << describe(err);
   EXPECT_FALSE(test::call<volume_record>(self, vol, atom::get_v)) << "the volume stays";
@@ -313,7 +318,8 @@ TEST_F(volume_test, a_timed_out_remove_keeps_the_volume_until_its_storage_is_gon
 TEST_F(volume_test, a_failed_remove_keeps_the_volume_and_its_record) {
   create();
   storage->fail_remove = true;
-  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v));
+  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+                                    std::string{kind_volume}));
   EXPECT_FALSE(test::call<volume_record>(self, vol, atom::get_v)) << "the volume stays";
   std::lock_guard<std::mutex> guard{disk->mtx};
   EXPECT_EQ(disk->records.count("v1"), 1u);

@@ -37,7 +37,7 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
   auto remove = [self, find, missing](const std::string& name, const std::string& owner,
                                       const std::string& kind) -> caf::result<atom::ok> {
     auto* rec = find(name);
-    if (!rec || (!owner.empty() && (owner_of(*rec) != owner || rec->kind != kind))) {
+    if (!rec || owner_of(*rec) != owner || rec->kind != kind) {
       return missing(name);
     }
     if (!rec->mounts.empty()) {
@@ -95,7 +95,6 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       }
       return atom::ok_v;
     },
-    [remove](atom::remove, std::string& name) { return remove(name, "", ""); },
     [remove](atom::remove, std::string& name, std::string& owner, std::string& kind) {
       return remove(name, owner, kind);
     },
