@@ -541,13 +541,21 @@ std::string owner_of_request(pending_op::kind what) {
     case k::mount:
     case k::unmount:
       return owner_docker;
-    case k::remove:
-    case k::reconcile:
+    case k::csi_create:
+    case k::stage:
+    case k::unstage:
+    case k::publish:
+    case k::unpublish:
+    case k::expand:
+    case k::grow:
+    case k::stats:
+      return owner_csi;
+    case k::remove:    // the message names its owner
+    case k::reconcile: // internal: the volume's own, whoever owns it
     case k::undo_late:
       return "";
-    default:
-      return owner_csi;
   }
+  return "";
 }
 
 /// Queues a request; `fill` sets its payload.
