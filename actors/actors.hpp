@@ -60,7 +60,11 @@ using volume_actor = caf::typed_actor<
   /// NodeUnpublishVolume of a target path.
   replies_to<atom::unpublish, std::string>::with<atom::ok>,
   /// ControllerExpandVolume to at least these bytes; returns the new capacity.
+  /// Goes through the coalescing mailbox, like modify.
   replies_to<atom::expand, uint64_t>::with<uint64_t>,
+  /// ControllerModifyVolume, berthctl resize/modify: a size and/or mutable parameters,
+  /// merged with the others of the window into one backend call; returns the record.
+  replies_to<atom::modify, modify_request>::with<volume_record>,
   /// NodeExpandVolume: grows the filesystem; returns the capacity.
   replies_to<atom::grow, std::string>::with<uint64_t>,
   /// NodeGetVolumeStats at a staging path or published target.
@@ -75,6 +79,8 @@ using volume_actor = caf::typed_actor<
   reacts_to<atom::done, uint64_t, caf::error, caf::message>,
   /// Internal: a backend call's timeout fired (token).
   reacts_to<atom::deadline, uint64_t>,
+  /// Internal: the coalescing window with this number closes.
+  reacts_to<atom::close_window, uint64_t>,
   /// The registry forgot this volume: answer what is queued, then quit.
   reacts_to<atom::retire>>;
 
@@ -101,6 +107,7 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::publish, std::string, publish_request>::with<atom::ok>,
   replies_to<atom::unpublish, std::string, std::string>::with<atom::ok>,
   replies_to<atom::expand, std::string, uint64_t>::with<uint64_t>,
+  replies_to<atom::modify, std::string, modify_request>::with<volume_record>,
   replies_to<atom::grow, std::string, std::string>::with<uint64_t>,
   replies_to<atom::stats, std::string, std::string>::with<volume_stats>,
   /// Every record, sorted by name (admin API).

@@ -29,6 +29,9 @@ volume_actor spawn_volume(self_ptr self, volume_record rec, bool exists) {
   env.exec = cfg.exec;
   env.persistence = cfg.persistence;
   env.backend_timeout = cfg.backend_timeout;
+  env.coalesce_window = cfg.coalesce_window;
+  env.timer = cfg.timer;
+  env.counts = cfg.counts;
   if (exists) {
     env.reconcile_with = cfg.host_mounts;
   }
@@ -337,6 +340,10 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
     },
     [self](atom::expand, const std::string& name, uint64_t bytes) -> caf::result<uint64_t> {
       return forward<uint64_t>(self, name, atom::expand_v, bytes);
+    },
+    [self](atom::modify, const std::string& name, modify_request& req)
+      -> caf::result<volume_record> {
+      return forward<volume_record>(self, name, atom::modify_v, std::move(req));
     },
     [self](atom::grow, const std::string& name, std::string& path) -> caf::result<uint64_t> {
       return forward<uint64_t>(self, name, atom::grow_v, std::move(path));

@@ -22,6 +22,10 @@ struct registry_config {
   /// The host's mount points read at start; each loaded volume reconciles
   /// against them in its own actor. Null: loaded volumes skip reconciliation.
   std::shared_ptr<const std::set<std::string>> host_mounts;
+  /// The coalescing mailbox of every volume (volume_env has the same fields).
+  std::chrono::milliseconds coalesce_window{2000};
+  window_timer timer;
+  std::shared_ptr<modify_counts> counts;
 };
 
 /// One name: its actor, and creations not yet answered.

@@ -636,6 +636,12 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     [self](atom::expand, uint64_t bytes) -> caf::result<uint64_t> {
       return enqueue(self, pending_op::kind::expand, [&](pending_op& op) { op.bytes = bytes; });
     },
+    [self](atom::modify, modify_request&) -> caf::result<volume_record> {
+      // The coalescing mailbox comes next (issue 8); until then nothing is modified.
+      return make_error(ec::unsupported, "volume " + self->state.rec.name
+                                           + ": modify is not implemented yet");
+    },
+    [](atom::close_window, uint64_t) {},
     [self](atom::grow, std::string& path) -> caf::result<uint64_t> {
       return enqueue(self, pending_op::kind::grow, std::move(path));
     },

@@ -14,10 +14,16 @@
 #include <caf/response_promise.hpp>
 
 #include "actors/actors.hpp"
+#include "actors/modify_counts.hpp"
 #include "backends/backend.hpp"
 #include "backends/executor.hpp"
 
 namespace berth {
+
+/// Schedules the close of coalescing window `window` of volume `self` after `after`.
+/// Empty: a delayed (atom::close_window, window) message; tests inject their own clock.
+using window_timer =
+  std::function<void(const volume_actor& self, uint64_t window, std::chrono::milliseconds after)>;
 
 /// What a volume actor needs from the daemon around it.
 struct volume_env {
@@ -28,6 +34,10 @@ struct volume_env {
   /// The host's mount points as read at start, for a volume loaded from state: it
   /// reconciles against them as its first transition. Empty for a new volume.
   std::shared_ptr<const std::set<std::string>> reconcile_with;
+  /// How long the first expand or modify waits for others to merge with (0: none).
+  std::chrono::milliseconds coalesce_window{2000};
+  window_timer timer;                    ///< empty: real time
+  std::shared_ptr<modify_counts> counts; ///< shared by all volumes; may be null
 };
 
 /// Settles a backend side effect that succeeded after its caller was told it timed

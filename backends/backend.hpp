@@ -11,6 +11,12 @@
 
 namespace berth {
 
+/// One backend modify call: what the coalescing mailbox merged for one volume.
+struct modification {
+  uint64_t bytes = 0;    ///< the new size, rounded by choose_capacity (0: unchanged)
+  option_map parameters; ///< mutable parameters to set (validated by validate_mutable)
+};
+
 /// The storage side of a volume. Plain blocking calls, no actors inside: the
 /// volume actor runs them on the executor, never on an actor thread.
 /// Every call is idempotent, and every error names the bad input.
@@ -120,6 +126,29 @@ public:
   virtual caf::error expand(const volume_record& rec, uint64_t bytes) {
     (void)rec, (void)bytes;
     return unsupported("ControllerExpandVolume");
+  }
+
+  /// Checks mutable parameters (CreateVolume's mutable_parameters, ControllerModifyVolume,
+  /// berthctl modify) with no side effects: an unknown key, a key that is fixed at
+  /// creation, or a bad value is ec::invalid_argument naming it.
+  virtual caf::error validate_mutable(const std::string& volume, const option_map& parameters) const {
+    if (parameters.empty()) {
+      return {};
+    }
+    return make_error(ec::invalid_argument, "backend " + name() + " has no mutable parameters; "
+                                              "volume " + volume + " cannot take \""
+                                              + parameters.begin()->first + "\"");
+  }
+
+  /// Applies a size and mutable parameters in one call (the coalesced result of
+  /// ControllerExpandVolume and ControllerModifyVolume). Grows the storage, and the
+  /// attached device and its filesystem while staged; applies each parameter where
+  /// the volume is attached, and `rec` plus `m` is what a later stage applies. A
+  /// backend with a minimum interval between modifications refuses an early one
+  /// with ec::resource_exhausted saying when the volume may be modified again.
+  virtual caf::error modify(const volume_record& rec, const modification& m) {
+    (void)rec, (void)m;
+    return unsupported("ControllerModifyVolume");
   }
 
   /// NodeExpandVolume: grows the filesystem mounted at rec.staging_path to fill the

@@ -23,13 +23,15 @@ struct volume_spec {
   uint64_t limit_bytes = 0;       ///< capacity_range.limit_bytes (0: none)
   std::string source;             ///< "snapshot:NAME", "volume:NAME" or ""
   uint64_t source_bytes = 0;      ///< the source's size; filled in by the registry
+  /// CSI 1.9 mutable_parameters: the volume starts with them (backend::validate_mutable).
+  option_map mutable_parameters;
   caller from{};                  ///< who waits (not inspected: it never leaves the process)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, volume_spec& x) {
   return f(caf::meta::type_name("volume_spec"), x.kind, x.backend, x.parameters,
-           x.required_bytes, x.limit_bytes, x.source, x.source_bytes);
+           x.required_bytes, x.limit_bytes, x.source, x.source_bytes, x.mutable_parameters);
 }
 
 /// NodeStageVolume: attach, format on first use, mount at `staging_path`.
@@ -57,6 +59,21 @@ struct publish_request {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, publish_request& x) {
   return f(caf::meta::type_name("publish_request"), x.target, x.staging_path, x.how);
+}
+
+/// A change to a volume: ControllerExpandVolume (a size), ControllerModifyVolume
+/// (mutable parameters), or berthctl resize/modify. The volume's coalescing mailbox
+/// merges the ones that arrive within its window into one backend modify call.
+struct modify_request {
+  uint64_t required_bytes = 0; ///< grow to at least this (0: the size does not change)
+  option_map parameters;       ///< mutable parameters to set (backend::validate_mutable)
+  /// The namespace asking (owner_csi); "" for the admin API, which may modify any record.
+  std::string owner;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, modify_request& x) {
+  return f(caf::meta::type_name("modify_request"), x.required_bytes, x.parameters, x.owner);
 }
 
 /// NodeGetVolumeStats.

@@ -73,8 +73,9 @@ constexpr size_t json_string_bytes(size_t n) {
 /// than the 64 KiB allowed for them.
 inline constexpr size_t max_record_json_bytes =
   max_mount_ids * (json_string_bytes(max_mount_id_bytes) + 12)
-  + max_options * (json_string_bytes(max_option_key_bytes)
-                   + json_string_bytes(max_option_value_bytes) + 2)
+  // options and mutable_parameters, each up to max_options entries
+  + 2 * max_options * (json_string_bytes(max_option_key_bytes)
+                       + json_string_bytes(max_option_value_bytes) + 2)
   + max_targets * (json_string_bytes(max_path_bytes) + 48
                    + max_mount_flags * (json_string_bytes(max_mount_flag_bytes) + 1))
   + max_mount_flags * (json_string_bytes(max_mount_flag_bytes) + 1)

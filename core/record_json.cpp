@@ -20,6 +20,15 @@ void put_strings(json_writer& w, const std::vector<std::string>& xs) {
   w.EndArray();
 }
 
+void put_map(json_writer& w, const option_map& m) {
+  w.StartObject();
+  for (const auto& [k, v] : m) {
+    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+    put_string(w, v);
+  }
+  w.EndObject();
+}
+
 /// The CSI fields, written only when set so Docker records stay as small as before.
 void write_csi_fields(json_writer& w, const volume_record& rec) {
   if (rec.kind != kind_volume) {
@@ -50,6 +59,14 @@ void write_csi_fields(json_writer& w, const volume_record& rec) {
     w.Key("device");
     put_string(w, rec.device);
   }
+  if (!rec.mutable_parameters.empty()) {
+    w.Key("mutable_parameters");
+    put_map(w, rec.mutable_parameters);
+  }
+  if (rec.modifications != 0) {
+    w.Key("modifications");
+    w.Uint64(rec.modifications);
+  }
   if (!rec.published.empty()) {
     w.Key("published");
     w.StartObject();
@@ -79,12 +96,7 @@ void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_re
   w.Key("backend");
   w.String(rec.backend.c_str(), static_cast<rapidjson::SizeType>(rec.backend.size()));
   w.Key("options");
-  w.StartObject();
-  for (const auto& [k, v] : rec.options) {
-    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
-  }
-  w.EndObject();
+  put_map(w, rec.options);
   w.Key("created_at");
   w.String(rec.created_at.c_str(), static_cast<rapidjson::SizeType>(rec.created_at.size()));
   w.Key("mounts");
@@ -149,12 +161,47 @@ caf::error read_strings(const rapidjson::Value& v, const char* key,
   return {};
 }
 
-caf::error read_csi_fields(const rapidjson::Value& v, volume_record& rec) {
-  if (auto it = v.FindMember("capacity_bytes"); it != v.MemberEnd() && !it->value.IsNull()) {
-    if (!it->value.IsUint64()) {
-      return bad("\"capacity_bytes\" is not an unsigned integer");
+/// An object of strings at `key` (absent or null: empty).
+caf::error read_map(const rapidjson::Value& v, const char* key, option_map& out) {
+  auto it = v.FindMember(key);
+  if (it == v.MemberEnd() || it->value.IsNull()) {
+    return {};
+  }
+  if (!it->value.IsObject()) {
+    return bad(std::string{"\""} + key + "\" is not an object");
+  }
+  for (const auto& m : it->value.GetObject()) {
+    if (!m.value.IsString()) {
+      return bad(std::string{"\""} + key + "\" entry \"" + m.name.GetString()
+                 + "\" is not a string");
     }
-    rec.capacity_bytes = it->value.GetUint64();
+    out[m.name.GetString()] = m.value.GetString();
+  }
+  return {};
+}
+
+/// An unsigned integer at `key` (absent or null: unchanged).
+caf::error read_uint64(const rapidjson::Value& v, const char* key, uint64_t& out) {
+  auto it = v.FindMember(key);
+  if (it == v.MemberEnd() || it->value.IsNull()) {
+    return {};
+  }
+  if (!it->value.IsUint64()) {
+    return bad(std::string{"\""} + key + "\" is not an unsigned integer");
+  }
+  out = it->value.GetUint64();
+  return {};
+}
+
+caf::error read_csi_fields(const rapidjson::Value& v, volume_record& rec) {
+  if (auto err = read_uint64(v, "capacity_bytes", rec.capacity_bytes)) {
+    return err;
+  }
+  if (auto err = read_uint64(v, "modifications", rec.modifications)) {
+    return err;
+  }
+  if (auto err = read_map(v, "mutable_parameters", rec.mutable_parameters)) {
+    return err;
   }
   if (auto err = read_bool(v, "staged_block", rec.staged_block)) {
     return err;
@@ -237,16 +284,8 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
   if (auto err = read_csi_fields(v, rec)) {
     return err;
   }
-  if (auto it = v.FindMember("options"); it != v.MemberEnd() && !it->value.IsNull()) {
-    if (!it->value.IsObject()) {
-      return bad("\"options\" is not an object");
-    }
-    for (const auto& m : it->value.GetObject()) {
-      if (!m.value.IsString()) {
-        return bad(std::string{"option \""} + m.name.GetString() + "\" is not a string");
-      }
-      rec.options[m.name.GetString()] = m.value.GetString();
-    }
+  if (auto err = read_map(v, "options", rec.options)) {
+    return err;
   }
   if (auto it = v.FindMember("mounts"); it != v.MemberEnd() && !it->value.IsNull()) {
     if (it->value.IsObject()) {

@@ -19,7 +19,8 @@ bool operator==(const volume_record& a, const volume_record& b) {
          && a.owner == b.owner && a.capacity_bytes == b.capacity_bytes && a.source == b.source
          && a.staging_path == b.staging_path && a.staged_block == b.staged_block
          && a.stage_flags == b.stage_flags && a.stage_fs_type == b.stage_fs_type
-         && a.device == b.device && a.published == b.published;
+         && a.device == b.device && a.published == b.published
+         && a.mutable_parameters == b.mutable_parameters && a.modifications == b.modifications;
 }
 
 bool operator==(const publication& a, const publication& b) {

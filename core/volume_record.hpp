@@ -81,6 +81,11 @@ struct volume_record {
   std::string stage_fs_type;
   std::string device;             ///< the attached loop device while staged, e.g. /dev/loop3
   publication_map published;      ///< NodePublishVolume targets
+  /// Mutable parameters (CSI 1.9 VolumeAttributesClass, berthctl modify), e.g.
+  /// readAheadKB: set at CreateVolume and changed by ControllerModifyVolume.
+  option_map mutable_parameters;
+  /// Backend modifications applied to this volume (one per coalesced expand/modify).
+  uint64_t modifications = 0;
 };
 
 /// Sum of all mount-ID counts.
@@ -96,7 +101,7 @@ typename Inspector::result_type inspect(Inspector& f, volume_record& x) {
   return f(caf::meta::type_name("volume_record"), x.name, x.backend, x.options,
            x.created_at, x.mounts, x.mounted, x.mountpoint, x.kind, x.owner, x.capacity_bytes,
            x.source, x.staging_path, x.staged_block, x.stage_flags, x.stage_fs_type, x.device,
-           x.published);
+           x.published, x.mutable_parameters, x.modifications);
 }
 
 /// The protocol that owns `rec`: rec.owner when set, else inferred from the fields

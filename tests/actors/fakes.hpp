@@ -24,6 +24,19 @@
 
 namespace berth::test {
 
+/// A volume's environment; the coalescing mailbox keeps its defaults.
+inline volume_env env_of(std::shared_ptr<backend> storage, std::shared_ptr<executor> exec,
+                         persistence_actor persistence, std::chrono::milliseconds timeout,
+                         std::shared_ptr<const std::set<std::string>> reconcile_with = nullptr) {
+  volume_env env;
+  env.storage = std::move(storage);
+  env.exec = std::move(exec);
+  env.persistence = std::move(persistence);
+  env.backend_timeout = timeout;
+  env.reconcile_with = std::move(reconcile_with);
+  return env;
+}
+
 /// A backend that records its calls; it can fail or hang on demand.
 class fake_backend : public backend {
 public:
@@ -371,7 +384,7 @@ protected:
   /// Spawns the volume `name` with this backend timeout.
   void spawn_volume(const std::string& name, std::chrono::milliseconds backend_timeout) {
     auto persistence = ts.sys->spawn(fake_persistence, disk);
-    volume_env env{storage, exec, persistence, backend_timeout, nullptr};
+    auto env = env_of(storage, exec, persistence, backend_timeout);
     volume_record rec;
     rec.name = name;
     vol = ts.sys->spawn(volume, env, rec, false);

@@ -109,7 +109,7 @@ private:
   };
 
   void spawn(const std::string& name, const persistence_actor& persistence) {
-    volume_env env{storage, exec, persistence, 100ms, nullptr};
+    auto env = test::env_of(storage, exec, persistence, 100ms);
     volume_record rec;
     rec.name = name;
     vols[name] = ts.sys->spawn(volume, env, rec, true);

@@ -180,7 +180,7 @@ TEST_F(volume_test, remove_of_a_volume_mounted_by_older_state_unmounts_first) {
   rec.mountpoint = "/fake/v2";
   storage->host_mounted = true;
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-  vol = ts.sys->spawn(volume, volume_env{storage, exec, persistence, 500ms, nullptr}, rec, true);
+  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), rec, true);
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
                                     std::string{kind_volume}));
   EXPECT_EQ(storage->unmounts, 1);
@@ -337,8 +337,8 @@ TEST_F(volume_test, a_loaded_volume_reconciles_with_the_host_before_it_serves) {
   rec.mountpoint = "/fake/v2";
   storage->hang_mount = true; // the remount hangs until released
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-  volume_env env{storage, exec, persistence, 300ms,
-                 std::make_shared<const std::set<std::string>>()};
+  auto env = test::env_of(storage, exec, persistence, 300ms,
+                          std::make_shared<const std::set<std::string>>());
   vol = ts.sys->spawn(volume, env, rec, true);
   ASSERT_TRUE(eventually([&] { return storage->mounts == 1; })) << "the remount starts at once";
   // A Mount that arrives meanwhile waits for the reconcile, then is refused as retryable.
@@ -365,8 +365,8 @@ TEST_F(volume_test, a_loaded_volume_that_needs_no_host_work_reconciles_without_t
   rec.mounted = true; // mounted by no ID and not on the host: only the record is wrong
   rec.mountpoint = "/fake/v3";
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-  volume_env env{storage, exec, persistence, 300ms,
-                 std::make_shared<const std::set<std::string>>()};
+  auto env = test::env_of(storage, exec, persistence, 300ms,
+                          std::make_shared<const std::set<std::string>>());
   vol = ts.sys->spawn(volume, env, rec, true);
   EXPECT_TRUE(eventually([&] { return !get().mounted; })) << "the record is corrected";
   EXPECT_EQ(storage->mounts + storage->unmounts + storage->lazy_unmounts, 0);

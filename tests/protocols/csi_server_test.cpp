@@ -128,6 +128,14 @@ caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<record_
       }
       return bytes + 1;
     },
+    [recs, missing](atom::modify, const std::string& name,
+                    const modify_request&) -> caf::result<volume_record> {
+      auto it = recs->find(name);
+      if (it == recs->end()) {
+        return missing(name);
+      }
+      return it->second;
+    },
     // Stats and grow answer like the volume actor's check_volume_path: only at the
     // staging path; anywhere else (and for an unknown name) NOT_FOUND.
     [recs, missing](atom::stats, const std::string& name,

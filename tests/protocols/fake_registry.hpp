@@ -154,6 +154,9 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       return not_served();
     },
     [](atom::expand, std::string&, uint64_t) -> caf::result<uint64_t> { return not_served(); },
+    [](atom::modify, std::string&, modify_request&) -> caf::result<volume_record> {
+      return not_served();
+    },
     [](atom::grow, std::string&, std::string&) -> caf::result<uint64_t> { return not_served(); },
     [](atom::stats, std::string&, std::string&) -> caf::result<volume_stats> {
       return not_served();
