@@ -161,8 +161,9 @@ caf::error read_strings(const rapidjson::Value& v, const char* key,
   return {};
 }
 
-/// An object of strings at `key` (absent or null: empty).
-caf::error read_map(const rapidjson::Value& v, const char* key, option_map& out) {
+/// An object of strings at `key` (absent or null: empty); `entry` names one in errors.
+caf::error read_map(const rapidjson::Value& v, const char* key, const char* entry,
+                    option_map& out) {
   auto it = v.FindMember(key);
   if (it == v.MemberEnd() || it->value.IsNull()) {
     return {};
@@ -172,8 +173,7 @@ caf::error read_map(const rapidjson::Value& v, const char* key, option_map& out)
   }
   for (const auto& m : it->value.GetObject()) {
     if (!m.value.IsString()) {
-      return bad(std::string{"\""} + key + "\" entry \"" + m.name.GetString()
-                 + "\" is not a string");
+      return bad(std::string{entry} + " \"" + m.name.GetString() + "\" is not a string");
     }
     out[m.name.GetString()] = m.value.GetString();
   }
@@ -200,7 +200,7 @@ caf::error read_csi_fields(const rapidjson::Value& v, volume_record& rec) {
   if (auto err = read_uint64(v, "modifications", rec.modifications)) {
     return err;
   }
-  if (auto err = read_map(v, "mutable_parameters", rec.mutable_parameters)) {
+  if (auto err = read_map(v, "mutable_parameters", "mutable parameter", rec.mutable_parameters)) {
     return err;
   }
   if (auto err = read_bool(v, "staged_block", rec.staged_block)) {
@@ -284,7 +284,7 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
   if (auto err = read_csi_fields(v, rec)) {
     return err;
   }
-  if (auto err = read_map(v, "options", rec.options)) {
+  if (auto err = read_map(v, "options", "option", rec.options)) {
     return err;
   }
   if (auto it = v.FindMember("mounts"); it != v.MemberEnd() && !it->value.IsNull()) {
