@@ -75,8 +75,8 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::get, std::string>::with<volume_record>,
   /// Answers when no transition is running or queued (used at shutdown).
   replies_to<atom::drain>::with<atom::ok>,
-  /// Internal: a backend call finished (token, error or empty, result).
-  reacts_to<atom::done, uint64_t, caf::error, caf::message>,
+  /// Internal: a backend call finished (token, error or none; a result travels beside it).
+  reacts_to<atom::done, uint64_t, caf::error>,
   /// Internal: a backend call's timeout fired (token).
   reacts_to<atom::deadline, uint64_t>,
   /// Internal: the coalescing window with this number closes.

@@ -56,30 +56,38 @@ struct hung_call {
   late_undo settle;    ///< empty when a late success needs nothing
 };
 
-/// One request waiting for its turn (the volume runs one transition at a time).
-struct pending_op {
-  enum class kind {
-    create, mount, unmount, remove,                            // Docker
-    csi_create, stage, unstage, publish, unpublish, expand, grow, stats, // CSI
-    reconcile, undo_late                                       // internal
-  };
-  kind what;
-  caf::response_promise rp;
-  std::string owner;   ///< the namespace asking (owner_docker, owner_csi); "" for any
-  std::string id;      ///< mount ID (mount/unmount), a path (unstage, unpublish, grow, stats),
-                       ///< or the kind a remove is limited to ("" for any)
-  option_map options;  ///< create
-  volume_spec spec;    ///< csi_create
-  stage_request stage; ///< stage
-  publish_request pub; ///< publish
-  uint64_t bytes = 0;  ///< expand
-  late_undo undo;      ///< undo_late
-  caller from;         ///< who waits; an acquiring request whose caller left is not started
+/// Which records a queued step may start on (the guards of detail::enqueue).
+enum class admits {
+  existing, ///< an existing record of the step's owner
+  creation, ///< none yet, or an existing one of the step's owner (an idempotent create)
+  internal, ///< the volume's own work (reconcile, settle): no guards; dropped once removed
 };
 
-/// A continuation run when the current backend call finishes (with its result:
-/// empty, a string or a value) or times out.
-using backend_continuation = std::function<void(caf::error, caf::message)>;
+/// One step waiting for its turn (the volume runs one transition at a time).
+struct queued_step {
+  std::string what;         ///< "mount (id c89a…)", for logs and refusals
+  admits who = admits::existing;
+  std::string owner;        ///< the namespace asking (owner_docker, owner_csi); "" for any
+  caller from;              ///< who waits; an acquiring request whose caller left is not started
+  caf::response_promise rp; ///< where a guard's refusal goes (internal steps: none)
+  std::function<void()> run; ///< the transition; it answers and ends with detail::finish()
+};
+
+/// The coalescing mailbox (actors/volume_mailbox.cpp): expand and modify requests
+/// that arrive within one window, merged into one backend modify call.
+struct modify_waiter {
+  caf::response_promise rp;
+  bool wants_capacity = false; ///< an expand: answered with the capacity, not the record
+};
+
+struct modify_window {
+  uint64_t number = 0;   ///< 0: no window open
+  uint64_t bytes = 0;    ///< the merged size (0: unchanged)
+  std::string bytes_from; ///< who asked that size first, for a conflict's error
+  option_map parameters; ///< the merged parameters
+  std::map<std::string, std::string> parameter_from; ///< key -> who asked it first
+  std::vector<modify_waiter> waiters;
+};
 
 struct volume_state {
   static inline const char* name = "volume";
@@ -90,19 +98,22 @@ struct volume_state {
   bool busy = false;   ///< a transition is running
   /// The record agrees with the host: false until the first reconcile settles.
   bool reconciled = true;
-  std::deque<pending_op> queue;
+  std::deque<queued_step> queue;
 
   uint64_t next_token = 1;
   uint64_t current_token = 0; ///< the backend call the continuation waits for
   std::string current_call;   ///< e.g. "mount", for logs and timeouts
   std::string current_started; ///< RFC 3339, when the current call was submitted
   executor::ticket current_ticket;
-  backend_continuation continuation;
+  std::function<void(caf::error)> continuation;
   late_undo current_undo;     ///< settles the current call if it lands after its timeout
   /// Calls that timed out and have not returned, by token (normally at most one).
   std::map<uint64_t, hung_call> hung;
 
   std::vector<caf::response_promise> drain_waiters;
+
+  modify_window window;           ///< the open coalescing window, if number != 0
+  uint64_t next_window = 1;
 };
 
 /// The behaviour of one volume. `exists` is true for a volume loaded from state.

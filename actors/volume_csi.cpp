@@ -1,66 +1,36 @@
-// The CSI transitions of one volume. Same shape as the Docker ones in
-// actors/volume.cpp, all or nothing:
+// The CSI transitions of one volume, each a description the engine runs
+// (detail/engine.hpp), all or nothing:
 //
-//   check (csi_rules) ─▶ backend call (executor, timeout) ─▶ persist ─▶ reply
-//        │ done: reply at once          │ fails: reply        │ fails: undo, reply
+//   check (csi_rules) ─▶ transact: backend call ─▶ persist ─▶ commit ─▶ reply
+//        │ done: reply at once                            │ fails: undo, reply
 //
-// Stage, publish and expand change the record and are persisted; grow and stats
-// only read it, but still take their turn so they never race a transition.
+// Stage and publish change the record and are persisted; grow and stats only
+// read it, but still take their turn so they never race a transition. Expand
+// and modify go through the coalescing mailbox (volume_mailbox.cpp).
 
-#include <caf/make_message.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/csi_rules.hpp"
-#include "actors/detail/volume_steps.hpp"
-#include "core/errors.hpp"
+#include "actors/detail/transitions.hpp"
 
 namespace berth::detail {
 
 namespace {
 
-template <class T>
-std::pair<caf::error, caf::message> to_result(caf::expected<T> x) {
-  if (!x) {
-    return {x.error(), caf::message{}};
-  }
-  return {caf::error{}, caf::make_message(std::move(*x))};
-}
-
-template <class T>
-T value_of(const caf::message& msg) {
-  return msg.match_elements<T>() ? msg.get_as<T>(0) : T{};
-}
-
-/// Replies `err` and ends the transition.
-void refuse(self_ptr self, pending_op& op, const caf::error& err) {
-  op.rp.deliver(err);
-  finish(self);
-}
-
-/// Ends a transition that its check settled: refused, or already done (`reply`).
+/// Ends a step that its check settled: refused, or already done (`reply`).
 /// Returns false when the transition must run.
 template <class Reply>
-bool settled(self_ptr self, pending_op& op, const caf::expected<csi_action>& action,
+bool settled(self_ptr self, caf::response_promise& rp, const caf::expected<csi_action>& action,
              Reply reply) {
   if (!action) {
-    refuse(self, op, action.error());
+    answer(self, rp, action.error());
     return true;
   }
   if (*action == csi_action::done) {
-    op.rp.deliver(std::move(reply));
-    finish(self);
+    answer(self, rp, std::move(reply));
     return true;
   }
   return false;
-}
-
-/// Logs a failed undo; the original error still goes to the caller.
-done_fn log_undo(const std::string& volume, const std::string& what) {
-  return [volume, what](caf::error err) {
-    if (err) {
-      spdlog::error("volume {}: undoing {} failed: {}", volume, what, describe(err));
-    }
-  };
 }
 
 /// True when `err` says the backend does not serve the call.
@@ -69,23 +39,30 @@ bool is_unsupported(const caf::error& err) {
          && static_cast<ec>(err.code()) == ec::unsupported;
 }
 
+/// Logs a failed settle and ends its step.
+done_fn end_settle(self_ptr self, std::string what) {
+  return [self, what](caf::error err) {
+    if (err) {
+      spdlog::error("volume {}: undoing {} failed: {}", self->state.rec.name, what,
+                    describe(err));
+    }
+    finish(self);
+  };
+}
+
 /// A stage that lands after its timeout is swept, unless the record says the
 /// volume is staged there (a retry got it meanwhile). The sweep gets the record
 /// as it is now: the backend detaches the device only when that record stages
 /// the volume nowhere, so a newer stage elsewhere keeps its device.
-late_undo undo_late_stage(self_ptr self, stage_request req) {
-  return [self, req] {
+late_undo undo_late_stage(self_ptr self, std::string path) {
+  return [self, path] {
     auto now = self->state.rec;
-    if (now.staging_path == req.staging_path) {
+    if (now.staging_path == path) {
       finish(self);
       return;
     }
-    auto path = req.staging_path;
     call_backend(self, "unstage", [now, path](backend& b) { return b.sweep_staging(now, path); },
-                 [self, name = now.name](caf::error err) {
-                   log_undo(name, "a late stage")(err);
-                   finish(self);
-                 });
+                 end_settle(self, "a late stage"));
   };
 }
 
@@ -100,341 +77,275 @@ late_undo undo_late_publish(self_ptr self, std::string target) {
     }
     // The record lacks the target, so the backend unmounts only this volume's
     // bind there and deletes nothing (it cannot know the publish made the target).
-    call_backend(self, "unpublish", [rec, target](backend& b) { return b.unpublish(rec, target); },
-                 [self, rec](caf::error err) {
-                   log_undo(rec.name, "a late publish")(err);
-                   finish(self);
-                 });
+    call_backend(self, "unpublish",
+                 [rec, target](backend& b) { return b.unpublish(rec, target); },
+                 end_settle(self, "a late publish"));
+  };
+}
+
+/// A node path the record does not hold (a crash between a side effect and its
+/// commit may have left this volume's mount there): `sweep` unmounts only what
+/// comes from this volume and deletes nothing. OK either way; the record does
+/// not change.
+void sweep_unrecorded(self_ptr self, caf::response_promise rp, std::string what,
+                      std::string path, std::function<caf::error(backend&)> sweep) {
+  auto name = self->state.rec.name;
+  call_backend(self, what, std::move(sweep), [self, rp, name, path](caf::error err) mutable {
+    if (err && !is_unsupported(err)) {
+      spdlog::error("volume {}: cleaning {} failed: {}", name, path, describe(err));
+      answer(self, rp, err);
+      return;
+    }
+    answer(self, rp, atom::ok_v);
+  });
+}
+
+/// An error-only step from an expected one, for undos that redo a stage or publish.
+template <class T>
+undo_fn undo_by(step_fn<T> redo) {
+  return [redo](const volume_record&, done_fn done) {
+    redo([done](caf::expected<T> x) { done(x ? caf::error{} : x.error()); });
   };
 }
 
 } // namespace
 
-void run_csi_create(self_ptr self, pending_op op) {
+void run_csi_create(self_ptr self, caf::response_promise rp, volume_spec spec) {
   auto& st = self->state;
   if (st.exists) {
-    if (auto err = check_csi_recreate(st.rec, op.spec)) {
-      refuse(self, op, err);
+    if (auto err = check_csi_recreate(st.rec, spec)) {
+      answer(self, rp, err);
       return;
     }
-    op.rp.deliver(st.rec);
-    finish(self);
+    answer(self, rp, st.rec);
     return;
   }
   auto& storage = *st.env.storage;
-  if (op.spec.backend != storage.name()) {
+  if (spec.backend != storage.name()) {
     // The name's actor was spawned for another backend by a concurrent create.
-    refuse(self, op, make_error(ec::already_exists, st.rec.name + " is being created on backend "
-                                                      + storage.name() + ", not "
-                                                      + op.spec.backend));
+    answer(self, rp, make_error(ec::already_exists, st.rec.name + " is being created on backend "
+                                                      + storage.name() + ", not " + spec.backend));
     return;
   }
-  if ((op.spec.kind == kind_snapshot || !op.spec.source.empty()) && !storage.copies_content()) {
-    refuse(self, op, make_error(ec::unsupported, "backend " + storage.name()
+  if ((spec.kind == kind_snapshot || !spec.source.empty()) && !storage.copies_content()) {
+    answer(self, rp, make_error(ec::unsupported, "backend " + storage.name()
                                                    + " cannot take snapshots or copy a content "
                                                      "source (" + st.rec.name + ")"));
     return;
   }
-  auto spec = with_source_size(op.spec);
-  if (!spec) {
-    refuse(self, op, spec.error());
+  auto sized = with_source_size(std::move(spec));
+  if (!sized) {
+    answer(self, rp, sized.error());
     return;
   }
-  if (auto err = storage.validate(st.rec.name, spec->parameters)) {
-    refuse(self, op, err);
+  if (auto err = storage.validate(st.rec.name, sized->parameters)) {
+    answer(self, rp, err);
     return;
   }
-  uint64_t capacity = spec->source_bytes;
-  if (spec->kind == kind_volume) {
-    auto chosen = storage.choose_capacity(*spec);
+  if (auto err = storage.validate_mutable(st.rec.name, sized->mutable_parameters)) {
+    answer(self, rp, err);
+    return;
+  }
+  uint64_t capacity = sized->source_bytes;
+  if (sized->kind == kind_volume) {
+    auto chosen = storage.choose_capacity(*sized);
     if (!chosen) {
-      refuse(self, op, chosen.error());
+      answer(self, rp, chosen.error());
       return;
     }
     capacity = *chosen;
   }
-  auto next = make_csi_record(st.rec.name, *spec, capacity);
-  auto reply = next;
-  create_and_commit(self, std::move(next), std::move(op), std::move(reply));
+  auto next = make_csi_record(st.rec.name, *sized, capacity);
+  transact(self, rp, creation(self, std::move(next)),
+           [](none, const volume_record& rec) { return rec; });
 }
 
-void run_stage(self_ptr self, pending_op op) {
+void run_stage(self_ptr self, caf::response_promise rp, stage_request req) {
   auto rec = self->state.rec;
-  auto action = check_stage(rec, op.stage);
-  if (settled(self, op, action, atom::ok_v)) {
+  if (settled(self, rp, check_stage(rec, req), atom::ok_v)) {
     return;
   }
-  auto req = op.stage;
-  call_backend(self, "stage", [rec, req](backend& b) { return to_result(b.stage(rec, req)); },
-               [self, rec, req, op](caf::error err, caf::message dev) mutable {
-    if (err) {
-      spdlog::error("volume {}: stage at {} failed: {}", rec.name, req.staging_path,
-                    describe(err));
-      refuse(self, op, err);
-      return;
-    }
-    auto next = rec;
-    set_staged(next, req, value_of<std::string>(dev));
-    persist(self, next, [self, next, op](caf::error perr) mutable {
-      if (perr) {
-        spdlog::error("volume {}: stage not saved, unstaging again: {}", next.name,
-                      describe(perr));
-        call_backend(self, "unstage", [next](backend& b) { return b.unstage(next); },
-                     [self, op, perr, next](caf::error uerr) mutable {
-                       log_undo(next.name, "stage")(uerr);
-                       refuse(self, op, perr);
-                     });
-        return;
-      }
-      self->state.rec = next;
-      spdlog::info("volume {} staged at {} ({}{})", next.name, next.staging_path,
-                   next.staged_block ? "block" : "mount", next.device.empty() ? "" : ", " + next.device);
-      op.rp.deliver(atom::ok_v);
-      finish(self);
-    });
-  }, undo_late_stage(self, req));
-}
-
-/// NodeUnstageVolume at a path where the record does not stage the volume: OK
-/// (idempotent). A crash between a stage and its commit may have left this
-/// volume's mount there, so the backend sweeps the path: it unmounts only what
-/// comes from this volume and leaves anything else alone. The record does not
-/// change.
-void sweep_unrecorded_staging(self_ptr self, pending_op op) {
-  auto rec = self->state.rec;
-  auto path = op.id;
-  call_backend(self, "unstage", [rec, path](backend& b) { return b.sweep_staging(rec, path); },
-               [self, rec, path, op](caf::error err) mutable {
-                 if (err && !is_unsupported(err)) {
-                   spdlog::error("volume {}: cleaning {} failed: {}", rec.name, path,
-                                 describe(err));
-                   refuse(self, op, err);
-                   return;
-                 }
-                 op.rp.deliver(atom::ok_v);
-                 finish(self);
-               });
-}
-
-void run_unstage(self_ptr self, pending_op op) {
-  auto before = self->state.rec;
-  auto action = check_unstage(before, op.id);
-  if (action && *action == csi_action::done && before.kind == kind_volume) {
-    sweep_unrecorded_staging(self, std::move(op));
-    return;
-  }
-  if (settled(self, op, action, atom::ok_v)) {
-    return;
-  }
-  call_backend(self, "unstage", [before](backend& b) { return b.unstage(before); },
-               [self, before, op](caf::error err) mutable {
-    if (err) {
-      spdlog::error("volume {}: unstage of {} failed: {}", before.name, before.staging_path,
-                    describe(err));
-      refuse(self, op, err);
-      return;
-    }
+  transition<std::string> t;
+  t.what = "stage at " + req.staging_path;
+  t.work = on_backend(self, "stage", [rec, req](backend& b) { return b.stage(rec, req); },
+                      undo_late_stage(self, req.staging_path));
+  t.apply = [req](const volume_record& before, const std::string& device) {
     auto next = before;
-    set_unstaged(next);
-    persist(self, next, [self, next, before, op](caf::error perr) mutable {
-      if (perr) {
-        spdlog::error("volume {}: unstage not saved, staging again: {}", next.name,
-                      describe(perr));
-        auto req = staged_as(before);
-        call_backend(self, "stage",
-                     [before, req](backend& b) { return to_result(b.stage(before, req)); },
-                     [self, op, perr, before](caf::error serr, caf::message) mutable {
-                       log_undo(before.name, "unstage")(serr);
-                       refuse(self, op, perr);
-                     });
-        return;
-      }
-      self->state.rec = next;
-      spdlog::info("volume {} unstaged from {}", next.name, before.staging_path);
-      op.rp.deliver(atom::ok_v);
-      finish(self);
-    });
-  });
+    set_staged(next, req, device);
+    return next;
+  };
+  t.undo = [self](const volume_record& unsaved, done_fn done) {
+    call_backend(self, "unstage", [unsaved](backend& b) { return b.unstage(unsaved); },
+                 std::move(done));
+  };
+  t.undoing = "unstaging again";
+  t.committed = [](const volume_record& next, const std::string&) {
+    return "volume " + next.name + " staged at " + next.staging_path + " ("
+           + (next.staged_block ? "block" : "mount")
+           + (next.device.empty() ? "" : ", " + next.device) + ")";
+  };
+  transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_publish(self_ptr self, pending_op op) {
-  auto rec = self->state.rec;
-  auto action = check_publish(rec, op.pub);
-  if (settled(self, op, action, atom::ok_v)) {
+void run_unstage(self_ptr self, caf::response_promise rp, std::string path) {
+  auto before = self->state.rec;
+  auto action = check_unstage(before, path);
+  if (action && *action == csi_action::done && before.kind == kind_volume) {
+    sweep_unrecorded(self, rp, "unstage", path,
+                     [before, path](backend& b) { return b.sweep_staging(before, path); });
     return;
   }
-  auto pub = op.pub;
-  call_backend(self, "publish",
-               [rec, pub](backend& b) { return to_result(b.publish(rec, pub.target, pub.how)); },
-               [self, rec, pub, op](caf::error err, caf::message created) mutable {
-    if (err) {
-      spdlog::error("volume {}: publish at {} failed: {}", rec.name, pub.target, describe(err));
-      refuse(self, op, err);
-      return;
-    }
+  if (settled(self, rp, action, atom::ok_v)) {
+    return;
+  }
+  transition<none> t;
+  t.what = "unstage of " + before.staging_path;
+  t.work = on_backend(self, "unstage", [before](backend& b) { return b.unstage(before); });
+  t.apply = [](const volume_record& rec, none) {
     auto next = rec;
-    auto& how = next.published[pub.target];
-    how = pub.how;
-    how.created = value_of<bool>(created); // unpublish deletes only what berth made
-    persist(self, next, [self, next, pub, op](caf::error perr) mutable {
-      if (perr) {
-        spdlog::error("volume {}: publish not saved, unpublishing again: {}", next.name,
-                      describe(perr));
-        call_backend(self, "unpublish",
-                     [next, pub](backend& b) { return b.unpublish(next, pub.target); },
-                     [self, op, perr, next](caf::error uerr) mutable {
-                       log_undo(next.name, "publish")(uerr);
-                       refuse(self, op, perr);
-                     });
-        return;
-      }
-      self->state.rec = next;
-      spdlog::info("volume {} published at {} ({} targets)", next.name, pub.target,
-                   next.published.size());
-      op.rp.deliver(atom::ok_v);
-      finish(self);
-    });
-  }, undo_late_publish(self, pub.target));
+    set_unstaged(next);
+    return next;
+  };
+  auto req = staged_as(before);
+  t.undo = undo_by(on_backend(self, "stage", [before, req](backend& b) {
+    return b.stage(before, req);
+  }));
+  t.undoing = "staging again";
+  t.committed = [path = before.staging_path](const volume_record& next, none) {
+    return "volume " + next.name + " unstaged from " + path;
+  };
+  transact(self, rp, std::move(t), reply_ok);
 }
 
-/// NodeUnpublishVolume of a target the record lacks: OK (idempotent). A crash
-/// between a publish and its commit may have left this volume's bind there, so
-/// the backend unmounts what comes from this volume (and, the record lacking
-/// the target, deletes nothing). The record does not change.
-void sweep_unrecorded_target(self_ptr self, pending_op op) {
+void run_publish(self_ptr self, caf::response_promise rp, publish_request req) {
   auto rec = self->state.rec;
-  auto target = op.id;
-  call_backend(self, "unpublish",
-               [rec, target](backend& b) { return b.unpublish(rec, target); },
-               [self, rec, target, op](caf::error err) mutable {
-                 if (err && !is_unsupported(err)) {
-                   spdlog::error("volume {}: cleaning {} failed: {}", rec.name, target,
-                                 describe(err));
-                   refuse(self, op, err);
-                   return;
-                 }
-                 op.rp.deliver(atom::ok_v);
-                 finish(self);
-               });
+  if (settled(self, rp, check_publish(rec, req), atom::ok_v)) {
+    return;
+  }
+  auto target = req.target;
+  auto how = req.how;
+  transition<bool> t;
+  t.what = "publish at " + target;
+  t.work = on_backend(self, "publish",
+                      [rec, target, how](backend& b) { return b.publish(rec, target, how); },
+                      undo_late_publish(self, target));
+  t.apply = [target, how](const volume_record& before, const bool& created) {
+    auto next = before;
+    auto& entry = next.published[target];
+    entry = how;
+    entry.created = created; // unpublish deletes only what berth made
+    return next;
+  };
+  t.undo = [self, target](const volume_record& unsaved, done_fn done) {
+    call_backend(self, "unpublish",
+                 [unsaved, target](backend& b) { return b.unpublish(unsaved, target); },
+                 std::move(done));
+  };
+  t.undoing = "unpublishing again";
+  t.committed = [target](const volume_record& next, const bool&) {
+    return "volume " + next.name + " published at " + target + " ("
+           + std::to_string(next.published.size()) + " targets)";
+  };
+  transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_unpublish(self_ptr self, pending_op op) {
+void run_unpublish(self_ptr self, caf::response_promise rp, std::string target) {
   auto before = self->state.rec;
-  auto target = op.id;
   if (check_unpublish(before, target) == csi_action::done) {
     if (before.kind == kind_volume) {
-      sweep_unrecorded_target(self, std::move(op));
+      sweep_unrecorded(self, rp, "unpublish", target,
+                       [before, target](backend& b) { return b.unpublish(before, target); });
       return;
     }
-    op.rp.deliver(atom::ok_v);
-    finish(self);
+    answer(self, rp, atom::ok_v);
     return;
   }
-  call_backend(self, "unpublish",
-               [before, target](backend& b) { return b.unpublish(before, target); },
-               [self, before, target, op](caf::error err) mutable {
-    if (err) {
-      spdlog::error("volume {}: unpublish of {} failed: {}", before.name, target, describe(err));
-      refuse(self, op, err);
-      return;
-    }
-    auto next = before;
+  transition<none> t;
+  t.what = "unpublish of " + target;
+  t.work = on_backend(self, "unpublish",
+                      [before, target](backend& b) { return b.unpublish(before, target); });
+  t.apply = [target](const volume_record& rec, none) {
+    auto next = rec;
     next.published.erase(target);
-    persist(self, next, [self, next, before, target, op](caf::error perr) mutable {
-      if (perr) {
-        spdlog::error("volume {}: unpublish not saved, publishing again: {}", next.name,
-                      describe(perr));
-        auto how = before.published.at(target);
-        call_backend(self, "publish",
-                     [before, target, how](backend& b) {
-                       return to_result(b.publish(before, target, how));
-                     },
-                     [self, op, perr, before](caf::error uerr, caf::message) mutable {
-                       log_undo(before.name, "unpublish")(uerr);
-                       refuse(self, op, perr);
-                     });
-        return;
-      }
-      self->state.rec = next;
-      spdlog::info("volume {} unpublished from {} ({} targets left)", next.name, target,
-                   next.published.size());
-      op.rp.deliver(atom::ok_v);
-      finish(self);
-    });
-  });
+    return next;
+  };
+  auto how = before.published.at(target);
+  t.undo = undo_by(on_backend(self, "publish", [before, target, how](backend& b) {
+    return b.publish(before, target, how);
+  }));
+  t.undoing = "publishing again";
+  t.committed = [target](const volume_record& next, none) {
+    return "volume " + next.name + " unpublished from " + target + " ("
+           + std::to_string(next.published.size()) + " targets left)";
+  };
+  transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_expand(self_ptr self, pending_op op) {
+void run_expand(self_ptr self, caf::response_promise rp, uint64_t requested) {
   auto& st = self->state;
   auto rec = st.rec;
   volume_spec want;
   want.backend = rec.backend;
   want.parameters = rec.options;
-  want.required_bytes = op.bytes;
+  want.required_bytes = requested;
   auto rounded = st.env.storage->choose_capacity(want);
   if (!rounded) {
-    refuse(self, op, rounded.error());
+    answer(self, rp, rounded.error());
     return;
   }
   auto bytes = *rounded;
-  auto action = check_expand(rec, bytes);
-  if (settled(self, op, action, rec.capacity_bytes)) {
+  if (settled(self, rp, check_expand(rec, bytes), rec.capacity_bytes)) {
     return;
   }
-  call_backend(self, "expand", [rec, bytes](backend& b) { return b.expand(rec, bytes); },
-               [self, rec, bytes, op](caf::error err) mutable {
-    if (err) {
-      spdlog::error("volume {}: expand to {} bytes failed: {}", rec.name, bytes, describe(err));
-      refuse(self, op, err);
-      return;
-    }
-    auto next = rec;
+  transition<none> t;
+  t.what = "expand to " + std::to_string(bytes) + " bytes";
+  t.work = on_backend(self, "expand", [rec, bytes](backend& b) { return b.expand(rec, bytes); });
+  t.apply = [bytes](const volume_record& before, none) {
+    auto next = before;
     next.capacity_bytes = bytes;
-    // A grown image cannot be shrunk back; a failed persist leaves it larger than
-    // its record, and the retried expand (idempotent in the backend) settles it.
-    persist_and_reply(self, next, op, bytes, [self, rec, bytes] {
-      spdlog::info("volume {} expanded from {} to {} bytes", rec.name, rec.capacity_bytes, bytes);
-    });
-  });
+    return next;
+  };
+  // A grown image cannot be shrunk back; a failed persist leaves it larger than
+  // its record, and the retried expand (idempotent in the backend) settles it.
+  t.committed = [from = rec.capacity_bytes](const volume_record& next, none) {
+    return "volume " + next.name + " expanded from " + std::to_string(from) + " to "
+           + std::to_string(next.capacity_bytes) + " bytes";
+  };
+  transact(self, rp, std::move(t), [bytes](none, const volume_record&) { return bytes; });
 }
 
-void run_grow(self_ptr self, pending_op op) {
+void run_grow(self_ptr self, caf::response_promise rp, std::string path) {
   auto rec = self->state.rec;
-  if (auto err = check_volume_path(rec, op.id)) {
-    refuse(self, op, err);
-    return;
-  }
-  call_backend(self, "grow", [rec](backend& b) { return to_result(b.grow_filesystem(rec)); },
-               [self, rec, op](caf::error err, caf::message size) mutable {
-    if (err) {
-      spdlog::error("volume {}: growing the filesystem failed: {}", rec.name, describe(err));
-      refuse(self, op, err);
-      return;
-    }
-    auto bytes = value_of<uint64_t>(size);
-    spdlog::info("volume {}: filesystem at {} grown to {} bytes", rec.name, rec.staging_path,
-                 bytes);
-    op.rp.deliver(bytes);
-    finish(self);
-  });
-}
-
-void run_stats(self_ptr self, pending_op op) {
-  auto rec = self->state.rec;
-  auto path = op.id;
   if (auto err = check_volume_path(rec, path)) {
-    refuse(self, op, err);
+    answer(self, rp, err);
     return;
   }
-  call_backend(self, "stats", [rec, path](backend& b) { return to_result(b.stats(rec, path)); },
-               [self, op](caf::error err, caf::message stats) mutable {
-    if (err) {
-      refuse(self, op, err);
-      return;
-    }
-    op.rp.deliver(value_of<volume_stats>(stats));
-    finish(self);
-  });
+  call_backend<uint64_t>(
+    self, "grow", [rec](backend& b) { return b.grow_filesystem(rec); },
+    [self, rp, rec](caf::expected<uint64_t> bytes) mutable {
+      if (!bytes) {
+        spdlog::error("volume {}: growing the filesystem failed: {}", rec.name,
+                      describe(bytes.error()));
+        answer(self, rp, bytes.error());
+        return;
+      }
+      spdlog::info("volume {}: filesystem at {} grown to {} bytes", rec.name, rec.staging_path,
+                   *bytes);
+      answer(self, rp, *bytes);
+    });
+}
+
+void run_stats(self_ptr self, caf::response_promise rp, std::string path) {
+  auto rec = self->state.rec;
+  if (auto err = check_volume_path(rec, path)) {
+    answer(self, rp, err);
+    return;
+  }
+  call_backend<volume_stats>(
+    self, "stats", [rec, path](backend& b) { return b.stats(rec, path); },
+    [self, rp](caf::expected<volume_stats> stats) mutable {
+      answer(self, rp, std::move(stats));
+    });
 }
 
 } // namespace berth::detail

@@ -8,10 +8,9 @@
 //   executor (backend timeout) ─▶ reconcile_volume ─▶ persist if changed
 //        │ timed out: the volume stays unreconciled; its late return reconciles again
 
-#include <caf/make_message.hpp>
 #include <spdlog/spdlog.h>
 
-#include "actors/detail/volume_steps.hpp"
+#include "actors/detail/engine.hpp"
 #include "backends/mountinfo.hpp"
 #include "core/errors.hpp"
 #include "recovery/reconcile.hpp"
@@ -55,33 +54,31 @@ void detail::run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::st
     commit_reconciled(self, reconcile_volume(rec, *st.env.storage, *seen, report));
     return;
   }
-  call_backend(
+  call_backend<volume_record>(
     self, "reconcile",
-    [rec, seen](backend& b) -> std::pair<caf::error, caf::message> {
+    [rec, seen](backend& b) -> caf::expected<volume_record> {
       std::set<std::string> fresh;
       if (!seen) {
         auto points = read_mount_points();
         if (!points) {
           spdlog::error("volume {}: cannot reconcile: {}", rec.name, describe(points.error()));
-          return {caf::error{}, caf::make_message(rec)};
+          return rec;
         }
         fresh = std::move(*points);
       }
       reconcile_report report;
-      return {caf::error{}, caf::make_message(reconcile_volume(rec, b, seen ? *seen : fresh,
-                                                               report))};
+      return reconcile_volume(rec, b, seen ? *seen : fresh, report);
     },
-    [self](caf::error err, caf::message out) {
-      auto& st = self->state;
-      if (err || !out.match_elements<volume_record>()) {
+    [self](caf::expected<volume_record> out) {
+      if (!out) {
         // Timed out (it settles again when it returns) or refused: requests that
         // need the host fail as retryable meanwhile.
-        spdlog::error("volume {}: reconciliation did not finish: {}", st.rec.name,
-                      describe(err));
+        spdlog::error("volume {}: reconciliation did not finish: {}", self->state.rec.name,
+                      describe(out.error()));
         finish(self);
         return;
       }
-      commit_reconciled(self, out.get_as<volume_record>(0));
+      commit_reconciled(self, std::move(*out));
     },
     reconcile_later(self));
 }

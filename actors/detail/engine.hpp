@@ -1,0 +1,268 @@
+#pragma once
+
+// The transition engine of a volume actor (actors/volume_engine.cpp). Every
+// transition, Docker's (volume_docker.cpp), CSI's (volume_csi.cpp), the
+// reconciliation (volume_reconcile.cpp) and the coalesced modify
+// (volume_mailbox.cpp), is a queued step made of the pieces below:
+//
+//   enqueue ─▶ guards (caller, exists, owner, reconciled) ─▶ step
+//   step: check ─▶ transact: work (executor, timeout) ─▶ apply ─▶ persist ─▶ commit, log ─▶ reply
+//                                 │ fails: reply                    │ fails: undo, reply
+//
+// One step runs at a time; each ends with finish(), which starts the next.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/volume.hpp"
+#include "core/errors.hpp"
+
+namespace berth::detail {
+
+using self_ptr = volume_actor::stateful_pointer<volume_state>;
+using done_fn = std::function<void(caf::error)>;
+
+/// The result of a side effect that reports only success.
+using none = std::monostate;
+
+// -- the queue --------------------------------------------------------------------
+
+/// Queues a request as a step and answers through `rp` when a guard refuses it
+/// (its caller left, no such volume, another owner's record, not reconciled).
+/// `run` is the transition; it answers `rp` and ends with finish().
+void enqueue(self_ptr self, queued_step step);
+
+/// enqueue for a request from a client: makes the promise `run` answers.
+template <class Run>
+caf::response_promise enqueue_request(self_ptr self, std::string what, admits who,
+                                      std::string owner, caller from, Run run) {
+  auto rp = self->make_response_promise();
+  queued_step step;
+  step.what = std::move(what);
+  step.who = who;
+  step.owner = std::move(owner);
+  step.from = std::move(from);
+  step.rp = rp;
+  step.run = [self, rp, run = std::move(run)]() mutable { run(rp); };
+  enqueue(self, std::move(step));
+  return rp;
+}
+
+/// Queues an internal step (a reconciliation, the settle of a late call): it
+/// skips the guards, and is dropped when the volume was removed meanwhile.
+void enqueue_internal(self_ptr self, std::string what, std::function<void()> run);
+
+/// Ends the running step and starts the next one.
+void finish(self_ptr self);
+
+/// Answers `rp` and ends the step.
+template <class Reply>
+void answer(self_ptr self, caf::response_promise& rp, Reply reply) {
+  rp.deliver(std::move(reply));
+  finish(self);
+}
+
+caf::error no_such_volume(const std::string& name);
+
+/// ec::aborted: the volume's hung call (named, with its start) has not returned,
+/// so `what` does not start.
+caf::error still_hung(const volume_state& st, const std::string& what);
+
+/// Answers `rp` once no step is running or queued (graceful stop).
+void when_idle(self_ptr self, caf::response_promise rp);
+
+/// The registry forgot the volume: refuses what is queued, then quits.
+void retire(self_ptr self);
+
+// -- backend calls ----------------------------------------------------------------
+
+/// A backend call reported back (atom::done).
+void on_call_done(self_ptr self, uint64_t token, caf::error err);
+
+/// A backend call's timeout fired (atom::deadline).
+void on_call_deadline(self_ptr self, uint64_t token);
+
+/// Runs `work` on the executor; `then` runs in the actor with its error, or with
+/// ec::timeout when it does not finish within the backend timeout. When the call
+/// succeeds after that timeout, `late` is queued as an internal step. While an
+/// earlier call is hung, `then` gets still_hung() and nothing starts.
+void call_backend(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
+                  done_fn then, late_undo late = {});
+
+/// The one call that may start beside a hung one: the lazy detach standing in
+/// for a hung unmount (MNT_DETACH does not wait for the server).
+void call_backend_despite_hung(self_ptr self, std::string what,
+                               std::function<caf::error(backend&)> work, done_fn then);
+
+/// call_backend for work with a result: `then` gets the value `work` returned,
+/// typed, so a continuation expecting another type does not compile.
+template <class T>
+void call_backend(self_ptr self, std::string what,
+                  std::function<caf::expected<T>(backend&)> work,
+                  std::function<void(caf::expected<T>)> then, late_undo late = {}) {
+  // The worker fills the slot before it reports back; the actor reads it only on
+  // that report (message passing orders the two). After a timeout nobody reads it.
+  auto slot = std::make_shared<std::optional<T>>();
+  call_backend(
+    self, std::move(what),
+    [work = std::move(work), slot](backend& b) -> caf::error {
+      auto x = work(b);
+      if (!x) {
+        return std::move(x.error());
+      }
+      *slot = std::move(*x);
+      return {};
+    },
+    [slot, then = std::move(then)](caf::error err) {
+      if (err) {
+        then(std::move(err));
+      } else {
+        then(std::move(**slot));
+      }
+    },
+    std::move(late));
+}
+
+// -- persistence ------------------------------------------------------------------
+
+/// Stores `next`; `then` runs once it is durable (or with the error).
+void persist(self_ptr self, const volume_record& next, done_fn then);
+
+/// Forgets the volume in the durable state.
+void persist_erase(self_ptr self, const std::string& name, done_fn then);
+
+// -- transactions -----------------------------------------------------------------
+
+/// A side effect that reports a T: a backend call, or a few in a row.
+template <class T>
+using step_fn = std::function<void(std::function<void(caf::expected<T>)>)>;
+
+/// A step of one backend call; T follows from what `work` returns (caf::error:
+/// none, caf::expected<X>: X).
+template <class Work>
+auto on_backend(self_ptr self, std::string what, Work work, late_undo late = {}) {
+  using out = std::invoke_result_t<Work&, backend&>;
+  if constexpr (std::is_same_v<out, caf::error>) {
+    return step_fn<none>{[=](std::function<void(caf::expected<none>)> then) {
+      call_backend(self, what, work, [then](caf::error err) {
+        if (err) {
+          then(std::move(err));
+        } else {
+          then(none{});
+        }
+      }, late);
+    }};
+  } else {
+    using value = typename out::value_type;
+    return step_fn<value>{[=](std::function<void(caf::expected<value>)> then) {
+      call_backend<value>(self, what, work, then, late);
+    }};
+  }
+}
+
+/// Undoes a transition's side effect when its record cannot be saved; gets the
+/// record that was not saved.
+using undo_fn = std::function<void(const volume_record& unsaved, done_fn)>;
+
+/// One transition that changes the host and then the record, all or nothing
+/// (DESIGN bug 3): the record is committed only once durable, and a side effect
+/// whose record cannot be saved is undone before the error reaches the caller.
+template <class T>
+struct transition {
+  std::string what;  ///< "mount", "stage at /p", for the logs
+  step_fn<T> work;   ///< the side effect
+  /// The record after the side effect, from the record before and its result.
+  std::function<volume_record(const volume_record&, const T&)> apply;
+  undo_fn undo;      ///< empty: the effect cannot or need not be undone
+  std::string undoing; ///< "unmounting again", for the log
+  /// The log line once committed, e.g. "volume v1 mounted at /m (id c89a…, count 1)".
+  std::function<std::string(const volume_record& next, const T&)> committed;
+  bool creates = false; ///< committing it makes the volume exist
+};
+
+/// Runs `t`, then answers `rp` with reply(result, committed record) or the error.
+template <class T, class Reply>
+void transact(self_ptr self, caf::response_promise rp, transition<T> t, Reply reply) {
+  auto work = std::move(t.work);
+  work([self, rp, t = std::move(t), reply](caf::expected<T> out) mutable {
+    auto& st = self->state;
+    if (!out) {
+      spdlog::error("volume {}: {} failed: {}", st.rec.name, t.what, describe(out.error()));
+      answer(self, rp, out.error());
+      return;
+    }
+    auto next = t.apply(st.rec, *out);
+    persist(self, next, [self, rp, t, reply, next, result = std::move(*out)](caf::error perr) mutable {
+      auto& st = self->state;
+      if (perr) {
+        if (!t.undo) {
+          spdlog::error("volume {}: {} not saved: {}", next.name, t.what, describe(perr));
+          answer(self, rp, perr);
+          return;
+        }
+        spdlog::error("volume {}: {} not saved, {}: {}", next.name, t.what, t.undoing,
+                      describe(perr));
+        t.undo(next, [self, rp, perr, what = t.what, name = next.name](caf::error uerr) mutable {
+          if (uerr) {
+            spdlog::error("volume {}: undoing {} failed: {}", name, what, describe(uerr));
+          }
+          answer(self, rp, perr);
+        });
+        return;
+      }
+      st.rec = next;
+      if (t.creates) {
+        st.exists = true;
+      }
+      spdlog::info("{}", t.committed(next, result));
+      answer(self, rp, reply(result, next));
+    });
+  });
+}
+
+/// A transition of the record only (a counted mount, say): persists `next`,
+/// commits it, logs `line`, answers `reply`.
+template <class Reply>
+void commit(self_ptr self, caf::response_promise rp, volume_record next, Reply reply,
+            std::string line) {
+  persist(self, next, [self, rp, next, reply, line](caf::error err) mutable {
+    if (err) {
+      answer(self, rp, err);
+      return;
+    }
+    self->state.rec = std::move(next);
+    spdlog::info("{}", line);
+    answer(self, rp, std::move(reply));
+  });
+}
+
+/// The reply of a transition that answers only "done".
+inline constexpr auto reply_ok = [](const auto&...) { return atom::ok_v; };
+
+// -- pieces shared by several transitions -------------------------------------------
+
+/// Unmounts the volume's host mount; a timeout falls back to a lazy detach so a
+/// dead NFS server or a vanished network namespace never hangs the volume.
+void unmount_host(self_ptr self, const volume_record& rec, done_fn then);
+
+/// Holds the record against the host (recovery/reconcile_volume) and commits what
+/// changed. With `seen` (the mount points read at start) a volume that needs no
+/// backend work reconciles here; otherwise on the executor, reading mountinfo
+/// afresh. Until the first one settles the volume serves nothing.
+void run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::string>> seen);
+
+/// A late settle that reconciles the volume with the host: for a call whose late
+/// success the record cannot express (an unmount, an unstage, an unpublish).
+late_undo reconcile_later(self_ptr self);
+
+} // namespace berth::detail

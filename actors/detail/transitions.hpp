@@ -1,0 +1,47 @@
+#pragma once
+
+// The transitions of a volume, each a description the engine runs
+// (detail/engine.hpp). The behaviour (actors/volume.cpp) queues them.
+
+#include <string>
+
+#include <caf/response_promise.hpp>
+
+#include "actors/detail/engine.hpp"
+
+namespace berth::detail {
+
+// -- Docker (actors/volume_docker.cpp) ----------------------------------------------
+
+void run_create(self_ptr self, caf::response_promise rp, option_map options);
+void run_mount(self_ptr self, caf::response_promise rp, std::string id);
+void run_unmount(self_ptr self, caf::response_promise rp, std::string id);
+/// Docker Remove and CSI Delete{Volume,Snapshot}: only a record of `kind`.
+void run_remove(self_ptr self, caf::response_promise rp, std::string kind);
+
+/// Creates `next`'s storage, then persists it: the volume exists once durable. A
+/// failed persist removes the storage again.
+transition<none> creation(self_ptr self, volume_record next);
+
+// -- CSI (actors/volume_csi.cpp) ----------------------------------------------------
+
+void run_csi_create(self_ptr self, caf::response_promise rp, volume_spec spec);
+void run_stage(self_ptr self, caf::response_promise rp, stage_request req);
+void run_unstage(self_ptr self, caf::response_promise rp, std::string path);
+void run_publish(self_ptr self, caf::response_promise rp, publish_request req);
+void run_unpublish(self_ptr self, caf::response_promise rp, std::string target);
+void run_expand(self_ptr self, caf::response_promise rp, uint64_t bytes);
+void run_grow(self_ptr self, caf::response_promise rp, std::string path);
+void run_stats(self_ptr self, caf::response_promise rp, std::string path);
+
+// -- the coalescing mailbox (actors/volume_mailbox.cpp) -------------------------------
+
+/// An expand (`wants_capacity`: answered with the capacity) or a modify (answered
+/// with the record): satisfied at once, refused at once, or merged into the window.
+void receive_modify(self_ptr self, caf::response_promise rp, modify_request req,
+                    bool wants_capacity);
+
+/// Window `number` closes: its merged change is queued as one transition.
+void close_window(self_ptr self, uint64_t number);
+
+} // namespace berth::detail

@@ -1,0 +1,253 @@
+// The Docker transitions of one volume: create, mount and unmount by mount ID
+// (counted, DESIGN bug 2), remove. Each is a description the engine runs
+// (detail/engine.hpp); the rules are plain functions (volume_rules).
+
+#include <spdlog/spdlog.h>
+
+#include "actors/detail/transitions.hpp"
+#include "actors/volume_rules.hpp"
+
+namespace berth::detail {
+
+namespace {
+
+std::string short_id(const std::string& id) {
+  return id.substr(0, 12);
+}
+
+std::string describe_creation(const volume_record& rec) {
+  std::string out = rec.kind + " " + rec.name + " created (backend " + rec.backend;
+  if (rec.capacity_bytes != 0) {
+    out += ", " + std::to_string(rec.capacity_bytes) + " bytes";
+  }
+  if (!rec.source.empty()) {
+    out += ", from " + rec.source;
+  }
+  return out + ")";
+}
+
+step_fn<std::string> host_mount(self_ptr self, volume_record rec, late_undo late = {}) {
+  return on_backend(self, "mount", [rec](backend& b) { return b.mount(rec); }, std::move(late));
+}
+
+/// A mount that lands after its timeout: its caller was told it failed, so a
+/// mount the record lacks is undone.
+late_undo undo_late_mount(self_ptr self) {
+  return [self] {
+    if (self->state.rec.mounted) {
+      finish(self);
+      return;
+    }
+    unmount_host(self, self->state.rec, [self](caf::error err) {
+      if (err) {
+        spdlog::error("volume {}: undoing a late mount failed: {}", self->state.rec.name,
+                      describe(err));
+      }
+      finish(self);
+    });
+  };
+}
+
+} // namespace
+
+transition<none> creation(self_ptr self, volume_record next) {
+  transition<none> t;
+  t.what = "create";
+  t.work = on_backend(self, "create", [next](backend& b) { return b.create(next); });
+  t.apply = [next](const volume_record&, none) { return next; };
+  t.undo = [self](const volume_record& unsaved, done_fn done) {
+    call_backend(self, "remove", [unsaved](backend& b) { return b.remove(unsaved); },
+                 std::move(done));
+  };
+  t.undoing = "removing the storage again";
+  t.committed = [](const volume_record& rec, none) { return describe_creation(rec); };
+  t.creates = true;
+  return t;
+}
+
+void run_create(self_ptr self, caf::response_promise rp, option_map options) {
+  auto& st = self->state;
+  if (st.exists) {
+    if (st.rec.kind != kind_volume || st.rec.backend != st.env.storage->name()) {
+      answer(self, rp, make_error(ec::already_exists, st.rec.kind + " " + st.rec.name
+                                                        + " already exists on backend "
+                                                        + st.rec.backend));
+      return;
+    }
+    if (auto err = check_recreate(st.rec, options)) {
+      answer(self, rp, err);
+    } else {
+      answer(self, rp, atom::ok_v);
+    }
+    return;
+  }
+  volume_record next;
+  next.name = st.rec.name;
+  next.backend = st.env.storage->name();
+  next.owner = owner_docker;
+  next.options = std::move(options);
+  next.created_at = now_rfc3339();
+  transact(self, rp, creation(self, std::move(next)), reply_ok);
+}
+
+void run_mount(self_ptr self, caf::response_promise rp, std::string id) {
+  auto& st = self->state;
+  if (auto err = check_mount(st.rec, id)) {
+    answer(self, rp, err);
+    return;
+  }
+  auto next = st.rec;
+  if (apply_mount(next, id) == mount_action::count_only) {
+    auto line = "volume " + next.name + " mount counted (id " + short_id(id) + ", count "
+                + std::to_string(next.mounts[id]) + ")";
+    auto mp = next.mountpoint;
+    commit(self, rp, std::move(next), mp, line);
+    return;
+  }
+  transition<std::string> t;
+  t.what = "mount";
+  t.work = host_mount(self, st.rec, undo_late_mount(self));
+  t.apply = [id](const volume_record& before, const std::string& mp) {
+    auto next = before;
+    apply_mount(next, id);
+    set_mounted(next, mp);
+    return next;
+  };
+  // All or nothing (DESIGN bug 3): the mount is undone before the error leaves.
+  t.undo = [self](const volume_record& unsaved, done_fn done) {
+    unmount_host(self, unsaved, std::move(done));
+  };
+  t.undoing = "unmounting again";
+  t.committed = [id](const volume_record& rec, const std::string& mp) {
+    return "volume " + rec.name + " mounted at " + mp + " (id " + short_id(id) + ", count 1)";
+  };
+  transact(self, rp, std::move(t), [](const std::string& mp, const volume_record&) { return mp; });
+}
+
+void run_unmount(self_ptr self, caf::response_promise rp, std::string id) {
+  auto& st = self->state;
+  auto next = st.rec;
+  auto action = apply_unmount(next, id);
+  if (action == unmount_action::unknown_id) {
+    spdlog::info("volume {}: unmount of unknown id {} ignored", next.name, short_id(id));
+    answer(self, rp, atom::ok_v);
+    return;
+  }
+  if (action == unmount_action::count_only) {
+    auto line = "volume " + next.name + " unmount counted (id " + short_id(id) + ", "
+                + std::to_string(total_mounts(next)) + " mount(s) left)";
+    commit(self, rp, std::move(next), atom::ok_v, line);
+    return;
+  }
+  auto before = st.rec;
+  transition<none> t;
+  t.what = "unmount";
+  t.work = [self, before](std::function<void(caf::expected<none>)> then) {
+    unmount_host(self, before, [then](caf::error err) {
+      if (err) {
+        then(std::move(err));
+      } else {
+        then(none{});
+      }
+    });
+  };
+  t.apply = [id](const volume_record& rec, none) {
+    auto next = rec;
+    apply_unmount(next, id);
+    set_unmounted(next);
+    return next;
+  };
+  t.undo = [self, before](const volume_record&, done_fn done) {
+    host_mount(self, before)([done](caf::expected<std::string> mp) {
+      done(mp ? caf::error{} : mp.error());
+    });
+  };
+  t.undoing = "mounting again";
+  t.committed = [id](const volume_record& rec, none) {
+    return "volume " + rec.name + " unmounted (id " + short_id(id) + ", count 0)";
+  };
+  transact(self, rp, std::move(t), reply_ok);
+}
+
+namespace {
+
+/// Forgets the volume once its storage is gone: erases the record, then the actor
+/// holds no volume. `then` gets the persist error, if any.
+void forget_removed(self_ptr self, const std::string& why, done_fn then) {
+  auto name = self->state.rec.name;
+  persist_erase(self, name, [self, name, why, then](caf::error perr) {
+    if (perr) {
+      // The storage is gone but the record stays: a retried Remove finishes it.
+      spdlog::error("volume {}: storage deleted, but the removal was not saved: {}", name,
+                    describe(perr));
+      then(perr);
+      return;
+    }
+    auto& st = self->state;
+    st.exists = false;
+    st.rec = volume_record{};
+    st.rec.name = name;
+    spdlog::info("volume {} removed{}", name, why);
+    then({});
+  });
+}
+
+/// Deletes the storage first and forgets the name only after (DESIGN bug 8): a
+/// failed or timed-out deletion leaves the volume present, so a re-create can never
+/// share a name with storage that is still being deleted. A crash in between
+/// leaves a record whose storage is gone; the retried Remove (idempotent) ends it.
+void remove_storage(self_ptr self, caf::response_promise rp) {
+  auto rec = self->state.rec;
+  // A deletion that returns after its timeout is adopted: the storage is gone.
+  late_undo adopt = [self] {
+    forget_removed(self, " (its deletion returned after its timeout)",
+                   [self](caf::error) { finish(self); });
+  };
+  call_backend(self, "remove", [rec](backend& b) { return b.remove(rec); },
+               [self, rec, rp](caf::error err) mutable {
+    if (err) {
+      spdlog::error("volume {}: remove failed, the volume stays: {}", rec.name, describe(err));
+      answer(self, rp, err);
+      return;
+    }
+    forget_removed(self, "", [self, rp](caf::error perr) mutable {
+      if (perr) {
+        answer(self, rp, perr);
+      } else {
+        answer(self, rp, atom::ok_v);
+      }
+    });
+  }, std::move(adopt));
+}
+
+} // namespace
+
+void run_remove(self_ptr self, caf::response_promise rp, std::string kind) {
+  auto& st = self->state;
+  if (!kind.empty() && st.rec.kind != kind) {
+    answer(self, rp, make_error(ec::not_found, "no " + kind + " " + st.rec.name + " (it is a "
+                                                 + st.rec.kind + ")"));
+    return;
+  }
+  if (auto err = check_remove(st.rec)) {
+    answer(self, rp, err);
+    return;
+  }
+  if (!st.rec.mounted) {
+    remove_storage(self, rp);
+    return;
+  }
+  // Mounted by an older state without counts: unmount first, never rm through a mount.
+  spdlog::info("volume {}: still mounted without mount IDs, unmounting before remove",
+               st.rec.name);
+  unmount_host(self, st.rec, [self, rp](caf::error err) mutable {
+    if (err) {
+      answer(self, rp, err);
+      return;
+    }
+    set_unmounted(self->state.rec);
+    remove_storage(self, rp);
+  });
+}
+
+} // namespace berth::detail
