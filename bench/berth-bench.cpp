@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bench/common.hpp"
+#include "bench/csi_burst.hpp"
 #include "bench/csi_mode.hpp"
 
 namespace {
@@ -33,6 +34,15 @@ const char* usage_text =
   "      seconds. Staging dirs and targets go in a fresh dir below DIR (/tmp).\n"
   "      --backend sets the StorageClass parameter backend (default block; the\n"
   "      publish phase needs a backend that stages, i.e. block).\n"
+  "  berth-bench csi-burst --endpoint unix:///PATH --clients K [--rounds R]\n"
+  "                        [--admin-socket PATH] [--prefix P] [--size-mb N]\n"
+  "                        [--step-mb N] [--parameter KEY]\n"
+  "      Creates one block volume (N MiB, default 1024), then for R rounds\n"
+  "      (default 5) releases K clients at once: even ones ControllerExpandVolume\n"
+  "      (all to the same size, --step-mb more each round, default 64), odd ones\n"
+  "      ControllerModifyVolume (KEY, default readAheadKB, one value per round).\n"
+  "      Backend calls per burst come from the volume's \"modifications\" in\n"
+  "      berthd's admin API (--admin-socket, default /run/berth/admin.sock).\n"
   "The last line of the output is one JSON object.\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -84,6 +94,19 @@ bool parse_flags(int argc, char** argv, std::initializer_list<std::string> switc
     }
   }
   return true;
+}
+
+/// `berth-bench csi-burst ...`: its own flags (argv[2..]), parsed by parse_burst_args.
+int csi_burst_main(int argc, char** argv) {
+  berth::bench::burst_options opt;
+  if (auto err = berth::bench::parse_burst_args({argv + 2, argv + argc}, opt)) {
+    usage_error(*err);
+  }
+  if (opt.help) {
+    std::printf("%s", usage_text);
+    return 0;
+  }
+  return berth::bench::run_csi_burst(opt);
 }
 
 /// `berth-bench csi ...`: its own flags (argv[2..]).
@@ -139,7 +162,7 @@ int csi_main(int argc, char** argv) {
 int main(int argc, char** argv) {
   using berth::bench::options;
   if (argc < 2) {
-    usage_error("missing mode (docker, restart or csi)");
+    usage_error("missing mode (docker, restart, csi or csi-burst)");
   }
   std::string mode = argv[1];
   if (mode == "--help" || mode == "-h" || mode == "help") {
@@ -148,6 +171,9 @@ int main(int argc, char** argv) {
   }
   if (mode == "csi") {
     return csi_main(argc, argv);
+  }
+  if (mode == "csi-burst") {
+    return csi_burst_main(argc, argv);
   }
   if (mode != "docker" && mode != "restart") {
     usage_error("unknown mode '" + mode + "'");

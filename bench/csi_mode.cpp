@@ -26,13 +26,12 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include "bench/common.hpp"
+#include "bench/csi_client.hpp"
 #include "bench/latency.hpp"
 #include "bench/plugin_client.hpp"
-#include "csi.grpc.pb.h"
 
 namespace berth::bench {
 
@@ -41,52 +40,9 @@ namespace {
 namespace v1 = ::csi::v1;
 
 constexpr int64_t volume_bytes = 1024ll * 1024 * 1024;
-constexpr auto rpc_timeout = std::chrono::seconds(60);
-
-/// One client: its own connection (a local subchannel pool) and stubs.
-struct csi_client {
-  explicit csi_client(const std::string& endpoint) {
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    channel = grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(), args);
-    controller = v1::Controller::NewStub(channel);
-    node = v1::Node::NewStub(channel);
-  }
-
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<v1::Controller::Stub> controller;
-  std::unique_ptr<v1::Node::Stub> node;
-};
-
-/// Runs one RPC with a deadline; "" on success, else "CODE message".
-template <class Stub, class Req, class Resp>
-std::string rpc(Stub& stub, grpc::Status (Stub::*fn)(grpc::ClientContext*, const Req&, Resp*),
-                const Req& req, Resp& resp) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + rpc_timeout);
-  auto st = (stub.*fn)(&ctx, req, &resp);
-  if (st.ok()) {
-    return "";
-  }
-  return "code " + std::to_string(static_cast<int>(st.error_code())) + " " + st.error_message();
-}
-
-v1::VolumeCapability mount_capability() {
-  v1::VolumeCapability cap;
-  cap.mutable_mount();
-  cap.mutable_access_mode()->set_mode(v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-  return cap;
-}
 
 v1::CreateVolumeRequest create_request(const csi_options& opt, const std::string& name) {
-  v1::CreateVolumeRequest req;
-  req.set_name(name);
-  req.mutable_capacity_range()->set_required_bytes(volume_bytes);
-  *req.add_volume_capabilities() = mount_capability();
-  if (!opt.backend.empty()) {
-    (*req.mutable_parameters())["backend"] = opt.backend;
-  }
-  return req;
+  return bench::create_request(name, volume_bytes, opt.backend);
 }
 
 /// What one client measured in one phase.

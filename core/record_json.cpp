@@ -29,13 +29,15 @@ void put_map(json_writer& w, const option_map& m) {
   w.EndObject();
 }
 
-/// The CSI fields, written only when set so Docker records stay as small as before.
-void write_csi_fields(json_writer& w, const volume_record& rec) {
+/// The CSI fields, written only when set (record_shape::journal) so Docker records stay
+/// as small as before; record_shape::full writes size, parameters and modifications always.
+void write_csi_fields(json_writer& w, const volume_record& rec, record_shape shape) {
+  bool full = shape == record_shape::full;
   if (rec.kind != kind_volume) {
     w.Key("kind");
     put_string(w, rec.kind);
   }
-  if (rec.capacity_bytes != 0) {
+  if (full || rec.capacity_bytes != 0) {
     w.Key("capacity_bytes");
     w.Uint64(rec.capacity_bytes);
   }
@@ -59,11 +61,11 @@ void write_csi_fields(json_writer& w, const volume_record& rec) {
     w.Key("device");
     put_string(w, rec.device);
   }
-  if (!rec.mutable_parameters.empty()) {
+  if (full || !rec.mutable_parameters.empty()) {
     w.Key("mutable_parameters");
     put_map(w, rec.mutable_parameters);
   }
-  if (rec.modifications != 0) {
+  if (full || rec.modifications != 0) {
     w.Key("modifications");
     w.Uint64(rec.modifications);
   }
@@ -89,7 +91,8 @@ void write_csi_fields(json_writer& w, const volume_record& rec) {
 
 } // namespace
 
-void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_record& rec) {
+void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_record& rec,
+                  record_shape shape) {
   w.StartObject();
   w.Key("name");
   w.String(rec.name.c_str(), static_cast<rapidjson::SizeType>(rec.name.size()));
@@ -114,14 +117,14 @@ void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_re
     w.Key("owner");
     put_string(w, rec.owner);
   }
-  write_csi_fields(w, rec);
+  write_csi_fields(w, rec, shape);
   w.EndObject();
 }
 
-std::string record_to_json(const volume_record& rec) {
+std::string record_to_json(const volume_record& rec, record_shape shape) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  write_record(w, rec);
+  write_record(w, rec, shape);
   return {buf.GetString(), buf.GetSize()};
 }
 

@@ -11,12 +11,23 @@
 
 namespace berth {
 
+/// Which fields write_record writes besides the ones every record has.
+enum class record_shape {
+  /// Only the fields that are set: the journal's shape, so Docker records stay small.
+  journal,
+  /// Also capacity_bytes, mutable_parameters and modifications when they are 0 or
+  /// empty: the admin API's shape, so an operator (and berth-bench) always finds them.
+  full,
+};
+
 /// Writes `rec` as one JSON object (the journal's and the admin API's shape):
 /// {"name","backend","options":{},"created_at","mounts":{ID:N},"mounted","mountpoint"}
-void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_record& rec);
+/// then the CSI fields (see record_shape).
+void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_record& rec,
+                  record_shape shape = record_shape::journal);
 
 /// Serializes `rec` to a JSON string.
-std::string record_to_json(const volume_record& rec);
+std::string record_to_json(const volume_record& rec, record_shape shape = record_shape::journal);
 
 /// Reads a record written by write_record. Tolerant of older shapes (DESIGN bug 4):
 /// "mounts" may be a map whose values are null or 0 (each becomes 1) or an array

@@ -1,9 +1,14 @@
 #include "protocols/admin/berthctl_cli.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <iterator>
 #include <ostream>
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
 #include "core/record_json.hpp"
@@ -67,6 +72,36 @@ std::string path_of(const volume_record& rec) {
   return rec.mounted && !rec.mountpoint.empty() ? rec.mountpoint : "-";
 }
 
+/// "k=v, k2=v2", or "-" when empty.
+std::string pairs(const option_map& m) {
+  std::string out;
+  for (const auto& [k, v] : m) {
+    out += (out.empty() ? "" : ", ") + k + "=" + v;
+  }
+  return out.empty() ? "-" : out;
+}
+
+/// The admin API body of a resize or modify.
+std::string change_body(const options& opts) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+  w.StartObject();
+  if (opts.cmd == command::resize) {
+    w.Key("size_bytes");
+    w.Uint64(opts.size_bytes);
+  } else {
+    w.Key("parameters");
+    w.StartObject();
+    for (const auto& [k, v] : opts.parameters) {
+      w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+      w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
 } // namespace
 
 caf::expected<options> parse_args(const std::vector<std::string>& args) {
@@ -124,23 +159,138 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
     }
     opts.cmd = command::inspect;
     opts.name = positional[1];
+  } else if (cmd == "resize") {
+    if (positional.size() != 3) {
+      return usage_error(positional.size() < 3 ? "resize needs a volume name and a size"
+                                                : "resize takes a volume name and one size");
+    }
+    opts.cmd = command::resize;
+    opts.name = positional[1];
+    auto size = parse_size(positional[2]);
+    if (!size) {
+      return size.error();
+    }
+    opts.size_bytes = *size;
+  } else if (cmd == "modify") {
+    if (positional.size() < 3) {
+      return usage_error("modify needs a volume name and at least one key=value");
+    }
+    opts.cmd = command::modify;
+    opts.name = positional[1];
+    for (size_t i = 2; i < positional.size(); ++i) {
+      const auto& pair = positional[i];
+      auto eq = pair.find('=');
+      if (eq == std::string::npos) {
+        return usage_error("\"" + pair + "\" is not key=value");
+      }
+      if (eq == 0) {
+        return usage_error("\"" + pair + "\" has an empty key: write key=value");
+      }
+      if (!opts.parameters.emplace(pair.substr(0, eq), pair.substr(eq + 1)).second) {
+        return usage_error("key \"" + pair.substr(0, eq) + "\" is given twice");
+      }
+    }
   } else {
     return usage_error("unknown command \"" + cmd + "\"");
   }
   return opts;
 }
 
+caf::expected<uint64_t> parse_size(std::string_view text) {
+  auto bad = [&] {
+    return usage_error("invalid size \"" + std::string{text}
+                       + "\": give bytes, or a number with K, M, G or T (Ki, Mi, Gi, Ti: "
+                         "powers of 1024), e.g. 10G");
+  };
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    ++digits;
+  }
+  if (digits == 0) {
+    return bad();
+  }
+  auto suffix = text.substr(digits);
+  if (suffix.size() == 2 && suffix[1] == 'i') {
+    suffix.remove_suffix(1);
+  }
+  unsigned shift = 0;
+  if (suffix == "K") {
+    shift = 10;
+  } else if (suffix == "M") {
+    shift = 20;
+  } else if (suffix == "G") {
+    shift = 30;
+  } else if (suffix == "T") {
+    shift = 40;
+  } else if (!suffix.empty()) {
+    return bad();
+  }
+  constexpr uint64_t max = UINT64_MAX;
+  uint64_t n = 0;
+  for (size_t i = 0; i < digits; ++i) {
+    auto d = static_cast<uint64_t>(text[i] - '0');
+    if (n > (max - d) / 10) {
+      return usage_error("size \"" + std::string{text} + "\" is too large: at most "
+                         + std::to_string(max) + " bytes");
+    }
+    n = n * 10 + d;
+  }
+  if (n > (max >> shift)) {
+    return usage_error("size \"" + std::string{text} + "\" is too large: at most "
+                       + std::to_string(max) + " bytes");
+  }
+  if (n == 0) {
+    return usage_error("size \"" + std::string{text} + "\" must be positive");
+  }
+  return n << shift;
+}
+
+std::string format_size(uint64_t bytes) {
+  if (bytes == 0) {
+    return "-";
+  }
+  static constexpr const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  size_t unit = 0;
+  double value = static_cast<double>(bytes);
+  while (value >= 1024.0 && unit + 1 < std::size(units)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  if (unit == 0) {
+    return std::to_string(bytes) + " bytes";
+  }
+  char buf[32];
+  if (bytes % (uint64_t{1} << (10 * unit)) == 0) {
+    std::snprintf(buf, sizeof(buf), "%.0f", value);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f", value);
+  }
+  return std::string{buf} + " " + units[unit] + " (" + std::to_string(bytes) + " bytes)";
+}
+
 std::string usage() {
-  return std::string{"usage: berthctl [--socket PATH] volumes [--json]\n"
-                     "       berthctl [--socket PATH] inspect NAME [--json]\n"
-                     "       berthctl --help | --version\n"
-                     "\n"
-                     "Inspects a running berthd through its admin socket.\n"
-                     "  volumes       list every record: name, owner (docker or csi), kind, backend,\n"
-                     "                mounted, mount IDs, path\n"
-                     "  inspect NAME  show one volume\n"
-                     "  --json        print the JSON that berthd returns\n"
-                     "  --socket PATH the admin socket (default "} +
+  return std::string{
+           "usage: berthctl [--socket PATH] volumes [--json]\n"
+           "       berthctl [--socket PATH] inspect NAME [--json]\n"
+           "       berthctl [--socket PATH] resize NAME SIZE [--json]\n"
+           "       berthctl [--socket PATH] modify NAME KEY=VALUE... [--json]\n"
+           "       berthctl --help | --version\n"
+           "\n"
+           "Inspects and operates a running berthd through its admin socket.\n"
+           "  volumes       list every record: name, owner (docker or csi), kind, backend,\n"
+           "                mounted, mount IDs, path\n"
+           "  inspect NAME  show one volume, with its size, mutable parameters and\n"
+           "                modifications (backend modifications applied)\n"
+           "  resize NAME SIZE\n"
+           "                grow a volume to at least SIZE: bytes, or a number with K, M,\n"
+           "                G or T (also Ki, Mi, Gi, Ti; powers of 1024), e.g. 10G\n"
+           "  modify NAME KEY=VALUE...\n"
+           "                set mutable parameters (e.g. readAheadKB=256)\n"
+           "                resize and modify go through the volume's coalescing window,\n"
+           "                like CSI's ControllerExpandVolume and ControllerModifyVolume,\n"
+           "                and print the size, parameters and modifications after it\n"
+           "  --json        print the JSON that berthd returns\n"
+           "  --socket PATH the admin socket (default "} +
          default_socket + ")\n";
 }
 
@@ -175,24 +325,31 @@ std::string format_table(const std::vector<volume_record>& recs) {
 }
 
 std::string format_record(const volume_record& rec) {
-  std::string opts;
-  for (const auto& [k, v] : rec.options) {
-    opts += (opts.empty() ? "" : ", ") + k + "=" + v;
-  }
+  auto size = format_size(rec.capacity_bytes);
   std::string out;
-  out += "name:        " + rec.name + "\n";
-  out += "owner:       " + owner_of(rec) + " (the protocol that may use it)\n";
-  out += "kind:        " + rec.kind + "\n";
-  out += "backend:     " + rec.backend + "\n";
-  out += "created at:  " + (rec.created_at.empty() ? "-" : rec.created_at) + "\n";
-  out += "options:     " + (opts.empty() ? "-" : opts) + "\n";
-  out += std::string{"mounted:     "} + (rec.mounted ? "yes" : "no") + "\n";
-  out += "mountpoint:  " + path_of(rec) + "\n";
-  out += "mounts:      " + std::to_string(total_mounts(rec)) + "\n";
+  out += "name:          " + rec.name + "\n";
+  out += "owner:         " + owner_of(rec) + " (the protocol that may use it)\n";
+  out += "kind:          " + rec.kind + "\n";
+  out += "backend:       " + rec.backend + "\n";
+  out += "created at:    " + (rec.created_at.empty() ? "-" : rec.created_at) + "\n";
+  out += "options:       " + pairs(rec.options) + "\n";
+  out += "size:          " + (size == "-" ? std::string{"- (no size of its own)"} : size) + "\n";
+  out += "mutable:       " + pairs(rec.mutable_parameters) + "\n";
+  out += "modifications: " + std::to_string(rec.modifications) + "\n";
+  out += std::string{"mounted:       "} + (rec.mounted ? "yes" : "no") + "\n";
+  out += "mountpoint:    " + path_of(rec) + "\n";
+  out += "mounts:        " + std::to_string(total_mounts(rec)) + "\n";
   for (const auto& [id, count] : rec.mounts) {
     out += "  " + id + ": " + std::to_string(count) + "\n";
   }
   return out;
+}
+
+std::string format_change(const volume_record& rec, command cmd) {
+  return "volume " + rec.name + (cmd == command::resize ? " resized" : " modified") + ": size "
+         + format_size(rec.capacity_bytes) + "; mutable parameters "
+         + pairs(rec.mutable_parameters) + "; modifications "
+         + std::to_string(rec.modifications) + "\n";
 }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -210,9 +367,16 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return exit_ok;
   }
   unix_http_client client{opts->socket};
-  auto target = opts->cmd == command::volumes ? std::string{"/v1/volumes"}
-                                              : "/v1/volumes/" + opts->name;
-  auto res = client.get(target);
+  bool change = opts->cmd == command::resize || opts->cmd == command::modify;
+  std::string target = "/v1/volumes";
+  if (opts->cmd != command::volumes) {
+    target += "/" + opts->name;
+  }
+  if (change) {
+    target += opts->cmd == command::resize ? "/resize" : "/modify";
+  }
+  auto res = change ? client.post(target, change_body(*opts), "application/json")
+                    : client.get(target);
   if (!res) {
     err << "berthctl: cannot reach berthd at " << describe(res.error()) << "\n";
     return exit_failure;
@@ -239,7 +403,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     err << "berthctl: berthd sent an unreadable record: " << describe(rec.error()) << "\n";
     return exit_failure;
   }
-  out << format_record(*rec);
+  out << (change ? format_change(*rec, opts->cmd) : format_record(*rec));
   return exit_ok;
 }
 

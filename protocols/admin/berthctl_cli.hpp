@@ -3,6 +3,7 @@
 // berthctl's logic, apart from main() so that it can be tested: argument
 // parsing, the admin API calls, and the text formats.
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -20,18 +21,32 @@ inline constexpr const char* default_socket = "/run/berth/admin.sock";
 /// Exit codes: success, failure (unreachable, unknown volume, ...), usage error.
 enum exit_code : int { exit_ok = 0, exit_failure = 1, exit_usage = 2 };
 
-enum class command { help, version, volumes, inspect };
+enum class command { help, version, volumes, inspect, resize, modify };
 
 /// A parsed command line.
 struct options {
   std::string socket = default_socket;
   command cmd = command::help;
-  std::string name; ///< for inspect
+  std::string name;       ///< for inspect, resize and modify
+  uint64_t size_bytes = 0; ///< for resize
+  option_map parameters;  ///< for modify: the key=value pairs
   bool json = false;
 };
 
 /// Parses the arguments after argv[0]. A usage error names the bad argument.
 caf::expected<options> parse_args(const std::vector<std::string>& args);
+
+/// A size as berthctl resize takes it: bytes, or a number with K, M, G or T (also
+/// Ki, Mi, Gi, Ti), each a power of 1024. Zero, anything else and a size beyond
+/// 2^64-1 bytes are usage errors naming the text.
+caf::expected<uint64_t> parse_size(std::string_view text);
+
+/// A size for people: "2 GiB (2147483648 bytes)"; "-" for 0 (no size of its own).
+std::string format_size(uint64_t bytes);
+
+/// The line resize and modify print: the volume's size, mutable parameters and
+/// modifications after the change.
+std::string format_change(const volume_record& rec, command cmd);
 
 /// The --help text.
 std::string usage();

@@ -201,3 +201,25 @@ TEST(record_json, older_records_get_their_owner_from_their_fields) {
   ASSERT_FALSE(bad);
   EXPECT_NE(describe(bad.error()).find("kubelet"), std::string::npos);
 }
+
+TEST(record_json, the_full_shape_writes_size_parameters_and_modifications_even_when_unset) {
+  volume_record rec;
+  rec.name = "v";
+  rec.owner = owner_docker;
+  auto journal = record_to_json(rec);
+  auto full = record_to_json(rec, record_shape::full);
+  for (auto key : {"capacity_bytes", "mutable_parameters", "modifications"}) {
+    // The journal stays as small as before; the admin API's shape names them always.
+    EXPECT_EQ(journal.find(std::string{"\""} + key + "\""), std::string::npos) << key;
+  }
+  EXPECT_NE(full.find(R"("capacity_bytes":0)"), std::string::npos) << full;
+  EXPECT_NE(full.find(R"("mutable_parameters":{})"), std::string::npos) << full;
+  EXPECT_NE(full.find(R"("modifications":0)"), std::string::npos) << full;
+  auto back = record_from_json(full);
+  ASSERT_TRUE(back) << describe(back.error());
+  EXPECT_EQ(*back, rec);
+  rec.capacity_bytes = 1u << 30;
+  rec.mutable_parameters = {{"readAheadKB", "256"}};
+  rec.modifications = 3;
+  EXPECT_EQ(record_to_json(rec, record_shape::full), record_to_json(rec));
+}

@@ -1,72 +1,17 @@
 #include "protocols/admin/admin_api.hpp"
 
-#include <caf/all.hpp>
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
 #include "core/record_json.hpp"
-#include "protocols/admin/berthctl_cli.hpp"
 #include "protocols/http/unix_http_client.hpp"
-#include "tests/protocols/fake_registry.hpp"
-#include "tests/protocols/test_util.hpp"
+#include "tests/protocols/admin_fixture.hpp"
 
 using namespace berth;
 
 namespace {
 
-class admin_api_test : public ::testing::Test {
-protected:
-  test::temp_dir dir;
-  std::string path = dir.path + "/admin.sock";
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  registry_actor reg;
-  std::unique_ptr<admin_api> api;
-  test::io_threads io;
-  std::unique_ptr<unix_http_server> srv;
-
-  void SetUp() override {
-    cfg.add_message_types<caf::id_block::berth>();
-    sys = std::make_unique<caf::actor_system>(cfg);
-    reg = sys->spawn(test::fake_registry, std::string{"2026-01-02T03:04:05Z"});
-    api = std::make_unique<admin_api>(*sys, reg);
-    srv = std::make_unique<unix_http_server>(
-      io.io,
-      [this](const std::string& method, const std::string& target, std::string body,
-             reply_fn reply, const caller&) { api->handle(method, target, std::move(body), std::move(reply)); },
-      1 << 16, "admin");
-    ASSERT_FALSE(srv->listen(path));
-    caf::scoped_actor self{*sys};
-    auto ok = [](atom::ok) {};
-    auto fail = [](caf::error& err) { FAIL() << describe(err); };
-    self->request(reg, caf::infinite, atom::create_v, std::string{"beta"},
-                  option_map{{"type", "tmpfs"}})
-      .receive(ok, fail);
-    self->request(reg, caf::infinite, atom::create_v, std::string{"alpha"}, option_map{})
-      .receive(ok, fail);
-    self
-      ->request(reg, caf::infinite, atom::mount_v, std::string{"alpha"},
-                std::string{"0123456789abcdef0123"}, caller{})
-      .receive([](std::string&) {}, fail);
-  }
-
-  void TearDown() override {
-    srv->stop();
-    io.stop();
-    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
-  }
-
-  /// Runs berthctl against the test socket.
-  int ctl(std::vector<std::string> args, std::string& out, std::string& err) {
-    args.insert(args.begin(), {"--socket", path});
-    std::ostringstream o;
-    std::ostringstream e;
-    int rc = cli::run(args, o, e);
-    out = o.str();
-    err = e.str();
-    return rc;
-  }
-};
+using admin_api_test = test::admin_fixture;
 
 } // namespace
 
@@ -133,15 +78,18 @@ TEST_F(admin_api_test, berthctl_inspect_prints_one_volume) {
   std::string out;
   std::string err;
   ASSERT_EQ(ctl({"inspect", "alpha"}, out, err), 0) << err;
-  EXPECT_EQ(out, "name:        alpha\n"
-                 "owner:       docker (the protocol that may use it)\n"
-                 "kind:        volume\n"
-                 "backend:     local\n"
-                 "created at:  2026-01-02T03:04:05Z\n"
-                 "options:     -\n"
-                 "mounted:     yes\n"
-                 "mountpoint:  /mnt/berth/alpha\n"
-                 "mounts:      1\n"
+  EXPECT_EQ(out, "name:          alpha\n"
+                 "owner:         docker (the protocol that may use it)\n"
+                 "kind:          volume\n"
+                 "backend:       local\n"
+                 "created at:    2026-01-02T03:04:05Z\n"
+                 "options:       -\n"
+                 "size:          - (no size of its own)\n"
+                 "mutable:       -\n"
+                 "modifications: 0\n"
+                 "mounted:       yes\n"
+                 "mountpoint:    /mnt/berth/alpha\n"
+                 "mounts:        1\n"
                  "  0123456789abcdef0123: 1\n");
   ASSERT_EQ(ctl({"inspect", "beta", "--json"}, out, err), 0) << err;
   EXPECT_TRUE(record_from_json(out));

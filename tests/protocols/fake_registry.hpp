@@ -2,7 +2,10 @@
 
 // A registry that keeps records in a std::map: enough to drive the adapters.
 
+#include <algorithm>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,10 +25,27 @@ inline caf::error not_served() {
   return make_error(ec::unsupported, "the fake registry serves no CSI");
 }
 
+/// What the fake does with a modify (atom::modify, name, modify_request), shared with
+/// the test: it records every request that reaches it, then answers `fail_with` when
+/// set, else applies the request as a volume would (a larger size, the parameters
+/// merged, one modification when anything changed) and returns the record.
+struct fake_modify {
+  std::mutex mtx;
+  std::vector<std::pair<std::string, modify_request>> received;
+  caf::error fail_with;
+
+  /// What reached the registry so far.
+  std::vector<std::pair<std::string, modify_request>> requests() {
+    std::lock_guard<std::mutex> guard{mtx};
+    return received;
+  }
+};
+
+/// The fake registry; with `modifying` (may be null: modify is not_served()) it
+/// serves modify as fake_modify says.
 inline registry_actor::behavior_type
-fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::string created_at) {
-  // (created_at is also a spawn argument because CAF 0.17 trips UBSan when a
-  // function actor is spawned without arguments.)
+fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
+                   std::string created_at, std::shared_ptr<fake_modify> modifying) {
   auto find = [self](const std::string& name) -> volume_record* {
     auto it = self->state.volumes.find(name);
     return it == self->state.volumes.end() ? nullptr : &it->second;
@@ -154,14 +174,43 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
       return not_served();
     },
     [](atom::expand, std::string&, uint64_t) -> caf::result<uint64_t> { return not_served(); },
-    [](atom::modify, std::string&, modify_request&) -> caf::result<volume_record> {
-      return not_served();
+    [find, missing, modifying](atom::modify, std::string& name,
+                               modify_request& req) -> caf::result<volume_record> {
+      if (!modifying) {
+        return not_served();
+      }
+      std::lock_guard<std::mutex> guard{modifying->mtx};
+      modifying->received.emplace_back(name, req);
+      if (modifying->fail_with) {
+        return modifying->fail_with;
+      }
+      auto* rec = find(name);
+      if (!rec || (!req.owner.empty() && owner_of(*rec) != req.owner)) {
+        return missing(name);
+      }
+      bool changed = req.required_bytes > rec->capacity_bytes;
+      rec->capacity_bytes = std::max(rec->capacity_bytes, req.required_bytes);
+      for (auto& [key, value] : req.parameters) {
+        auto& slot = rec->mutable_parameters[key];
+        changed = changed || slot != value;
+        slot = value;
+      }
+      rec->modifications += changed ? 1 : 0;
+      return *rec;
     },
     [](atom::grow, std::string&, std::string&) -> caf::result<uint64_t> { return not_served(); },
     [](atom::stats, std::string&, std::string&) -> caf::result<volume_stats> {
       return not_served();
     },
   };
+}
+
+/// The fake registry whose modify is not_served().
+inline registry_actor::behavior_type
+fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::string created_at) {
+  // (created_at is also a spawn argument because CAF 0.17 trips UBSan when a
+  // function actor is spawned without arguments.)
+  return fake_registry_with(self, std::move(created_at), nullptr);
 }
 
 } // namespace berth::test

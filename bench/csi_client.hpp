@@ -1,0 +1,50 @@
+#pragma once
+
+// How berth-bench speaks CSI over gRPC (csi and csi-burst modes): one client per
+// connection, one call with a deadline, the requests both modes send.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "csi.grpc.pb.h"
+
+namespace berth::bench {
+
+/// The deadline of every CSI call berth-bench makes.
+inline constexpr auto csi_rpc_timeout = std::chrono::seconds(60);
+
+/// One client: its own connection (a local subchannel pool) and stubs.
+struct csi_client {
+  explicit csi_client(const std::string& endpoint);
+
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<::csi::v1::Controller::Stub> controller;
+  std::unique_ptr<::csi::v1::Node::Stub> node;
+};
+
+/// Runs one RPC with a deadline; "" on success, else "code N message".
+template <class Stub, class Req, class Resp>
+std::string rpc(Stub& stub, grpc::Status (Stub::*fn)(grpc::ClientContext*, const Req&, Resp*),
+                const Req& req, Resp& resp) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + csi_rpc_timeout);
+  auto st = (stub.*fn)(&ctx, req, &resp);
+  if (st.ok()) {
+    return "";
+  }
+  return "code " + std::to_string(static_cast<int>(st.error_code())) + " " + st.error_message();
+}
+
+/// A single-node-writer filesystem capability.
+::csi::v1::VolumeCapability mount_capability();
+
+/// CreateVolume of `name` with `bytes` required; `backend` is the StorageClass
+/// parameter "backend" ("" = berth's default).
+::csi::v1::CreateVolumeRequest create_request(const std::string& name, int64_t bytes,
+                                              const std::string& backend);
+
+} // namespace berth::bench

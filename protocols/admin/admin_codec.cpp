@@ -1,0 +1,144 @@
+#include "protocols/admin/admin_codec.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "protocols/docker/docker_codec.hpp"
+
+namespace berth::admin {
+
+namespace {
+
+caf::error invalid(std::string message) {
+  return make_error(ec::invalid_argument, std::move(message));
+}
+
+const char* type_name(const rapidjson::Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType: return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType: return "a boolean";
+    case rapidjson::kObjectType: return "an object";
+    case rapidjson::kArrayType: return "an array";
+    case rapidjson::kStringType: return "a string";
+    case rapidjson::kNumberType: return "a number";
+  }
+  return "unknown";
+}
+
+std::string quote(const rapidjson::Value& s) {
+  return docker::quote_input(std::string_view{s.GetString(), s.GetStringLength()});
+}
+
+/// Parses `body` into `doc`: a JSON object whose only member is `field` (an unknown
+/// member is refused, so a misspelt field is not silently ignored). `example` is the
+/// body to send, for the messages.
+caf::error parse_body(std::string_view body, const char* field, const char* example,
+                      rapidjson::Document& doc) {
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return invalid(std::string{"request body is empty: send "} + example);
+  }
+  // Iterative parsing: deeply nested input cannot exhaust the stack.
+  doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
+  if (doc.HasParseError()) {
+    return invalid(std::string{"request body is not JSON (offset "}
+                   + std::to_string(doc.GetErrorOffset()) + ": "
+                   + rapidjson::GetParseError_En(doc.GetParseError()) + "): send " + example);
+  }
+  if (!doc.IsObject()) {
+    return invalid(std::string{"request body must be a JSON object, got "} + type_name(doc)
+                   + ": send " + example);
+  }
+  for (const auto& m : doc.GetObject()) {
+    if (std::string_view{m.name.GetString(), m.name.GetStringLength()} != field) {
+      return invalid("unknown field " + quote(m.name) + ": send " + example);
+    }
+  }
+  if (!doc.HasMember(field)) {
+    return invalid(std::string{"missing \""} + field + "\": send " + example);
+  }
+  return {};
+}
+
+} // namespace
+
+caf::expected<uint64_t> decode_resize(std::string_view body) {
+  constexpr const char* example = R"({"size_bytes": 2147483648})";
+  rapidjson::Document doc;
+  if (auto err = parse_body(body, "size_bytes", example, doc)) {
+    return err;
+  }
+  const auto& size = doc["size_bytes"];
+  if (!size.IsNumber()) {
+    return invalid(std::string{"\"size_bytes\" must be a positive integer (bytes), got "}
+                   + type_name(size));
+  }
+  if (!size.IsUint64() || size.GetUint64() == 0) {
+    // Zero, negative, fractional or beyond 2^64-1 (RapidJSON keeps the last two as
+    // a double): name the number as it was sent.
+    std::string text;
+    if (size.IsInt64()) {
+      text = std::to_string(size.GetInt64());
+    } else {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.17g", size.GetDouble());
+      text = std::string{buf} + " (not an integer of at most 64 bits)";
+    }
+    return invalid("\"size_bytes\" must be a positive integer (bytes), got " + text);
+  }
+  return size.GetUint64();
+}
+
+caf::expected<option_map> decode_modify(std::string_view body) {
+  constexpr const char* example = R"({"parameters": {"readAheadKB": "256"}})";
+  rapidjson::Document doc;
+  if (auto err = parse_body(body, "parameters", example, doc)) {
+    return err;
+  }
+  const auto& params = doc["parameters"];
+  if (!params.IsObject()) {
+    return invalid(std::string{"\"parameters\" must be an object of strings, got "}
+                   + type_name(params) + ": send " + example);
+  }
+  if (params.MemberCount() == 0) {
+    return invalid(std::string{"\"parameters\" is empty: name at least one, e.g. "} + example);
+  }
+  if (params.MemberCount() > limits::max_options) {
+    return invalid("\"parameters\" has " + std::to_string(params.MemberCount())
+                   + " entries; at most " + std::to_string(limits::max_options)
+                   + " are allowed");
+  }
+  option_map out;
+  for (const auto& m : params.GetObject()) {
+    std::string key{m.name.GetString(), m.name.GetStringLength()};
+    if (key.empty()) {
+      return invalid("\"parameters\" has an empty key");
+    }
+    if (key.size() > limits::max_option_key_bytes) {
+      return invalid("\"parameters\" key " + quote(m.name) + " is " + std::to_string(key.size())
+                     + " bytes long; at most " + std::to_string(limits::max_option_key_bytes)
+                     + " are allowed");
+    }
+    if (!m.value.IsString()) {
+      return invalid("\"parameters\" " + quote(m.name) + " must be a string, got "
+                     + type_name(m.value) + " (write numbers as strings: \"256\")");
+    }
+    if (m.value.GetStringLength() > limits::max_option_value_bytes) {
+      return invalid("\"parameters\" " + quote(m.name) + " has a value of "
+                     + std::to_string(m.value.GetStringLength()) + " bytes; at most "
+                     + std::to_string(limits::max_option_value_bytes) + " are allowed");
+    }
+    if (!out.emplace(std::move(key), std::string{m.value.GetString(), m.value.GetStringLength()})
+           .second) {
+      return invalid("\"parameters\" names " + quote(m.name) + " twice: give each key once");
+    }
+  }
+  return out;
+}
+
+} // namespace berth::admin

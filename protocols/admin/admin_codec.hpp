@@ -1,0 +1,26 @@
+#pragma once
+
+// The admin API's request bodies, without actors: decode and validate the bodies of
+// POST /v1/volumes/NAME/resize and /modify. Every refusal (ec::invalid_argument, HTTP
+// 400) names the field and says what to send instead.
+
+#include <cstdint>
+#include <string_view>
+
+#include <caf/expected.hpp>
+
+#include "core/volume_record.hpp"
+
+namespace berth::admin {
+
+/// The body of POST /v1/volumes/NAME/resize: {"size_bytes": N}, N a positive integer
+/// (bytes; the backend rounds it up). Returns N.
+caf::expected<uint64_t> decode_resize(std::string_view body);
+
+/// The body of POST /v1/volumes/NAME/modify: {"parameters": {"KEY": "VALUE", ...}}, at
+/// least one and at most limits::max_options parameters, each value a string; keys
+/// non-empty and at most limits::max_option_key_bytes, values at most
+/// limits::max_option_value_bytes; a key given twice is refused.
+caf::expected<option_map> decode_modify(std::string_view body);
+
+} // namespace berth::admin
