@@ -190,19 +190,6 @@ csi_action check_unpublish(const volume_record& rec, const std::string& target) 
   return rec.published.count(target) > 0 ? csi_action::run : csi_action::done;
 }
 
-caf::expected<csi_action> check_expand(const volume_record& rec, uint64_t bytes) {
-  if (rec.kind != kind_volume) {
-    return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
-  }
-  if (bytes < rec.capacity_bytes) {
-    return make_error(ec::out_of_range, "volume " + rec.name + " has "
-                                          + std::to_string(rec.capacity_bytes)
-                                          + " bytes; shrinking to " + std::to_string(bytes)
-                                          + " is not supported");
-  }
-  return bytes == rec.capacity_bytes ? csi_action::done : csi_action::run;
-}
-
 caf::error check_volume_path(const volume_record& rec, const std::string& path) {
   if (rec.kind != kind_volume) {
     return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");

@@ -65,10 +65,6 @@ caf::expected<csi_action> check_publish(const volume_record& rec, const publish_
 /// actor still lets the backend clean this volume's own leftovers there).
 csi_action check_unpublish(const volume_record& rec, const std::string& target);
 
-/// ControllerExpandVolume to `bytes` (already rounded): `done` when the volume is
-/// that large already; ec::out_of_range for a shrink.
-caf::expected<csi_action> check_expand(const volume_record& rec, uint64_t bytes);
-
 /// NodeExpandVolume / NodeGetVolumeStats at `path`: ec::not_found unless `path` is
 /// the staging path or a published target.
 caf::error check_volume_path(const volume_record& rec, const std::string& path);

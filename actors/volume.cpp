@@ -96,18 +96,21 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                run_unpublish(self, rp, target);
                              });
     },
+    // -- the coalescing mailbox ---------------------------------------------------
     [self](atom::expand, uint64_t bytes) -> caf::result<uint64_t> {
-      return enqueue_request(self, "expand", admits::existing, owner_csi, {},
-                             [self, bytes](caf::response_promise rp) {
-                               run_expand(self, rp, bytes);
-                             });
+      auto rp = self->make_response_promise();
+      modify_request req;
+      req.required_bytes = bytes;
+      req.owner = owner_csi;
+      receive_modify(self, rp, std::move(req), true);
+      return rp;
     },
-    [self](atom::modify, modify_request&) -> caf::result<volume_record> {
-      // The coalescing mailbox comes next (issue 8); until then nothing is modified.
-      return make_error(ec::unsupported, "volume " + self->state.rec.name
-                                           + ": modify is not implemented yet");
+    [self](atom::modify, modify_request& req) -> caf::result<volume_record> {
+      auto rp = self->make_response_promise();
+      receive_modify(self, rp, std::move(req), false);
+      return rp;
     },
-    [](atom::close_window, uint64_t) {},
+    [self](atom::close_window, uint64_t number) { close_window(self, number); },
     [self](atom::grow, std::string& path) -> caf::result<uint64_t> {
       return enqueue_request(self, "grow at " + path, admits::existing, owner_csi, {},
                              [self, path](caf::response_promise rp) { run_grow(self, rp, path); });

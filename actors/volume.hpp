@@ -69,23 +69,22 @@ struct queued_step {
   admits who = admits::existing;
   std::string owner;        ///< the namespace asking (owner_docker, owner_csi); "" for any
   caller from;              ///< who waits; an acquiring request whose caller left is not started
-  caf::response_promise rp; ///< where a guard's refusal goes (internal steps: none)
+  /// Answers the waiting caller(s) when a guard refuses the step (internal steps: none).
+  std::function<void(const caf::error&)> refuse;
   std::function<void()> run; ///< the transition; it answers and ends with detail::finish()
 };
 
-/// The coalescing mailbox (actors/volume_mailbox.cpp): expand and modify requests
-/// that arrive within one window, merged into one backend modify call.
+/// A caller waiting in the coalescing mailbox (actors/volume_mailbox.cpp).
 struct modify_waiter {
   caf::response_promise rp;
   bool wants_capacity = false; ///< an expand: answered with the capacity, not the record
 };
 
+/// Expand and modify requests that arrived within one window, merged: they
+/// become one backend modify call when the window closes.
 struct modify_window {
-  uint64_t number = 0;   ///< 0: no window open
-  uint64_t bytes = 0;    ///< the merged size (0: unchanged)
-  std::string bytes_from; ///< who asked that size first, for a conflict's error
-  option_map parameters; ///< the merged parameters
-  std::map<std::string, std::string> parameter_from; ///< key -> who asked it first
+  uint64_t number = 0;   ///< 0: no window is open
+  modification change;   ///< the merged size (0: unchanged) and parameters
   std::vector<modify_waiter> waiters;
 };
 

@@ -281,39 +281,6 @@ void run_unpublish(self_ptr self, caf::response_promise rp, std::string target) 
   transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_expand(self_ptr self, caf::response_promise rp, uint64_t requested) {
-  auto& st = self->state;
-  auto rec = st.rec;
-  volume_spec want;
-  want.backend = rec.backend;
-  want.parameters = rec.options;
-  want.required_bytes = requested;
-  auto rounded = st.env.storage->choose_capacity(want);
-  if (!rounded) {
-    answer(self, rp, rounded.error());
-    return;
-  }
-  auto bytes = *rounded;
-  if (settled(self, rp, check_expand(rec, bytes), rec.capacity_bytes)) {
-    return;
-  }
-  transition<none> t;
-  t.what = "expand to " + std::to_string(bytes) + " bytes";
-  t.work = on_backend(self, "expand", [rec, bytes](backend& b) { return b.expand(rec, bytes); });
-  t.apply = [bytes](const volume_record& before, none) {
-    auto next = before;
-    next.capacity_bytes = bytes;
-    return next;
-  };
-  // A grown image cannot be shrunk back; a failed persist leaves it larger than
-  // its record, and the retried expand (idempotent in the backend) settles it.
-  t.committed = [from = rec.capacity_bytes](const volume_record& next, none) {
-    return "volume " + next.name + " expanded from " + std::to_string(from) + " to "
-           + std::to_string(next.capacity_bytes) + " bytes";
-  };
-  transact(self, rp, std::move(t), [bytes](none, const volume_record&) { return bytes; });
-}
-
 void run_grow(self_ptr self, caf::response_promise rp, std::string path) {
   auto rec = self->state.rec;
   if (auto err = check_volume_path(rec, path)) {

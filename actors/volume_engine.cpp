@@ -3,6 +3,7 @@
 // persistence. The transitions themselves are descriptions (detail/engine.hpp).
 
 #include "actors/detail/engine.hpp"
+#include "actors/detail/transitions.hpp"
 
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
@@ -74,7 +75,8 @@ void start(self_ptr self, queued_step step) {
       return;
     }
   } else if (auto err = refusal(self, step)) {
-    answer(self, step.rp, err);
+    step.refuse(err);
+    finish(self);
     return;
   }
   step.run();
@@ -117,6 +119,9 @@ void finish(self_ptr self) {
 }
 
 void when_idle(self_ptr self, caf::response_promise rp) {
+  if (auto open = self->state.window.number; open != 0) {
+    close_window(self, open); // stopping: its callers get their outcome now
+  }
   self->state.drain_waiters.push_back(std::move(rp));
   pump(self);
 }
@@ -124,11 +129,15 @@ void when_idle(self_ptr self, caf::response_promise rp) {
 void retire(self_ptr self) {
   auto& st = self->state;
   for (auto& step : st.queue) {
-    if (step.who != admits::internal) {
-      step.rp.deliver(no_such_volume(st.rec.name));
+    if (step.refuse) {
+      step.refuse(no_such_volume(st.rec.name));
     }
   }
   st.queue.clear();
+  for (auto& w : st.window.waiters) {
+    w.rp.deliver(no_such_volume(st.rec.name));
+  }
+  st.window = modify_window{};
   self->quit();
 }
 

@@ -37,9 +37,9 @@ using none = std::monostate;
 
 // -- the queue --------------------------------------------------------------------
 
-/// Queues a request as a step and answers through `rp` when a guard refuses it
-/// (its caller left, no such volume, another owner's record, not reconciled).
-/// `run` is the transition; it answers `rp` and ends with finish().
+/// Queues a step; when a guard refuses it (its caller left, no such volume, another
+/// owner's record, not reconciled) its `refuse` answers instead of `run`. `run` is
+/// the transition; it answers and ends with finish().
 void enqueue(self_ptr self, queued_step step);
 
 /// enqueue for a request from a client: makes the promise `run` answers.
@@ -52,7 +52,7 @@ caf::response_promise enqueue_request(self_ptr self, std::string what, admits wh
   step.who = who;
   step.owner = std::move(owner);
   step.from = std::move(from);
-  step.rp = rp;
+  step.refuse = [rp](const caf::error& err) mutable { rp.deliver(err); };
   step.run = [self, rp, run = std::move(run)]() mutable { run(rp); };
   enqueue(self, std::move(step));
   return rp;
@@ -190,33 +190,38 @@ struct transition {
   bool creates = false; ///< committing it makes the volume exist
 };
 
-/// Runs `t`, then answers `rp` with reply(result, committed record) or the error.
-template <class T, class Reply>
-void transact(self_ptr self, caf::response_promise rp, transition<T> t, Reply reply) {
+/// Runs `t`; `outcome` gets the result once its record is committed (then in
+/// self->state.rec), or the error. The step ends after `outcome`.
+template <class T>
+void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T>)> outcome) {
   auto work = std::move(t.work);
-  work([self, rp, t = std::move(t), reply](caf::expected<T> out) mutable {
+  work([self, t = std::move(t), outcome](caf::expected<T> out) mutable {
     auto& st = self->state;
+    auto end = [self, outcome](caf::expected<T> x) {
+      outcome(std::move(x));
+      finish(self);
+    };
     if (!out) {
       spdlog::error("volume {}: {} failed: {}", st.rec.name, t.what, describe(out.error()));
-      answer(self, rp, out.error());
+      end(out.error());
       return;
     }
     auto next = t.apply(st.rec, *out);
-    persist(self, next, [self, rp, t, reply, next, result = std::move(*out)](caf::error perr) mutable {
+    persist(self, next, [self, t, end, next, result = std::move(*out)](caf::error perr) mutable {
       auto& st = self->state;
       if (perr) {
         if (!t.undo) {
           spdlog::error("volume {}: {} not saved: {}", next.name, t.what, describe(perr));
-          answer(self, rp, perr);
+          end(perr);
           return;
         }
         spdlog::error("volume {}: {} not saved, {}: {}", next.name, t.what, t.undoing,
                       describe(perr));
-        t.undo(next, [self, rp, perr, what = t.what, name = next.name](caf::error uerr) mutable {
+        t.undo(next, [end, perr, what = t.what, name = next.name](caf::error uerr) {
           if (uerr) {
             spdlog::error("volume {}: undoing {} failed: {}", name, what, describe(uerr));
           }
-          answer(self, rp, perr);
+          end(perr);
         });
         return;
       }
@@ -225,8 +230,20 @@ void transact(self_ptr self, caf::response_promise rp, transition<T> t, Reply re
         st.exists = true;
       }
       spdlog::info("{}", t.committed(next, result));
-      answer(self, rp, reply(result, next));
+      end(std::move(result));
     });
+  });
+}
+
+/// Runs `t`, then answers `rp` with reply(result, committed record) or the error.
+template <class T, class Reply>
+void transact(self_ptr self, caf::response_promise rp, transition<T> t, Reply reply) {
+  transact<T>(self, std::move(t), [self, rp, reply](caf::expected<T> out) mutable {
+    if (!out) {
+      rp.deliver(out.error());
+    } else {
+      rp.deliver(reply(*out, self->state.rec));
+    }
   });
 }
 

@@ -30,7 +30,6 @@ void run_stage(self_ptr self, caf::response_promise rp, stage_request req);
 void run_unstage(self_ptr self, caf::response_promise rp, std::string path);
 void run_publish(self_ptr self, caf::response_promise rp, publish_request req);
 void run_unpublish(self_ptr self, caf::response_promise rp, std::string target);
-void run_expand(self_ptr self, caf::response_promise rp, uint64_t bytes);
 void run_grow(self_ptr self, caf::response_promise rp, std::string path);
 void run_stats(self_ptr self, caf::response_promise rp, std::string path);
 

@@ -219,12 +219,11 @@ TEST(csi_rules, stage_at_another_path_is_a_failed_precondition) {
                ec::failed_precondition, "/stage/other");
 }
 
-TEST(csi_rules, a_snapshot_cannot_be_staged_or_published_or_expanded) {
+TEST(csi_rules, a_snapshot_cannot_be_staged_or_published) {
   auto snap = block_volume();
   snap.kind = kind_snapshot;
   expect_error(check_stage(snap, stage_at("/stage/pvc-1")), ec::not_found, "snapshot");
   expect_error(check_publish(snap, publish_at("/pods/a")), ec::not_found, "snapshot");
-  expect_error(check_expand(snap, 20 * mib), ec::not_found, "snapshot");
   expect_error(check_volume_path(snap, "/stage/pvc-1"), ec::not_found, "snapshot");
 }
 
@@ -371,17 +370,7 @@ TEST(csi_rules, unpublish_runs_only_for_a_published_target) {
   EXPECT_EQ(check_unpublish(block_volume(), "/pods/a"), csi_action::done);
 }
 
-// -- expand / paths ----------------------------------------------------------------------
-
-TEST(csi_rules, expand_refuses_a_shrink_is_done_at_the_same_size_and_runs_to_grow) {
-  expect_error(check_expand(block_volume(), 5 * mib), ec::out_of_range, std::to_string(5 * mib));
-  auto same = check_expand(block_volume(), 10 * mib);
-  ASSERT_TRUE(same);
-  EXPECT_EQ(*same, csi_action::done);
-  auto grow = check_expand(block_volume(), 20 * mib);
-  ASSERT_TRUE(grow);
-  EXPECT_EQ(*grow, csi_action::run);
-}
+// -- paths ----------------------------------------------------------------------
 
 TEST(csi_rules, a_volume_path_is_the_staging_path_or_a_published_target) {
   auto rec = staged_volume();

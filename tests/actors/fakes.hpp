@@ -64,7 +64,7 @@ public:
     fail_unpublish{false}, fail_expand{false}, fail_grow{false}, fail_stats{false},
     hang_stage{false};
   std::atomic<uint64_t> free_bytes{64 * 1024 * mib};
-  std::atomic<uint64_t> expanded_to{0}; ///< the bytes of the last expand
+  std::atomic<uint64_t> expanded_to{0}; ///< the bytes of the last modify that had a size
 
   std::string name() const override { return "local"; }
   bool copies_content() const override { return copies; }
@@ -200,12 +200,56 @@ public:
     erase_if_owned(targets_, target, rec.name);
     return {};
   }
-  caf::error expand(const volume_record& rec, uint64_t bytes) override {
-    ++expands;
-    if (fail_expand) {
-      return make_error(ec::backend_failure, "expand of " + rec.name + " failed: injected");
+  // -- modifications -------------------------------------------------------------
+  /// Every modify call, and the size and parameters of the last one.
+  std::atomic<int> modifies{0};
+  std::atomic<bool> fail_modify{false};
+  /// Set: the next modify waits until release_modify() (a call that is running).
+  std::atomic<bool> hold_modify{false};
+  modification last_modification() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return last_modification_;
+  }
+  /// Blocks until a held modify is running.
+  void wait_for_modify_running() {
+    std::unique_lock<std::mutex> guard{mtx_};
+    cv_.wait_for(guard, std::chrono::seconds(10), [this] { return modify_running_; });
+  }
+  void release_modify() {
+    hold_modify = false;
+    cv_.notify_all();
+  }
+  caf::error validate_mutable(const std::string& volume, const option_map& params) const override {
+    for (const auto& [k, v] : params) {
+      if (k == "fsType") {
+        return make_error(ec::invalid_argument, "volume " + volume + ": \"fsType\" is fixed "
+                                                "at creation");
+      }
+      if (k != "readAheadKB" && k != "directIO") {
+        return make_error(ec::invalid_argument, "unknown mutable parameter \"" + k + "\"");
+      }
     }
-    expanded_to = bytes;
+    return {};
+  }
+  caf::error modify(const volume_record& rec, const modification& m) override {
+    ++modifies;
+    if (m.bytes != 0) {
+      ++expands;
+    }
+    {
+      std::unique_lock<std::mutex> guard{mtx_};
+      modify_running_ = true;
+      cv_.notify_all();
+      cv_.wait_for(guard, std::chrono::seconds(10), [this] { return !hold_modify; });
+      modify_running_ = false;
+      last_modification_ = m;
+    }
+    if (fail_modify || (m.bytes != 0 && fail_expand)) {
+      return make_error(ec::backend_failure, "modify of " + rec.name + " failed: injected");
+    }
+    if (m.bytes != 0) {
+      expanded_to = m.bytes;
+    }
     return {};
   }
   caf::expected<uint64_t> grow_filesystem(const volume_record& rec) override {
@@ -301,6 +345,8 @@ private:
 
   std::mutex mtx_;
   std::condition_variable cv_;
+  modification last_modification_;
+  bool modify_running_ = false;
   owners staged_paths_;
   owners targets_;
   std::string attached_;

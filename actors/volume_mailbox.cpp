@@ -1,0 +1,252 @@
+// The coalescing mailbox of one volume (DESIGN bug 5): ControllerExpandVolume,
+// ControllerModifyVolume and berthctl resize/modify for the same volume that
+// arrive within one window become one backend modify call.
+//
+//   request ─▶ checks (same actor step: nothing races in) ─▶ satisfied? reply at once
+//        │ refused: reply at once, the window is untouched   │ no
+//        ▼                                                   ▼
+//   conflict with the window? refuse this one     merge into the window (open it)
+//                                                            │ window closes
+//                                                            ▼
+//   queue ─▶ one transact: backend modify ─▶ persist ─▶ every merged caller gets the outcome
+//
+// The window is not in the queue: mounts, stages and publishes run while it is
+// open; only its backend call takes a turn like theirs. Requests that arrive
+// while that call runs open the next window.
+
+#include <caf/actor_cast.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/detail/transitions.hpp"
+#include "actors/modify_rules.hpp"
+#include "actors/volume_rules.hpp"
+
+namespace berth::detail {
+
+namespace {
+
+void count(self_ptr self, const char* result, uint64_t n = 1) {
+  if (auto& counts = self->state.env.counts) {
+    counts->requests.add(result, n);
+  }
+}
+
+/// Answers one waiter with the outcome: the capacity for an expand, the record otherwise.
+void answer_waiter(modify_waiter& w, const caf::expected<volume_record>& out) {
+  if (!out) {
+    w.rp.deliver(out.error());
+  } else if (w.wants_capacity) {
+    w.rp.deliver(out->capacity_bytes);
+  } else {
+    w.rp.deliver(*out);
+  }
+}
+
+/// Why the volume cannot take a modification now, before its content is looked at.
+caf::error refusal(const volume_state& st, const modify_request& req) {
+  if (!st.exists) {
+    return no_such_volume(st.rec.name);
+  }
+  if (!req.owner.empty()) {
+    if (auto err = check_owner(st.rec, req.owner, false)) {
+      return err;
+    }
+  }
+  if (st.rec.kind != kind_volume) {
+    return make_error(ec::not_found, "no such volume: " + st.rec.name + " (it is a snapshot)");
+  }
+  if (!st.reconciled) {
+    return make_error(ec::aborted, "volume " + st.rec.name
+                                     + " is not reconciled with the host yet; retry later");
+  }
+  return {};
+}
+
+/// The request as a modification: its size rounded as the backend provisions it.
+caf::expected<modification> asked_of(const volume_state& st, const modify_request& req) {
+  modification asked;
+  asked.parameters = req.parameters;
+  if (req.required_bytes != 0) {
+    volume_spec want;
+    want.backend = st.rec.backend;
+    want.parameters = st.rec.options;
+    want.required_bytes = req.required_bytes;
+    auto rounded = st.env.storage->choose_capacity(want);
+    if (!rounded) {
+      return rounded.error();
+    }
+    asked.bytes = *rounded;
+  }
+  return asked;
+}
+
+/// A modification that returns after its timeout happened: its callers were told
+/// it failed, but the backend has it, so the record adopts it.
+late_undo adopt_late(self_ptr self, modification m) {
+  return [self, m] {
+    auto left = outstanding(self->state.rec, m);
+    if (is_empty(left)) {
+      finish(self);
+      return;
+    }
+    auto next = apply_modification(self->state.rec, left);
+    persist(self, next, [self, next, left](caf::error err) {
+      if (err) {
+        spdlog::error("volume {}: a late modification ({}) not saved: {}", next.name,
+                      describe(left), describe(err));
+      } else {
+        self->state.rec = next;
+        spdlog::info("volume {}: adopted a modification that returned after its timeout ({})",
+                     next.name, describe(left));
+      }
+      finish(self);
+    });
+  };
+}
+
+/// The step of a closed window: one backend call for everything merged in it.
+void apply_window(self_ptr self, modify_window batch) {
+  auto& st = self->state;
+  auto waiters = std::make_shared<std::vector<modify_waiter>>(std::move(batch.waiters));
+  auto answer_all = [self, waiters](const caf::expected<volume_record>& out) {
+    count(self, out ? modify_result::applied : modify_result::failed, waiters->size());
+    for (auto& w : *waiters) {
+      answer_waiter(w, out);
+    }
+  };
+  // An earlier window's call may have done part of it meanwhile.
+  auto m = outstanding(st.rec, batch.change);
+  if (is_empty(m)) {
+    answer_all(st.rec);
+    finish(self);
+    return;
+  }
+  auto rec = st.rec;
+  auto storage = st.env.storage->name();
+  auto callers = waiters->size();
+  transition<none> t;
+  t.what = "modification (" + describe(m) + ")";
+  t.work = [self, rec, m, storage](std::function<void(caf::expected<none>)> then) {
+    if (auto& counts = self->state.env.counts) {
+      counts->backend_calls.add(storage);
+    }
+    on_backend(self, "modify", [rec, m](backend& b) { return b.modify(rec, m); },
+               adopt_late(self, m))(std::move(then));
+  };
+  t.apply = [m](const volume_record& before, none) { return apply_modification(before, m); };
+  // No undo: a grown image cannot shrink back. A failed persist leaves the volume
+  // ahead of its record; the caller's retry (idempotent in the backend) settles it.
+  t.committed = [m, callers](const volume_record& next, none) {
+    return "volume " + next.name + " modified: " + describe(m) + " (modification "
+           + std::to_string(next.modifications) + ", " + std::to_string(callers)
+           + " request(s) in one call)";
+  };
+  transact<none>(self, std::move(t), [self, answer_all](caf::expected<none> out) {
+    if (!out) {
+      answer_all(out.error());
+    } else {
+      answer_all(self->state.rec);
+    }
+  });
+}
+
+void schedule_close(self_ptr self, uint64_t number) {
+  auto& env = self->state.env;
+  auto hdl = caf::actor_cast<volume_actor>(self);
+  if (env.timer) {
+    env.timer(hdl, number, env.coalesce_window);
+  } else {
+    self->delayed_send(hdl, env.coalesce_window, atom::close_window_v, number);
+  }
+}
+
+} // namespace
+
+void receive_modify(self_ptr self, caf::response_promise rp, modify_request req,
+                    bool wants_capacity) {
+  auto& st = self->state;
+  count(self, modify_result::received);
+  auto refuse = [&](const char* why, const caf::error& err) {
+    count(self, why);
+    spdlog::info("volume {}: {} refused: {}", st.rec.name,
+                 wants_capacity ? "expand" : "modify", describe(err));
+    rp.deliver(err);
+  };
+  if (auto err = refusal(st, req)) {
+    refuse(modify_result::refused_state, err);
+    return;
+  }
+  auto asked = asked_of(st, req);
+  if (!asked) {
+    refuse(modify_result::refused_invalid, asked.error());
+    return;
+  }
+  if (auto err = check_shrink(st.rec, asked->bytes)) {
+    refuse(modify_result::refused_shrink, err);
+    return;
+  }
+  if (auto err = st.env.storage->validate_mutable(st.rec.name, asked->parameters)) {
+    refuse(modify_result::refused_invalid, err);
+    return;
+  }
+  auto wanted = outstanding(st.rec, *asked);
+  auto& window = st.window;
+  if (window.number != 0) {
+    if (auto err = check_conflict(st.rec.name, window.change, wanted, *asked)) {
+      refuse(modify_result::refused_conflict, err);
+      return;
+    }
+  }
+  if (is_empty(wanted)) {
+    // Already so: no window, no backend call.
+    count(self, modify_result::satisfied);
+    modify_waiter w{rp, wants_capacity};
+    answer_waiter(w, st.rec);
+    return;
+  }
+  if (!st.hung.empty()) {
+    refuse(modify_result::refused_state, still_hung(st, "modification"));
+    return;
+  }
+  bool opens = window.number == 0;
+  if (opens) {
+    window.number = st.next_window++;
+  } else {
+    count(self, modify_result::merged);
+  }
+  merge_into(window.change, wanted);
+  window.waiters.push_back(modify_waiter{rp, wants_capacity});
+  if (!opens) {
+    return;
+  }
+  if (st.env.coalesce_window.count() <= 0) {
+    close_window(self, window.number); // coalescing off: one call per request
+  } else {
+    spdlog::debug("volume {}: modification window {} open for {} ms", st.rec.name,
+                  window.number, st.env.coalesce_window.count());
+    schedule_close(self, window.number);
+  }
+}
+
+void close_window(self_ptr self, uint64_t number) {
+  auto& st = self->state;
+  if (st.window.number != number || number == 0) {
+    return; // closed early (at a drain) or already closed
+  }
+  auto batch = std::move(st.window);
+  st.window = modify_window{};
+  auto waiters = std::make_shared<std::vector<modify_waiter>>(batch.waiters);
+  queued_step step;
+  step.what = "modification (" + describe(batch.change) + ")";
+  step.who = admits::existing;
+  step.refuse = [self, waiters](const caf::error& err) {
+    count(self, modify_result::failed, waiters->size());
+    for (auto& w : *waiters) {
+      w.rp.deliver(err);
+    }
+  };
+  step.run = [self, batch = std::move(batch)]() mutable { apply_window(self, std::move(batch)); };
+  enqueue(self, std::move(step));
+}
+
+} // namespace berth::detail
