@@ -127,13 +127,6 @@ inline caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<
       }
       return atom::ok_v;
     },
-    [recs, missing](atom::expand, const std::string& name,
-                    uint64_t bytes) -> caf::result<uint64_t> {
-      if (recs->count(name) == 0) {
-        return missing(name);
-      }
-      return bytes + 1;
-    },
     [recs, mods, missing](atom::modify, const std::string& name,
                           const modify_request& req) -> caf::result<volume_record> {
       mods->calls.emplace_back(name, req);

@@ -153,7 +153,6 @@ fake_registry(registry_actor::stateful_pointer<fake_registry_state> self, std::s
     [](atom::unpublish, std::string&, std::string&) -> caf::result<atom::ok> {
       return not_served();
     },
-    [](atom::expand, std::string&, uint64_t) -> caf::result<uint64_t> { return not_served(); },
     [](atom::modify, std::string&, modify_request&) -> caf::result<volume_record> {
       return not_served();
     },
