@@ -106,7 +106,8 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::unstage, std::string, std::string>::with<atom::ok>,
   replies_to<atom::publish, std::string, publish_request>::with<atom::ok>,
   replies_to<atom::unpublish, std::string, std::string>::with<atom::ok>,
-  replies_to<atom::expand, std::string, uint64_t>::with<uint64_t>,
+  /// ControllerExpandVolume (a size), ControllerModifyVolume (mutable parameters):
+  /// both are a modify, so the volume's mailbox can merge them.
   replies_to<atom::modify, std::string, modify_request>::with<volume_record>,
   replies_to<atom::grow, std::string, std::string>::with<uint64_t>,
   replies_to<atom::stats, std::string, std::string>::with<volume_stats>,

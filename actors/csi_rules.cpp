@@ -42,6 +42,14 @@ caf::error check_csi_recreate(const volume_record& rec, const volume_spec& spec)
   if (rec.options != spec.parameters) {
     return differ("different parameters");
   }
+  // mutable_parameters are not compared: the spec's CreateVolume is incompatible only
+  // in "capacity_range, volume_capabilities, parameters, accessibility_requirements or
+  // volume_content_source", and mutable parameters are by definition what
+  // ControllerModifyVolume changes over the volume's life. A retry whose
+  // mutable_parameters differ (the PVC's VolumeAttributesClass changed while the first
+  // call's answer was lost) gets the existing volume as it is; the CO's modifier then
+  // sends the ControllerModifyVolume that reconciles them. ALREADY_EXISTS instead would
+  // leave the claim unprovisionable under that name.
   if (rec.capacity_bytes < spec.required_bytes
       || (spec.limit_bytes != 0 && rec.capacity_bytes > spec.limit_bytes)) {
     return differ("capacity " + std::to_string(rec.capacity_bytes)
@@ -78,6 +86,7 @@ volume_record make_csi_record(const std::string& name, const volume_spec& spec,
   rec.owner = owner_csi;
   rec.backend = spec.backend;
   rec.options = spec.parameters;
+  rec.mutable_parameters = spec.mutable_parameters;
   rec.source = spec.source;
   rec.capacity_bytes = capacity;
   rec.created_at = now_rfc3339();

@@ -24,14 +24,15 @@ enum class csi_action {
 /// CreateVolume/CreateSnapshot on an existing record: empty when `spec` asks for
 /// what `rec` is (same kind and source; for a volume also the same backend and
 /// parameters and a capacity within the range); ec::already_exists naming the
-/// difference otherwise.
+/// difference otherwise. Mutable parameters may differ (they are not the volume's
+/// identity: ControllerModifyVolume changes them); the record keeps its own.
 caf::error check_csi_recreate(const volume_record& rec, const volume_spec& spec);
 
 /// The size to ask the backend for: the request, raised to the source's size when
 /// unset; ec::out_of_range when the request is smaller than its source.
 caf::expected<volume_spec> with_source_size(volume_spec spec);
 
-/// The record a CreateVolume/CreateSnapshot commits.
+/// The record a CreateVolume/CreateSnapshot commits (with the spec's mutable parameters).
 volume_record make_csi_record(const std::string& name, const volume_spec& spec,
                               uint64_t capacity);
 

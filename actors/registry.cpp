@@ -338,9 +338,6 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
            std::string& target) -> caf::result<atom::ok> {
       return forward<atom::ok>(self, name, atom::unpublish_v, std::move(target));
     },
-    [self](atom::expand, const std::string& name, uint64_t bytes) -> caf::result<uint64_t> {
-      return forward<uint64_t>(self, name, atom::expand_v, bytes);
-    },
     [self](atom::modify, const std::string& name, modify_request& req)
       -> caf::result<volume_record> {
       return forward<volume_record>(self, name, atom::modify_v, std::move(req));

@@ -93,11 +93,24 @@ grpc::ServerUnaryReactor* controller_service::ControllerUnpublishVolume(
   return finish_now(ctx->DefaultReactor(), unimplemented("ControllerUnpublishVolume"));
 }
 
+// ControllerModifyVolume and ControllerExpandVolume are one message, atom::modify: the
+// volume's coalescing mailbox merges those that arrive within its window into one
+// backend call (DESIGN bug 5), and answers each with the record that call left.
 grpc::ServerUnaryReactor* controller_service::ControllerModifyVolume(
-  grpc::CallbackServerContext* ctx, const v1::ControllerModifyVolumeRequest*,
+  grpc::CallbackServerContext* ctx, const v1::ControllerModifyVolumeRequest* req,
   v1::ControllerModifyVolumeResponse*) {
-  return finish_now(ctx->DefaultReactor(),
-                    {grpc::StatusCode::UNIMPLEMENTED, "ControllerModifyVolume is not implemented"});
+  auto* r = ctx->DefaultReactor();
+  modify_request change;
+  if (auto st = decode_modify(*req, change); !st.ok()) {
+    return finish_now(r, st);
+  }
+  if (!may_exist(req->volume_id())) {
+    return finish_now(r, not_a_volume(req->volume_id()));
+  }
+  gw_.ask(
+    registry_, transition_timeout, [r](volume_record&) { r->Finish(grpc::Status::OK); },
+    on_error(r), atom::modify_v, req->volume_id(), std::move(change));
+  return r;
 }
 
 grpc::ServerUnaryReactor* controller_service::ValidateVolumeCapabilities(
@@ -206,7 +219,7 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetCapabilities(
   for (auto type : {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY,
                     rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS, rpc::CLONE_VOLUME,
                     rpc::EXPAND_VOLUME, rpc::GET_VOLUME, rpc::VOLUME_CONDITION,
-                    rpc::SINGLE_NODE_MULTI_WRITER}) {
+                    rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME}) {
     resp->add_capabilities()->mutable_rpc()->set_type(type);
   }
   return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
@@ -227,9 +240,13 @@ grpc::ServerUnaryReactor* controller_service::ControllerExpandVolume(
     return finish_now(r, not_a_volume(req->volume_id()));
   }
   bool block = req->has_volume_capability() && req->volume_capability().has_block();
+  modify_request grow;
+  grow.required_bytes = bytes;
+  grow.owner = owner_csi;
   gw_.ask(
     registry_, transition_timeout,
-    [r, resp, block](uint64_t capacity) {
+    [r, resp, block](volume_record& rec) {
+      auto capacity = rec.capacity_bytes;
       resp->set_capacity_bytes(capacity > static_cast<uint64_t>(INT64_MAX)
                                  ? INT64_MAX
                                  : static_cast<int64_t>(capacity));
@@ -237,7 +254,7 @@ grpc::ServerUnaryReactor* controller_service::ControllerExpandVolume(
       resp->set_node_expansion_required(!block);
       r->Finish(grpc::Status::OK);
     },
-    on_error(r), atom::expand_v, req->volume_id(), bytes);
+    on_error(r), atom::modify_v, req->volume_id(), std::move(grow));
   return r;
 }
 

@@ -125,8 +125,12 @@ bool may_exist(const std::string& id) {
   return is_valid_volume_name(id);
 }
 
-grpc::Status check_parameters(const google::protobuf::Map<std::string, std::string>& params,
-                              const char* field) {
+namespace {
+
+/// check_parameters and check_mutable_parameters: the same per-entry bounds; only
+/// what counts toward limits::max_options differs (`every_entry`: all of them).
+grpc::Status check_map(const google::protobuf::Map<std::string, std::string>& params,
+                       const char* field, bool every_entry) {
   size_t kept = 0;
   for (const auto& [key, value] : params) {
     if (key.empty()) {
@@ -144,15 +148,30 @@ grpc::Status check_parameters(const google::protobuf::Map<std::string, std::stri
                               + std::to_string(limits::max_option_value_bytes)
                               + " are allowed");
     }
-    kept += key == "backend" || key.rfind(reserved_prefix, 0) == 0 ? 0 : 1;
+    bool dropped = key == "backend" || key.rfind(reserved_prefix, 0) == 0;
+    kept += every_entry || !dropped ? 1 : 0;
   }
   if (kept > limits::max_options) {
-    return invalid_argument(std::string{field} + " has " + std::to_string(kept)
-                            + " entries (besides backend and " + reserved_prefix
-                            + "*); at most "
-                            + std::to_string(limits::max_options) + " are allowed");
+    return invalid_argument(std::string{field} + " has " + std::to_string(kept) + " entries"
+                            + (every_entry ? std::string{}
+                                           : std::string{" (besides backend and "}
+                                               + reserved_prefix + "*)")
+                            + "; at most " + std::to_string(limits::max_options)
+                            + " are allowed");
   }
   return grpc::Status::OK;
+}
+
+} // namespace
+
+grpc::Status check_parameters(const google::protobuf::Map<std::string, std::string>& params,
+                              const char* field) {
+  return check_map(params, field, false);
+}
+
+grpc::Status check_mutable_parameters(
+  const google::protobuf::Map<std::string, std::string>& params, const char* field) {
+  return check_map(params, field, true);
 }
 
 grpc::Status check_name(const std::string& name, const char* field, const char* what) {
@@ -282,6 +301,10 @@ grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const code
   if (auto st = check_parameters(req.parameters(), "parameters"); !st.ok()) {
     return st;
   }
+  if (auto st = check_mutable_parameters(req.mutable_parameters(), "mutable_parameters");
+      !st.ok()) {
+    return st;
+  }
   out = volume_spec{};
   out.kind = kind_volume;
   if (auto st = decode_backend(req.parameters(), env, out.backend); !st.ok()) {
@@ -291,6 +314,9 @@ grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const code
     return st;
   }
   out.parameters = decode_parameters(req.parameters());
+  // Kept whole, apart from the parameters: the volume actor checks them against the
+  // backend (validate_mutable), and ControllerModifyVolume changes them later.
+  out.mutable_parameters.insert(req.mutable_parameters().begin(), req.mutable_parameters().end());
   // fsType: from the parameters, or from the (single) fs_type of the capabilities.
   std::string fs_type;
   for (const auto& cap : req.volume_capabilities()) {
@@ -395,6 +421,26 @@ grpc::Status decode_expand(const v1::ControllerExpandVolumeRequest& req, uint64_
   if (req.has_volume_capability()) {
     return check_capability(req.volume_capability(), "");
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status decode_modify(const v1::ControllerModifyVolumeRequest& req, modify_request& out) {
+  if (auto st = require(req.volume_id(), "volume_id"); !st.ok()) {
+    return st;
+  }
+  // The spec: "SPs MUST NOT modify volumes based on the absence of keys", so an
+  // empty map asks for nothing; it is a malformed request, not a no-op.
+  if (req.mutable_parameters().empty()) {
+    return invalid_argument("mutable_parameters is required: name at least one parameter "
+                            "to modify");
+  }
+  if (auto st = check_mutable_parameters(req.mutable_parameters(), "mutable_parameters");
+      !st.ok()) {
+    return st;
+  }
+  out = modify_request{};
+  out.parameters.insert(req.mutable_parameters().begin(), req.mutable_parameters().end());
+  out.owner = owner_csi;
   return grpc::Status::OK;
 }
 

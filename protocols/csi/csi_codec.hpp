@@ -42,14 +42,19 @@ grpc::Status require(const std::string& value, const char* field);
 /// control character, at most limits::max_path_bytes).
 grpc::Status check_path(const std::string& path, const char* field);
 
-/// A parameter map `field` (CreateVolume/CreateSnapshot parameters, later
-/// mutable_parameters): at most limits::max_options entries besides `backend` and
-/// the CO's own ("csi.storage.k8s.io/..."), which the record does not keep among
-/// its parameters; every key non-empty and
-/// at most limits::max_option_key_bytes, every value at most
+/// A parameter map `field` (CreateVolume/CreateSnapshot parameters): at most
+/// limits::max_options entries besides `backend` and the CO's own
+/// ("csi.storage.k8s.io/..."), which the record does not keep among its parameters;
+/// every key non-empty and at most limits::max_option_key_bytes, every value at most
 /// limits::max_option_value_bytes. Each refusal names the field, the key and the bound.
 grpc::Status check_parameters(const google::protobuf::Map<std::string, std::string>& params,
                               const char* field);
+
+/// A mutable_parameters map `field` (CreateVolume, ControllerModifyVolume): the
+/// bounds of check_parameters, but every entry counts toward limits::max_options
+/// (the record keeps all of them: no key is the CO's or names the backend).
+grpc::Status check_mutable_parameters(
+  const google::protobuf::Map<std::string, std::string>& params, const char* field);
 
 /// A volume or snapshot name (`field`): is_valid_volume_name, at most
 /// limits::max_name_bytes; the refusal says which rule it breaks.
@@ -81,7 +86,9 @@ grpc::Status check_mount_flags(const google::protobuf::RepeatedPtrField<std::str
 /// CreateVolume -> (name, spec): name valid, capabilities supported, capacity
 /// range sane, `backend` parameter known, content source decoded, fsType taken
 /// from the capability when the parameters lack it. CO-reserved parameters
-/// ("csi.storage.k8s.io/...") are dropped. Topology is checked separately.
+/// ("csi.storage.k8s.io/...") are dropped. mutable_parameters (optional) pass
+/// check_mutable_parameters and are kept whole in spec.mutable_parameters; whether
+/// the backend knows them is the volume actor's check. Topology is checked separately.
 grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const codec_env& env,
                                   volume_spec& out);
 
@@ -92,6 +99,13 @@ grpc::Status decode_create_snapshot(const v1::CreateSnapshotRequest& req, const 
 /// ControllerExpandVolume -> the bytes to grow to: capacity_range (required)
 /// required_bytes, else limit_bytes; negative or both 0 -> INVALID_ARGUMENT.
 grpc::Status decode_expand(const v1::ControllerExpandVolumeRequest& req, uint64_t& bytes);
+
+/// ControllerModifyVolume -> modify_request {required_bytes 0, the mutable
+/// parameters, owner_csi}: volume_id required, mutable_parameters required (at least
+/// one entry) and within check_mutable_parameters. An id no volume can have is the
+/// service's NOT_FOUND (may_exist); unknown or immutable keys are refused by the
+/// backend's validate_mutable in the volume actor.
+grpc::Status decode_modify(const v1::ControllerModifyVolumeRequest& req, modify_request& out);
 
 /// Quotes client input for a message: escapes control characters, cuts at 200 bytes.
 std::string quote(const std::string& input);

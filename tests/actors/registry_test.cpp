@@ -317,9 +317,13 @@ TEST_F(registry_test, csi_sees_and_touches_no_docker_volume) {
   stage.staging_path = "/k/stage";
   EXPECT_EQ(code_of_error(test::call<atom::ok>(self, reg, atom::stage_v, std::string{"d1"}, stage)),
             ec::not_found);
-  EXPECT_EQ(code_of_error(test::call<uint64_t>(self, reg, atom::expand_v, std::string{"d1"},
-                                         uint64_t{1} << 30)),
-            ec::not_found);
+  modify_request grow;
+  grow.required_bytes = uint64_t{1} << 30;
+  grow.owner = owner_csi;
+  EXPECT_EQ(code_of_error(test::call<volume_record>(self, reg, atom::modify_v, std::string{"d1"},
+                                                    grow)),
+            ec::not_found)
+    << "a CSI expand (a modify by owner csi) of a Docker volume";
   volume_spec from = csi_spec(0);
   from.source = "volume:d1";
   auto copy = test::ask<volume_record>(self, reg, atom::create_v, std::string{"c2"}, from);

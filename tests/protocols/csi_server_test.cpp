@@ -1,6 +1,6 @@
-// The CSI server end to end in one process: a real gRPC server on a unix socket,
-// a real actor system, and a map-backed registry; the client is a real gRPC
-// channel, as kubelet and the sidecars use.
+// The CSI server end to end in one process (csi_server_fixture.hpp): identity,
+// capabilities, volumes, snapshots, node RPCs and the socket's life.
+// ControllerModifyVolume and expand-through-modify: csi_modify_server_test.cpp.
 
 #include "protocols/csi/csi_server.hpp"
 
@@ -21,6 +21,7 @@
 
 #include "core/errors.hpp"
 #include "csi.grpc.pb.h"
+#include "tests/protocols/csi_server_fixture.hpp"
 #include "tests/protocols/test_util.hpp"
 
 using namespace berth;
@@ -29,187 +30,8 @@ using grpc::StatusCode;
 
 namespace {
 
-/// Reports a fixed capacity; nothing else is called by the CSI adapter.
-class capacity_backend : public backend {
-public:
-  std::string name() const override { return "block"; }
-  caf::error validate(const std::string&, const option_map&) const override { return {}; }
-  caf::error create(const volume_record&) override { return {}; }
-  caf::expected<std::string> mount(const volume_record&) override { return std::string{"/x"}; }
-  caf::error unmount(const volume_record&, bool) override { return {}; }
-  caf::error remove(const volume_record&) override { return {}; }
-  std::string mountpoint(const volume_record&) const override { return "/x"; }
-  caf::expected<uint64_t> available_capacity() const override { return uint64_t{12345}; }
-};
-
-using record_map = std::map<std::string, volume_record>;
-
-/// A registry keeping records in a map; answers the CSI messages the adapter sends.
-caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<record_map> recs) {
-  auto missing = [](const std::string& name) {
-    return make_error(ec::not_found, "no such volume: " + name);
-  };
-  return {
-    [recs](atom::create, const std::string& name, const volume_spec& spec)
-      -> caf::result<volume_record> {
-      if (auto it = recs->find(name); it != recs->end()) {
-        return it->second; // the real actor checks compatibility; the adapter checks kind
-      }
-      volume_record rec;
-      rec.name = name;
-      rec.kind = spec.kind;
-      rec.owner = owner_csi;
-      rec.backend = spec.backend;
-      rec.options = spec.parameters;
-      rec.source = spec.source;
-      rec.capacity_bytes = spec.required_bytes;
-      rec.created_at = "2026-11-30T18:00:00Z";
-      recs->emplace(name, rec);
-      return rec;
-    },
-    [recs, missing](atom::get, const std::string& name,
-                    const std::string& owner) -> caf::result<volume_record> {
-      auto it = recs->find(name);
-      if (it == recs->end() || owner_of(it->second) != owner) {
-        return missing(name);
-      }
-      return it->second;
-    },
-    [recs, missing](atom::remove, const std::string& name, const std::string& owner,
-                    const std::string& kind) -> caf::result<atom::ok> {
-      auto it = recs->find(name);
-      if (it == recs->end() || owner_of(it->second) != owner || it->second.kind != kind) {
-        return missing(name);
-      }
-      recs->erase(it);
-      return atom::ok_v;
-    },
-    [recs](atom::list, const std::string& owner) {
-      std::vector<volume_record> out;
-      for (const auto& [name, rec] : *recs) {
-        if (owner_of(rec) == owner) {
-          out.push_back(rec);
-        }
-      }
-      return out;
-    },
-    [recs, missing](atom::stage, const std::string& name,
-                    const stage_request& req) -> caf::result<atom::ok> {
-      auto it = recs->find(name);
-      if (it == recs->end()) {
-        return missing(name);
-      }
-      it->second.staging_path = req.staging_path;
-      return atom::ok_v;
-    },
-    [recs, missing](atom::unstage, const std::string& name,
-                    const std::string&) -> caf::result<atom::ok> {
-      if (recs->count(name) == 0) {
-        return missing(name);
-      }
-      return atom::ok_v;
-    },
-    [recs, missing](atom::publish, const std::string& name,
-                    const publish_request& req) -> caf::result<atom::ok> {
-      auto it = recs->find(name);
-      if (it == recs->end()) {
-        return missing(name);
-      }
-      if (it->second.staging_path != req.staging_path) {
-        return make_error(ec::failed_precondition, "volume " + name + " is not staged at "
-                                                     + req.staging_path);
-      }
-      return atom::ok_v;
-    },
-    [recs, missing](atom::expand, const std::string& name,
-                    uint64_t bytes) -> caf::result<uint64_t> {
-      if (recs->count(name) == 0) {
-        return missing(name);
-      }
-      return bytes + 1;
-    },
-    [recs, missing](atom::modify, const std::string& name,
-                    const modify_request&) -> caf::result<volume_record> {
-      auto it = recs->find(name);
-      if (it == recs->end()) {
-        return missing(name);
-      }
-      return it->second;
-    },
-    // Stats and grow answer like the volume actor's check_volume_path: only at the
-    // staging path; anywhere else (and for an unknown name) NOT_FOUND.
-    [recs, missing](atom::stats, const std::string& name,
-                    const std::string& path) -> caf::result<volume_stats> {
-      auto it = recs->find(name);
-      if (it == recs->end() || it->second.kind != kind_volume) {
-        return missing(name);
-      }
-      if (path.empty() || path != it->second.staging_path) {
-        return make_error(ec::not_found, "volume " + name + " is not staged or published at "
-                                           + path);
-      }
-      volume_stats st;
-      st.total_bytes = 1 << 20;
-      return st;
-    },
-    [recs, missing](atom::grow, const std::string& name,
-                    const std::string& path) -> caf::result<uint64_t> {
-      auto it = recs->find(name);
-      if (it == recs->end() || it->second.kind != kind_volume) {
-        return missing(name);
-      }
-      if (path.empty() || path != it->second.staging_path) {
-        return make_error(ec::not_found, "volume " + name + " is not staged or published at "
-                                           + path);
-      }
-      return it->second.capacity_bytes;
-    },
-  };
-}
-
-class csi_server_test : public ::testing::Test {
+class csi_server_test : public test::csi_server_fixture {
 protected:
-  test::temp_dir dir;
-  std::string path = dir.path + "/plugins/berth.csi.dev/csi.sock";
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  std::unique_ptr<gateway> gw;
-  std::shared_ptr<record_map> recs = std::make_shared<record_map>();
-  registry_actor reg;
-  std::unique_ptr<csi_server> srv;
-  std::shared_ptr<grpc::Channel> channel;
-
-  csi_config config() {
-    csi_config c;
-    c.endpoint = "unix://" + path;
-    c.node_id = "node-1";
-    c.version = "9.9.9";
-    c.kubelet_dir = dir.path;
-    c.backends["block"] = std::make_shared<capacity_backend>();
-    return c;
-  }
-
-  void SetUp() override {
-    cfg.add_message_types<caf::id_block::berth>();
-    sys = std::make_unique<caf::actor_system>(cfg);
-    gw = std::make_unique<gateway>(*sys);
-    reg = caf::actor_cast<registry_actor>(sys->spawn(fake_csi_registry, recs));
-    srv = std::make_unique<csi_server>(*gw, reg, config());
-    auto err = srv->start();
-    ASSERT_FALSE(err) << describe(err);
-    channel = grpc::CreateChannel("unix:" + path, grpc::InsecureChannelCredentials());
-  }
-
-  void TearDown() override {
-    srv->stop();
-    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
-  }
-
-  static grpc::ClientContext* ctx(grpc::ClientContext& c) {
-    c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    return &c;
-  }
-
   // -- capability probes ---------------------------------------------------------
 
   /// The RPC behind one capability, called with a request that is well formed but
@@ -408,16 +230,6 @@ protected:
     return ::testing::AssertionSuccess();
   }
 
-  grpc::Status create_volume(const std::string& name, v1::CreateVolumeResponse* resp) {
-    v1::CreateVolumeRequest req;
-    req.set_name(name);
-    auto* cap = req.add_volume_capabilities();
-    cap->mutable_mount()->set_fs_type("xfs");
-    cap->mutable_access_mode()->set_mode(v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-    req.mutable_capacity_range()->set_required_bytes(1 << 20);
-    grpc::ClientContext c;
-    return v1::Controller::NewStub(channel)->CreateVolume(ctx(c), req, resp);
-  }
 };
 
 } // namespace

@@ -173,7 +173,6 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
     [](atom::unpublish, std::string&, std::string&) -> caf::result<atom::ok> {
       return not_served();
     },
-    [](atom::expand, std::string&, uint64_t) -> caf::result<uint64_t> { return not_served(); },
     [find, missing, modifying](atom::modify, std::string& name,
                                modify_request& req) -> caf::result<volume_record> {
       if (!modifying) {
