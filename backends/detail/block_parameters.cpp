@@ -107,7 +107,9 @@ caf::error check_block_parameter(const std::string& key, const std::string& valu
   if (!n) {
     return n.error();
   }
-  if (key == read_ahead_key && (*n > limits::max_read_ahead_kb || *n % page_kb() != 0)) {
+  // One spelling per value ("0128" is not "128"): the record compares values as text.
+  if (key == read_ahead_key
+      && (*n > limits::max_read_ahead_kb || *n % page_kb() != 0 || value != std::to_string(*n))) {
     return bad_value(what, key, value, read_ahead_allowed());
   }
   return {};

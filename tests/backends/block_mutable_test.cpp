@@ -78,6 +78,7 @@ TEST_F(block_mutable, a_bad_value_names_key_value_and_what_is_allowed) {
                         bad{"readAheadKB", "12.5", "0 to 65536"},
                         bad{"readAheadKB", "", "0 to 65536"},
                         bad{"readAheadKB", " 128", "0 to 65536"},
+                        bad{"readAheadKB", "0128", "0 to 65536"},
                         bad{"readAheadKB", "65540", "0 to 65536"},
                         bad{"readAheadKB", "99999999999999999999", "0 to 65536"},
                         bad{"readAheadKB", "130", "multiple of the page size"}}) {
