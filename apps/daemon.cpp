@@ -67,8 +67,14 @@ backend_map make_backends(const daemon_options& opts) {
   space.block_dir = opts.block_dir;
   space.reserve_path = opts.state_dir + "/state/reserve";
   space.reserve_bytes = uint64_t{opts.journal_reserve_mb} << 20;
+  cooldown_config cooldown;
+  cooldown.interval = opts.modify_cooldown;
+  if (cooldown.interval.count() > 0) {
+    spdlog::info("block volumes may be modified once per {} ms (--modify-cooldown-ms)",
+                 cooldown.interval.count());
+  }
   auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout, space,
-                                               opts.kubelet_dir);
+                                               opts.kubelet_dir, std::move(cooldown));
   return {{"local", local}, {"block", block}};
 }
 

@@ -54,6 +54,10 @@ Usage: berthd [options]
                             resolving symlinks; others are refused (default /var/lib/kubelet)
   --backend-timeout-ms N    a mount/unmount that takes longer fails (unmount falls
                             back to a lazy detach) (default 30000)
+  --modify-cooldown-ms N    a volume may be modified (resized, its mutable parameters
+                            changed) once per N ms, counted from the last modification
+                            that succeeded; an earlier one is refused (RESOURCE_EXHAUSTED)
+                            naming when to retry; 0 = no limit (default 0)
   --stop-timeout-ms N       on SIGTERM, wait this long for in-flight requests (default 30000)
   --executor-threads N      threads for blocking backend calls (default 16)
   --test-stall-volume NAMES TEST ONLY: stall these volumes' backend calls (a,b,...)
@@ -158,6 +162,7 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
        return {};
      }},
     {"--backend-timeout-ms", millis(opts.backend_timeout, "--backend-timeout-ms")},
+    {"--modify-cooldown-ms", millis(opts.modify_cooldown, "--modify-cooldown-ms")},
     {"--stop-timeout-ms", millis(opts.stop_timeout, "--stop-timeout-ms")},
     {"--executor-threads", [&](const std::string& v) -> caf::error {
        auto n = parse_count("--executor-threads", v);

@@ -32,6 +32,9 @@ struct daemon_options {
   /// CSI staging and target paths must lie below it (after resolving symlinks).
   std::string kubelet_dir = default_kubelet_dir;
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
+  /// The least time between two modifications (expand, modify) of one volume,
+  /// counted from the last that succeeded; 0 = none. The block backend enforces it.
+  std::chrono::milliseconds modify_cooldown{0};
   std::chrono::milliseconds stop_timeout{std::chrono::seconds(30)};
   size_t executor_threads = 16;
   /// Test only: these volumes' backend calls stall for test_stall (benchmarks).

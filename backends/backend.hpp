@@ -71,8 +71,9 @@ public:
   // acts on a mount only when mountinfo shows it comes from this volume.
 
   /// NodeStageVolume. `rec` is the committed record (capacity, options["fsType"]).
-  /// Attaches the storage, formats it on first use only, and mounts it at
-  /// req.staging_path (for req.block: attaches only). Returns the device path
+  /// Attaches the storage, applies rec.mutable_parameters to it, formats it on first
+  /// use only, and mounts it at req.staging_path (for req.block: attaches only). A
+  /// parameter that cannot be applied fails the stage. Returns the device path
   /// ("" when there is none). This volume already mounted there is success; any
   /// other mount there is ec::failed_precondition.
   virtual caf::expected<std::string> stage(const volume_record& rec, const stage_request& req) {

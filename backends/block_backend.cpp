@@ -10,6 +10,7 @@
 
 #include "backends/detail/block_helpers.hpp"
 #include "backends/detail/block_image.hpp"
+#include "backends/detail/block_parameters.hpp"
 #include "backends/loop_device.hpp"
 #include "backends/mountinfo.hpp"
 #include "core/errors.hpp"
@@ -20,8 +21,6 @@ namespace fs = std::filesystem;
 namespace berth {
 
 namespace {
-
-const std::string k8s_prefix = "csi.storage.k8s.io/";
 
 caf::error invalid_name(const std::string& name) {
   return make_error(ec::invalid_argument, "invalid volume name \"" + name
@@ -45,9 +44,11 @@ std::vector<std::string> mounts_of(const std::string& device) {
 } // namespace
 
 block_backend::block_backend(std::string state_dir, std::chrono::milliseconds helper_timeout,
-                             block_space space, std::string kubelet_dir)
+                             block_space space, std::string kubelet_dir,
+                             cooldown_config cooldown)
   : helper_timeout_(helper_timeout), kubelet_dir_(std::move(kubelet_dir)),
-    reserve_path_(std::move(space.reserve_path)), reserve_bytes_(space.reserve_bytes) {
+    reserve_path_(std::move(space.reserve_path)), reserve_bytes_(space.reserve_bytes),
+    cooldown_(std::move(cooldown)) {
   auto dir = space.block_dir.empty() ? state_dir + "/block" : space.block_dir;
   // /sys/block/loop*/loop/backing_file and mountinfo show resolved paths.
   std::error_code err;
@@ -130,11 +131,16 @@ caf::error block_backend::validate(const std::string& volume, const option_map& 
                           "volume " + volume + ": parameter backend=\"" + value
                             + "\" does not name this backend (block)");
       }
-    } else if (key.compare(0, k8s_prefix.size(), k8s_prefix) != 0) {
+    } else if (is_block_mutable_key(key)) {
+      return make_error(ec::invalid_argument,
+                        "volume " + volume + ": \"" + key + "\" is a mutable parameter, not a "
+                          + "creation parameter: give it with the volume's mutable parameters "
+                          + "(a VolumeAttributesClass, berthctl modify)");
+    } else if (!is_block_creation_key(key)) {
       return make_error(ec::invalid_argument,
                         "volume " + volume + ": unknown parameter \"" + key
                           + "\" (the block backend takes fsType, backend and "
-                          + k8s_prefix + "*)");
+                          + block_k8s_prefix + "*)");
     }
   }
   return {};
@@ -324,6 +330,7 @@ caf::error block_backend::remove(const volume_record& rec) {
   if (auto err = remove_block_image(*image, what)) {
     return err;
   }
+  cooldown_.forget(rec.name); // a volume made later under this name is another one
   spdlog::info("{}: deleted {}", what, *image);
   return {};
 }

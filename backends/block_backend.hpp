@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/modify_cooldown.hpp"
 #include "backends/mountinfo.hpp"
 #include "backends/node_path.hpp"
 
@@ -35,9 +36,13 @@ struct block_space {
 /// the kubelet dir, and a mount there is touched only when mountinfo shows it
 /// comes from the volume (its loop device, or its device node). Helpers (mkfs,
 /// blkid, cp, ...) run with the timeout; mounts are mount(2)/umount2(2).
+/// Mutable parameters (readAheadKB, directIO: detail/block_parameters.hpp) are
+/// set on the loop device: at once by modify while it is attached, and by every
+/// stage from the record. With a cooldown, modify refuses a second modification
+/// of a volume within the interval (ec::resource_exhausted).
 /// Docker's Mount/Unmount are not served: block volumes are CSI only.
-/// Safe to call from several threads at once (for different volumes): it keeps
-/// no mutable state.
+/// Safe to call from several threads at once (for different volumes): its only
+/// mutable state is the cooldown's bookkeeping, which has a lock of its own.
 class block_backend : public backend {
 public:
   /// Granularity of capacities.
@@ -53,9 +58,11 @@ public:
   /// @param helper_timeout after this a helper (mkfs, cp, ...) is killed (ec::timeout).
   /// @param space where images live and the journal reserve they share a filesystem with.
   /// @param kubelet_dir staging and target paths must lie below it (node_path.hpp).
+  /// @param cooldown the least time between two modifications of one volume (none by default).
   explicit block_backend(std::string state_dir,
                          std::chrono::milliseconds helper_timeout = std::chrono::seconds(120),
-                         block_space space = {}, std::string kubelet_dir = default_kubelet_dir);
+                         block_space space = {}, std::string kubelet_dir = default_kubelet_dir,
+                         cooldown_config cooldown = {});
 
   // -- backend ---------------------------------------------------------------
   std::string name() const override;
@@ -84,6 +91,15 @@ public:
                               const publication& how) override;
   caf::error unpublish(const volume_record& rec, const std::string& target) override;
   caf::error expand(const volume_record& rec, uint64_t bytes) override;
+  /// readAheadKB and directIO; fsType and the other creation parameters are fixed.
+  caf::error validate_mutable(const std::string& volume,
+                              const option_map& parameters) const override;
+  /// expand (and grow_filesystem while a filesystem is staged) for m.bytes, then
+  /// the parameters on the attached device; those are applied first and put back
+  /// when the size fails, so a failed modify leaves them as they were. The cooldown
+  /// counts from every successful modify; one that asks for nothing the volume does
+  /// not already have (a retry) is not refused by it.
+  caf::error modify(const volume_record& rec, const modification& m) override;
   caf::expected<uint64_t> grow_filesystem(const volume_record& rec) override;
   caf::expected<volume_stats> stats(const volume_record& rec, const std::string& path) override;
 
@@ -127,6 +143,8 @@ private:
   std::string kubelet_dir_;
   std::string reserve_path_;
   uint64_t reserve_bytes_ = 0;
+  /// In memory only, like a cloud provider's own record of modifications.
+  modify_cooldown cooldown_;
 };
 
 } // namespace berth

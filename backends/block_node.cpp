@@ -16,6 +16,7 @@
 #include "backends/detail/block_helpers.hpp"
 #include "backends/detail/block_image.hpp"
 #include "backends/detail/block_mount_flags.hpp"
+#include "backends/detail/block_parameters.hpp"
 #include "backends/helper_process.hpp"
 #include "backends/loop_device.hpp"
 #include "backends/mountinfo.hpp"
@@ -221,15 +222,19 @@ caf::expected<std::string> block_backend::stage(const volume_record& rec,
   if (attached) {
     spdlog::info("{}: attached {}", what, *device);
   }
-  if (req.block) {
-    return device;
-  }
   auto fail = [&](caf::error err) -> caf::expected<std::string> {
     if (attached) {
       detach_loop_device(*device); // leave nothing attached that no record knows
     }
     return err;
   };
+  // A device attached anew (after an unstage, a reboot) has the kernel's defaults.
+  if (auto err = apply_block_parameters(*device, rec.mutable_parameters, what)) {
+    return fail(std::move(err));
+  }
+  if (req.block) {
+    return device;
+  }
   auto mounts = read_mountinfo();
   if (!mounts) {
     return fail(mounts.error());

@@ -263,6 +263,94 @@ caf::error refresh_loop_capacity(const std::string& device) {
   return {};
 }
 
+// -- tuning: direct I/O and read-ahead ------------------------------------------
+
+namespace {
+
+/// /sys/block/loopN/REL for a "/dev/loopN" device; "" for anything else.
+std::string loop_sysfs(const std::string& device, const std::string& rel) {
+  if (!is_loop_device_path(device)) {
+    return {};
+  }
+  return "/sys/block/" + device.substr(5) + "/" + rel;
+}
+
+caf::error not_a_loop_device(const std::string& device) {
+  return make_error(ec::invalid_argument, "not a loop device: \"" + device + "\"");
+}
+
+/// The one decimal number a sysfs attribute holds.
+caf::expected<uint64_t> read_sysfs_number(const std::string& path) {
+  std::ifstream in(path);
+  uint64_t n = 0;
+  if (!(in >> n)) {
+    return make_error(ec::backend_failure, "cannot read " + path);
+  }
+  return n;
+}
+
+} // namespace
+
+caf::error set_loop_direct_io(const std::string& device, bool on) {
+  if (!is_loop_device_path(device)) {
+    return not_a_loop_device(device);
+  }
+  unique_fd dev(open_loop_node(device, O_RDONLY));
+  if (!dev) {
+    int e = errno;
+    return sys_error(e, "cannot set direct I/O of " + device);
+  }
+  if (::ioctl(dev.get(), LOOP_SET_DIRECT_IO, on ? 1UL : 0UL) != 0) {
+    int e = errno;
+    if (e == EINVAL) {
+      return make_error(ec::invalid_argument,
+                        "LOOP_SET_DIRECT_IO on " + device + " refused (" + std::strerror(e)
+                          + "): the backing file's filesystem cannot do O_DIRECT, or "
+                          + device + "'s block size is below its backing device's");
+    }
+    return sys_error(e, "cannot set direct I/O of " + device + ": LOOP_SET_DIRECT_IO");
+  }
+  return {};
+}
+
+caf::expected<bool> loop_direct_io(const std::string& device) {
+  auto path = loop_sysfs(device, "loop/dio");
+  if (path.empty()) {
+    return not_a_loop_device(device);
+  }
+  auto n = read_sysfs_number(path);
+  if (!n) {
+    return n.error();
+  }
+  return *n != 0;
+}
+
+caf::expected<uint64_t> loop_read_ahead_kb(const std::string& device) {
+  auto path = loop_sysfs(device, "queue/read_ahead_kb");
+  if (path.empty()) {
+    return not_a_loop_device(device);
+  }
+  return read_sysfs_number(path);
+}
+
+caf::error set_loop_read_ahead_kb(const std::string& device, uint64_t kb) {
+  auto path = loop_sysfs(device, "queue/read_ahead_kb");
+  if (path.empty()) {
+    return not_a_loop_device(device);
+  }
+  unique_fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) {
+    int e = errno;
+    return sys_error(e, "cannot set the read-ahead of " + device + ": open " + path);
+  }
+  const std::string text = std::to_string(kb) + "\n";
+  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    int e = errno;
+    return sys_error(e, "cannot set the read-ahead of " + device + ": write " + path);
+  }
+  return {};
+}
+
 caf::expected<uint64_t> block_device_size(const std::string& device) {
   unique_fd dev(::open(device.c_str(), O_RDONLY | O_CLOEXEC));
   if (!dev) {

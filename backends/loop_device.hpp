@@ -40,6 +40,22 @@ caf::error detach_loop_device(const std::string& device);
 /// LOOP_SET_CAPACITY: the device takes the backing file's current size.
 caf::error refresh_loop_capacity(const std::string& device);
 
+/// LOOP_SET_DIRECT_IO: the device reads and writes its backing file with O_DIRECT
+/// (`on`) or through the page cache. The kernel refuses (EINVAL) when the backing
+/// file's filesystem cannot do O_DIRECT or the device's block size is below what the
+/// backing device needs: ec::invalid_argument, naming the device and the reason.
+caf::error set_loop_direct_io(const std::string& device, bool on);
+
+/// Whether the device uses direct I/O now (/sys/block/loopN/loop/dio).
+caf::expected<bool> loop_direct_io(const std::string& device);
+
+/// The device's read-ahead in KiB (/sys/block/loopN/queue/read_ahead_kb).
+caf::expected<uint64_t> loop_read_ahead_kb(const std::string& device);
+
+/// Sets the device's read-ahead (the kernel keeps whole pages: a multiple of the
+/// page size reads back as written).
+caf::error set_loop_read_ahead_kb(const std::string& device, uint64_t kb);
+
 /// Size in bytes of a block device (BLKGETSIZE64).
 caf::expected<uint64_t> block_device_size(const std::string& device);
 

@@ -31,6 +31,10 @@ inline constexpr size_t max_option_key_bytes = 128;
 /// Length of an option or parameter value.
 inline constexpr size_t max_option_value_bytes = 4096;
 
+/// The largest readAheadKB (a block volume's mutable parameter): 64 MiB of read-ahead
+/// per device is already far beyond what any disk profits from.
+inline constexpr uint64_t max_read_ahead_kb = 65536;
+
 /// CSI publications (target paths) of one volume.
 inline constexpr size_t max_targets = 256;
 

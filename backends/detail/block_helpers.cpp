@@ -10,6 +10,12 @@
 
 namespace berth {
 
+const char* const block_k8s_prefix = "csi.storage.k8s.io/";
+
+bool is_block_creation_key(const std::string& key) {
+  return key == "fsType" || key == "backend" || key.rfind(block_k8s_prefix, 0) == 0;
+}
+
 std::string block_what(const volume_record& rec) {
   return (rec.kind == kind_snapshot ? "snapshot " : "volume ") + rec.name;
 }

@@ -22,6 +22,13 @@ std::string block_what(const volume_record& rec);
 /// fsType of the parameters; xfs by default.
 std::string block_fs_type(const option_map& options);
 
+/// The prefix of the parameters the CO adds at creation (PVC name, namespace, ...).
+extern const char* const block_k8s_prefix;
+
+/// True for a creation parameter the block backend takes (fsType, backend,
+/// csi.storage.k8s.io/*): fixed once the volume exists.
+bool is_block_creation_key(const std::string& key);
+
 /// ec::invalid_argument naming `what` unless `fs_type` is xfs or ext4.
 caf::error check_block_fs_type(const std::string& fs_type, const std::string& what);
 

@@ -1,4 +1,4 @@
-// berthd's options: --kubelet-dir (the other options have no test of their own yet).
+// berthd's options: --kubelet-dir and --modify-cooldown-ms (the others have no test yet).
 #include "apps/daemon_options.hpp"
 
 #include <gtest/gtest.h>
@@ -34,6 +34,24 @@ TEST(daemon_options, a_relative_empty_or_root_kubelet_dir_is_refused) {
     ASSERT_FALSE(opts) << "accepted \"" << bad << "\"";
     EXPECT_NE(describe(opts.error()).find("--kubelet-dir"), std::string::npos)
       << describe(opts.error());
+  }
+}
+
+TEST(daemon_options, modify_cooldown_defaults_to_none_and_takes_milliseconds) {
+  auto opts = parse({});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->modify_cooldown.count(), 0);
+  opts = parse({"--modify-cooldown-ms", "21600000"});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->modify_cooldown.count(), 21600000);
+  opts = parse({"--modify-cooldown-ms=250"});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->modify_cooldown.count(), 250);
+  for (const char* bad : {"-1", "", "6h"}) {
+    auto refused = parse({"--modify-cooldown-ms", bad});
+    ASSERT_FALSE(refused) << "accepted \"" << bad << "\"";
+    EXPECT_NE(describe(refused.error()).find("--modify-cooldown-ms"), std::string::npos)
+      << describe(refused.error());
   }
 }
 
