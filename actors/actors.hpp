@@ -59,11 +59,9 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::publish, publish_request>::with<atom::ok>,
   /// NodeUnpublishVolume of a target path.
   replies_to<atom::unpublish, std::string>::with<atom::ok>,
-  /// ControllerExpandVolume to at least these bytes; returns the new capacity.
-  /// Goes through the coalescing mailbox, like modify.
-  replies_to<atom::expand, uint64_t>::with<uint64_t>,
-  /// ControllerModifyVolume, berthctl resize/modify: a size and/or mutable parameters,
-  /// merged with the others of the window into one backend call; returns the record.
+  /// ControllerExpandVolume, ControllerModifyVolume, berthctl resize/modify: a size
+  /// and/or mutable parameters, merged with the others of the coalescing window into
+  /// one backend call; returns the record.
   replies_to<atom::modify, modify_request>::with<volume_record>,
   /// NodeExpandVolume: grows the filesystem; returns the capacity.
   replies_to<atom::grow, std::string>::with<uint64_t>,

@@ -97,17 +97,9 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                              });
     },
     // -- the coalescing mailbox ---------------------------------------------------
-    [self](atom::expand, uint64_t bytes) -> caf::result<uint64_t> {
-      auto rp = self->make_response_promise();
-      modify_request req;
-      req.required_bytes = bytes;
-      req.owner = owner_csi;
-      receive_modify(self, rp, std::move(req), true);
-      return rp;
-    },
     [self](atom::modify, modify_request& req) -> caf::result<volume_record> {
       auto rp = self->make_response_promise();
-      receive_modify(self, rp, std::move(req), false);
+      receive_modify(self, rp, std::move(req));
       return rp;
     },
     [self](atom::close_window, uint64_t number) { close_window(self, number); },

@@ -74,18 +74,12 @@ struct queued_step {
   std::function<void()> run; ///< the transition; it answers and ends with detail::finish()
 };
 
-/// A caller waiting in the coalescing mailbox (actors/volume_mailbox.cpp).
-struct modify_waiter {
-  caf::response_promise rp;
-  bool wants_capacity = false; ///< an expand: answered with the capacity, not the record
-};
-
 /// Expand and modify requests that arrived within one window, merged: they
 /// become one backend modify call when the window closes.
 struct modify_window {
   uint64_t number = 0;   ///< 0: no window is open
   modification change;   ///< the merged size (0: unchanged) and parameters
-  std::vector<modify_waiter> waiters;
+  std::vector<caf::response_promise> waiters; ///< answered with the record, or the error
 };
 
 struct volume_state {

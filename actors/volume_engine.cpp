@@ -134,8 +134,8 @@ void retire(self_ptr self) {
     }
   }
   st.queue.clear();
-  for (auto& w : st.window.waiters) {
-    w.rp.deliver(no_such_volume(st.rec.name));
+  for (auto& rp : st.window.waiters) {
+    rp.deliver(no_such_volume(st.rec.name));
   }
   st.window = modify_window{};
   self->quit();

@@ -31,17 +31,6 @@ void count(self_ptr self, const char* result, uint64_t n = 1) {
   }
 }
 
-/// Answers one waiter with the outcome: the capacity for an expand, the record otherwise.
-void answer_waiter(modify_waiter& w, const caf::expected<volume_record>& out) {
-  if (!out) {
-    w.rp.deliver(out.error());
-  } else if (w.wants_capacity) {
-    w.rp.deliver(out->capacity_bytes);
-  } else {
-    w.rp.deliver(*out);
-  }
-}
-
 /// Why the volume cannot take a modification now, before its content is looked at.
 caf::error refusal(const volume_state& st, const modify_request& req) {
   if (!st.exists) {
@@ -107,11 +96,11 @@ late_undo adopt_late(self_ptr self, modification m) {
 /// The step of a closed window: one backend call for everything merged in it.
 void apply_window(self_ptr self, modify_window batch) {
   auto& st = self->state;
-  auto waiters = std::make_shared<std::vector<modify_waiter>>(std::move(batch.waiters));
+  auto waiters = std::make_shared<std::vector<caf::response_promise>>(std::move(batch.waiters));
   auto answer_all = [self, waiters](const caf::expected<volume_record>& out) {
     count(self, out ? modify_result::applied : modify_result::failed, waiters->size());
-    for (auto& w : *waiters) {
-      answer_waiter(w, out);
+    for (auto& rp : *waiters) {
+      rp.deliver(out);
     }
   };
   // An earlier window's call may have done part of it meanwhile.
@@ -162,14 +151,14 @@ void schedule_close(self_ptr self, uint64_t number) {
 
 } // namespace
 
-void receive_modify(self_ptr self, caf::response_promise rp, modify_request req,
-                    bool wants_capacity) {
+void receive_modify(self_ptr self, caf::response_promise rp, modify_request req) {
   auto& st = self->state;
   count(self, modify_result::received);
   auto refuse = [&](const char* why, const caf::error& err) {
     count(self, why);
-    spdlog::info("volume {}: {} refused: {}", st.rec.name,
-                 wants_capacity ? "expand" : "modify", describe(err));
+    spdlog::info("volume {}: modification ({}{}) refused: {}", st.rec.name,
+                 req.required_bytes != 0 ? "size " + std::to_string(req.required_bytes) : "",
+                 req.parameters.empty() ? "" : " parameters", describe(err));
     rp.deliver(err);
   };
   if (auto err = refusal(st, req)) {
@@ -200,8 +189,7 @@ void receive_modify(self_ptr self, caf::response_promise rp, modify_request req,
   if (is_empty(wanted)) {
     // Already so: no window, no backend call.
     count(self, modify_result::satisfied);
-    modify_waiter w{rp, wants_capacity};
-    answer_waiter(w, st.rec);
+    rp.deliver(st.rec);
     return;
   }
   if (!st.hung.empty()) {
@@ -215,7 +203,7 @@ void receive_modify(self_ptr self, caf::response_promise rp, modify_request req,
     count(self, modify_result::merged);
   }
   merge_into(window.change, wanted);
-  window.waiters.push_back(modify_waiter{rp, wants_capacity});
+  window.waiters.push_back(rp);
   if (!opens) {
     return;
   }
@@ -235,14 +223,14 @@ void close_window(self_ptr self, uint64_t number) {
   }
   auto batch = std::move(st.window);
   st.window = modify_window{};
-  auto waiters = std::make_shared<std::vector<modify_waiter>>(batch.waiters);
+  auto waiters = std::make_shared<std::vector<caf::response_promise>>(batch.waiters);
   queued_step step;
   step.what = "modification (" + describe(batch.change) + ")";
   step.who = admits::existing;
   step.refuse = [self, waiters](const caf::error& err) {
     count(self, modify_result::failed, waiters->size());
-    for (auto& w : *waiters) {
-      w.rp.deliver(err);
+    for (auto& rp : *waiters) {
+      rp.deliver(err);
     }
   };
   step.run = [self, batch = std::move(batch)]() mutable { apply_window(self, std::move(batch)); };

@@ -344,6 +344,8 @@ int run_daemon(const daemon_options& opts) {
   rc.exec = exec;
   rc.persistence = persistence;
   rc.backend_timeout = opts.backend_timeout;
+  rc.coalesce_window = opts.coalesce_window;
+  rc.counts = std::make_shared<modify_counts>(); // read by the metrics endpoint (issue 10)
   rc.host_mounts = std::make_shared<const std::set<std::string>>(std::move(*mount_points));
   std::vector<volume_record> records;
   records.reserve(state->volumes.size());

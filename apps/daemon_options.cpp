@@ -54,6 +54,9 @@ Usage: berthd [options]
                             resolving symlinks; others are refused (default /var/lib/kubelet)
   --backend-timeout-ms N    a mount/unmount that takes longer fails (unmount falls
                             back to a lazy detach) (default 30000)
+  --coalesce-window-ms N    expand and modify requests for one volume that arrive within
+                            N ms of the first are merged into one backend modification;
+                            0 = each is its own (default 2000)
   --modify-cooldown-ms N    a volume may be modified (resized, its mutable parameters
                             changed) once per N ms, counted from the last modification
                             that succeeded; an earlier one is refused (RESOURCE_EXHAUSTED)
@@ -163,6 +166,7 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
      }},
     {"--backend-timeout-ms", millis(opts.backend_timeout, "--backend-timeout-ms")},
     {"--modify-cooldown-ms", millis(opts.modify_cooldown, "--modify-cooldown-ms")},
+    {"--coalesce-window-ms", millis(opts.coalesce_window, "--coalesce-window-ms")},
     {"--stop-timeout-ms", millis(opts.stop_timeout, "--stop-timeout-ms")},
     {"--executor-threads", [&](const std::string& v) -> caf::error {
        auto n = parse_count("--executor-threads", v);

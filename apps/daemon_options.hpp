@@ -35,6 +35,8 @@ struct daemon_options {
   /// The least time between two modifications (expand, modify) of one volume,
   /// counted from the last that succeeded; 0 = none. The block backend enforces it.
   std::chrono::milliseconds modify_cooldown{0};
+  /// The coalescing window of every volume's mailbox (0: off).
+  std::chrono::milliseconds coalesce_window{2000};
   std::chrono::milliseconds stop_timeout{std::chrono::seconds(30)};
   size_t executor_threads = 16;
   /// Test only: these volumes' backend calls stall for test_stall (benchmarks).

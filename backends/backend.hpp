@@ -122,13 +122,6 @@ public:
     return unsupported("NodeUnpublishVolume");
   }
 
-  /// ControllerExpandVolume: grows the storage to `bytes` (already rounded by
-  /// choose_capacity); also the attached device while staged. Never shrinks.
-  virtual caf::error expand(const volume_record& rec, uint64_t bytes) {
-    (void)rec, (void)bytes;
-    return unsupported("ControllerExpandVolume");
-  }
-
   /// Checks mutable parameters (CreateVolume's mutable_parameters, ControllerModifyVolume,
   /// berthctl modify) with no side effects: an unknown key, a key that is fixed at
   /// creation, or a bad value is ec::invalid_argument naming it.

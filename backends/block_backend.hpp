@@ -90,7 +90,9 @@ public:
   caf::expected<bool> publish(const volume_record& rec, const std::string& target,
                               const publication& how) override;
   caf::error unpublish(const volume_record& rec, const std::string& target) override;
-  caf::error expand(const volume_record& rec, uint64_t bytes) override;
+  /// The size step of modify: grows the image to `bytes` (rounded by choose_capacity),
+  /// and the attached device while staged. Never shrinks.
+  caf::error expand(const volume_record& rec, uint64_t bytes);
   /// readAheadKB and directIO; fsType and the other creation parameters are fixed.
   caf::error validate_mutable(const std::string& volume,
                               const option_map& parameters) const override;

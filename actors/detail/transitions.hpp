@@ -35,10 +35,9 @@ void run_stats(self_ptr self, caf::response_promise rp, std::string path);
 
 // -- the coalescing mailbox (actors/volume_mailbox.cpp) -------------------------------
 
-/// An expand (`wants_capacity`: answered with the capacity) or a modify (answered
-/// with the record): satisfied at once, refused at once, or merged into the window.
-void receive_modify(self_ptr self, caf::response_promise rp, modify_request req,
-                    bool wants_capacity);
+/// An expand or a modify, answered with the record: satisfied at once, refused at
+/// once, or merged into the window.
+void receive_modify(self_ptr self, caf::response_promise rp, modify_request req);
 
 /// Window `number` closes: its merged change is queued as one transition.
 void close_window(self_ptr self, uint64_t number);

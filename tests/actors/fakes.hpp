@@ -204,6 +204,8 @@ public:
   /// Every modify call, and the size and parameters of the last one.
   std::atomic<int> modifies{0};
   std::atomic<bool> fail_modify{false};
+  /// Set: modify refuses as a backend in its cooldown does (ec::resource_exhausted).
+  std::atomic<bool> cooling_down{false};
   /// Set: the next modify waits until release_modify() (a call that is running).
   std::atomic<bool> hold_modify{false};
   modification last_modification() {
@@ -243,6 +245,10 @@ public:
       cv_.wait_for(guard, std::chrono::seconds(10), [this] { return !hold_modify; });
       modify_running_ = false;
       last_modification_ = m;
+    }
+    if (cooling_down) {
+      return make_error(ec::resource_exhausted, "volume " + rec.name + " was modified recently "
+                                                  "and may be modified again in 21600 s");
     }
     if (fail_modify || (m.bytes != 0 && fail_expand)) {
       return make_error(ec::backend_failure, "modify of " + rec.name + " failed: injected");

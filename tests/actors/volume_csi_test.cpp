@@ -432,38 +432,7 @@ TEST_F(volume_csi_test, a_failed_persist_after_unpublish_publishes_again) {
   EXPECT_EQ(get().published.count("/pods/a"), 1u);
 }
 
-// -- expand / grow / stats ------------------------------------------------------------------
-
-TEST_F(volume_csi_test, expand_grows_the_capacity_to_the_rounded_size) {
-  create(10 * mib);
-  auto bytes = test::ask<uint64_t>(self, vol, atom::expand_v, uint64_t{20 * mib + 1});
-  ASSERT_TRUE(bytes) << describe(bytes.error());
-  EXPECT_EQ(*bytes, 21 * mib);
-  EXPECT_EQ(storage->expands, 1);
-  EXPECT_EQ(storage->expanded_to, 21 * mib);
-  EXPECT_EQ(get().capacity_bytes, 21 * mib);
-  EXPECT_EQ(on_disk().capacity_bytes, 21 * mib);
-  auto same = test::ask<uint64_t>(self, vol, atom::expand_v, uint64_t{21 * mib});
-  ASSERT_TRUE(same);
-  EXPECT_EQ(*same, 21 * mib);
-  EXPECT_EQ(storage->expands, 1) << "already that large: no backend call";
-}
-
-TEST_F(volume_csi_test, a_shrink_is_refused) {
-  create(20 * mib);
-  auto err = test::call<uint64_t>(self, vol, atom::expand_v, uint64_t{10 * mib});
-  ASSERT_TRUE(err);
-  EXPECT_EQ(err.code(), code_of(ec::out_of_range)) << describe(err);
-  EXPECT_EQ(storage->expands, 0);
-  EXPECT_EQ(get().capacity_bytes, 20 * mib);
-}
-
-TEST_F(volume_csi_test, a_failed_backend_expand_keeps_the_capacity) {
-  create(10 * mib);
-  storage->fail_expand = true;
-  EXPECT_TRUE(test::call<uint64_t>(self, vol, atom::expand_v, uint64_t{20 * mib}));
-  EXPECT_EQ(get().capacity_bytes, 10 * mib);
-}
+// -- grow / stats (expand: volume_mailbox_test.cpp) ------------------------------------------------------------------
 
 TEST_F(volume_csi_test, grow_and_stats_at_an_unknown_path_are_not_found) {
   create();

@@ -37,6 +37,21 @@ TEST(daemon_options, a_relative_empty_or_root_kubelet_dir_is_refused) {
   }
 }
 
+TEST(daemon_options, coalesce_window_defaults_to_two_seconds_and_zero_turns_it_off) {
+  auto opts = parse({});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->coalesce_window.count(), 2000);
+  opts = parse({"--coalesce-window-ms", "0"});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->coalesce_window.count(), 0);
+  for (const char* bad : {"-5", "2s"}) {
+    auto refused = parse({"--coalesce-window-ms", bad});
+    ASSERT_FALSE(refused) << "accepted \"" << bad << "\"";
+    EXPECT_NE(describe(refused.error()).find("--coalesce-window-ms"), std::string::npos)
+      << describe(refused.error());
+  }
+}
+
 TEST(daemon_options, modify_cooldown_defaults_to_none_and_takes_milliseconds) {
   auto opts = parse({});
   ASSERT_TRUE(opts) << describe(opts.error());
