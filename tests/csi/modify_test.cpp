@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <future>
 #include <libgen.h>
+#include <sys/wait.h>
 
 #include <grpcpp/create_channel.h>
 #include <rapidjson/document.h>
@@ -74,23 +75,30 @@ protected:
     return {expand.get(), modify.get()};
   }
 
-  /// `berthctl inspect NAME --json` against this berthd, parsed.
-  ::testing::AssertionResult inspect(const std::string& name, rapidjson::Document& out) {
+  /// Runs berthctl against this berthd: its exit status and what it printed.
+  std::pair<int, std::string> berthctl(const std::string& args) {
     std::string dir = berthd_process::binary();
     dir = ::dirname(dir.data());
-    auto cmd = dir + "/berthctl --socket " + berthd().state_dir() + "/admin.sock inspect " + name
-               + " --json 2>&1";
+    auto cmd = dir + "/berthctl --socket " + berthd().state_dir() + "/admin.sock " + args + " 2>&1";
     std::string text;
+    int status = -1;
     if (auto* p = ::popen(cmd.c_str(), "r")) {
       std::array<char, 4096> buf{};
       while (auto n = std::fread(buf.data(), 1, buf.size(), p)) {
         text.append(buf.data(), n);
       }
-      ::pclose(p);
+      status = ::pclose(p);
     }
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+  }
+
+  /// `berthctl inspect NAME --json`, parsed.
+  ::testing::AssertionResult inspect(const std::string& name, rapidjson::Document& out) {
+    auto [status, text] = berthctl("inspect " + name + " --json");
     out.Parse(text.c_str());
-    if (out.HasParseError() || !out.IsObject()) {
-      return ::testing::AssertionFailure() << cmd << " printed no JSON object: " << text;
+    if (status != 0 || out.HasParseError() || !out.IsObject()) {
+      return ::testing::AssertionFailure() << "berthctl inspect " << name << " exited " << status
+                                           << " and printed: " << text;
     }
     return ::testing::AssertionSuccess();
   }
@@ -174,6 +182,24 @@ TEST_F(ModifyTest, WithTheWindowOnBothSucceedInOneBackendModificationThatSurvive
   EXPECT_EQ(again["capacity_bytes"].GetUint64(), 2 * GiB);
   EXPECT_STREQ(again["mutable_parameters"]["readAheadKB"].GetString(), "256");
   EXPECT_EQ(read_ahead_of(again), "256");
+}
+
+TEST_F(ModifyTest, BerthctlResizeAndModifyGoThroughTheSameMailbox) {
+  berthd().extra_args = {"--coalesce-window-ms", "0"}; // and no cooldown
+  ASSERT_TRUE(restart(false));
+  published_volume("by-hand");
+  auto [resized, resize_out] = berthctl("resize by-hand 2G");
+  EXPECT_EQ(resized, 0) << resize_out;
+  auto [modified, modify_out] = berthctl("modify by-hand readAheadKB=512");
+  EXPECT_EQ(modified, 0) << modify_out;
+  auto [bad, bad_out] = berthctl("modify by-hand fsType=xfs");
+  EXPECT_NE(bad, 0) << bad_out;
+  EXPECT_NE(bad_out.find("fsType"), std::string::npos) << bad_out;
+  rapidjson::Document doc;
+  ASSERT_TRUE(inspect("by-hand", doc));
+  EXPECT_EQ(doc["capacity_bytes"].GetUint64(), 2 * GiB);
+  EXPECT_EQ(modifications(doc), 2u);
+  EXPECT_EQ(read_ahead_of(doc), "512");
 }
 
 } // namespace
