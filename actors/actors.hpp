@@ -44,10 +44,10 @@ using volume_actor = caf::typed_actor<
   /// Uncounts one Mount for a mount ID; unmounts at the last.
   replies_to<atom::unmount, std::string>::with<atom::ok>,
   /// Removes the volume when its record belongs to this owner (owner_docker,
-  /// owner_csi) and is of this kind (kind_volume, kind_snapshot); another owner's
+  /// owner_csi) and is of this kind (a volume or a snapshot); another owner's
   /// or kind's record is ec::not_found (Docker Remove, CSI Delete{Volume,Snapshot}).
   /// Refused while mounted by any ID, staged or published.
-  replies_to<atom::remove, std::string, std::string>::with<atom::ok>,
+  replies_to<atom::remove, std::string, record_kind>::with<atom::ok>,
   /// CSI CreateVolume/CreateSnapshot: creates, or returns the existing compatible
   /// record (idempotent); ec::already_exists when incompatible.
   replies_to<atom::create, volume_spec>::with<volume_record>,
@@ -93,7 +93,7 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::unmount, std::string, std::string>::with<atom::ok>,
   /// Removes `name` if it is a record of `owner` and `kind` (one message: no race
   /// with a re-creation as another kind).
-  replies_to<atom::remove, std::string, std::string, std::string>::with<atom::ok>,
+  replies_to<atom::remove, std::string, std::string, record_kind>::with<atom::ok>,
   /// Any record (admin API).
   replies_to<atom::get, std::string>::with<volume_record>,
   /// `name`'s record if it is `owner`'s, else ec::not_found.

@@ -24,16 +24,17 @@ std::string describe_publication(const publication& p) {
 
 caf::error check_csi_recreate(const volume_record& rec, const volume_spec& spec) {
   auto differ = [&](const std::string& what) {
-    return make_error(ec::already_exists, rec.kind + " " + rec.name + " already exists with "
-                                            + what);
+    return make_error(ec::already_exists,
+                      to_string(rec.kind) + " " + rec.name + " already exists with " + what);
   };
   if (rec.kind != spec.kind) {
-    return differ("kind " + rec.kind + ", not " + spec.kind);
+    return differ("kind " + to_string(rec.kind) + ", not " + to_string(spec.kind));
   }
   if (rec.source != spec.source) {
-    return differ("source \"" + rec.source + "\", not \"" + spec.source + "\"");
+    return differ("source \"" + rec.source.describe() + "\", not \"" + spec.source.describe()
+                  + "\"");
   }
-  if (rec.kind == kind_snapshot) {
+  if (rec.kind == record_kind::snapshot) {
     return {}; // its backend is its volume's, whatever the request named
   }
   if (rec.backend != spec.backend) {
@@ -60,20 +61,22 @@ caf::error check_csi_recreate(const volume_record& rec, const volume_spec& spec)
 }
 
 caf::expected<volume_spec> with_source_size(volume_spec spec) {
-  if (spec.source.empty() || spec.kind == kind_snapshot) {
+  if (spec.source.empty() || spec.kind == record_kind::snapshot) {
     return spec;
   }
   if (spec.required_bytes == 0) {
     spec.required_bytes = spec.source_bytes;
   } else if (spec.required_bytes < spec.source_bytes) {
     return make_error(ec::out_of_range, "requested capacity " + std::to_string(spec.required_bytes)
-                                          + " bytes is smaller than the source " + spec.source
-                                          + " (" + std::to_string(spec.source_bytes) + " bytes)");
+                                          + " bytes is smaller than the source "
+                                          + spec.source.describe() + " ("
+                                          + std::to_string(spec.source_bytes) + " bytes)");
   }
   if (spec.limit_bytes != 0 && spec.limit_bytes < spec.source_bytes) {
     return make_error(ec::out_of_range, "capacity limit " + std::to_string(spec.limit_bytes)
-                                          + " bytes is smaller than the source " + spec.source
-                                          + " (" + std::to_string(spec.source_bytes) + " bytes)");
+                                          + " bytes is smaller than the source "
+                                          + spec.source.describe() + " ("
+                                          + std::to_string(spec.source_bytes) + " bytes)");
   }
   return spec;
 }
@@ -94,7 +97,7 @@ volume_record make_csi_record(const std::string& name, const volume_spec& spec,
 }
 
 caf::expected<csi_action> check_stage(const volume_record& rec, const stage_request& req) {
-  if (rec.kind != kind_volume) {
+  if (rec.kind != record_kind::volume) {
     return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
   }
   if (rec.staging_path.empty()) {
@@ -158,7 +161,7 @@ stage_request staged_as(const volume_record& rec) {
 }
 
 caf::expected<csi_action> check_publish(const volume_record& rec, const publish_request& req) {
-  if (rec.kind != kind_volume) {
+  if (rec.kind != record_kind::volume) {
     return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
   }
   if (rec.staging_path.empty()) {
@@ -200,7 +203,7 @@ csi_action check_unpublish(const volume_record& rec, const std::string& target) 
 }
 
 caf::error check_volume_path(const volume_record& rec, const std::string& path) {
-  if (rec.kind != kind_volume) {
+  if (rec.kind != record_kind::volume) {
     return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
   }
   if (!path.empty() && (path == rec.staging_path || rec.published.count(path) > 0)) {

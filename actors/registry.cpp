@@ -123,15 +123,6 @@ caf::result<atom::ok> create(self_ptr self, const std::string& name, option_map&
   return rp;
 }
 
-/// Splits a CSI content source "snapshot:NAME" / "volume:NAME" into kind and name.
-std::pair<std::string, std::string> split_source(const std::string& source) {
-  auto colon = source.find(':');
-  if (colon == std::string::npos) {
-    return {"", source};
-  }
-  return {source.substr(0, colon), source.substr(colon + 1)};
-}
-
 /// CSI CreateVolume/CreateSnapshot. With a content source, the source's record is
 /// read first: it must exist and be of the named kind, and its size goes into
 /// the spec (a restored volume is at least as large as its source).
@@ -152,17 +143,18 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
     create_entry(self, name, backend_name, rp, std::move(spec));
     return rp;
   }
-  auto [kind, source_name] = split_source(spec.source);
-  if (spec.kind == kind_snapshot && kind != kind_volume) {
+  auto kind = spec.source.kind;
+  if (spec.kind == record_kind::snapshot && kind != record_kind::volume) {
     return make_error(ec::invalid_argument, "snapshot " + name + " must be taken of a volume, not "
-                                              + spec.source);
+                                              + spec.source.describe());
   }
-  auto missing = make_error(ec::not_found, "source " + spec.source + " of " + name + " not found");
-  if ((kind != kind_snapshot && kind != kind_volume) || source_name == name) {
-    return make_error(ec::invalid_argument, "invalid content source \"" + spec.source
+  auto missing = make_error(ec::not_found,
+                            "source " + spec.source.describe() + " of " + name + " not found");
+  if (spec.source.name == name) {
+    return make_error(ec::invalid_argument, "invalid content source \"" + spec.source.describe()
                                               + "\" for " + name);
   }
-  auto entry = find(self, source_name);
+  auto entry = find(self, spec.source.name);
   if (entry == nullptr) {
     return missing;
   }
@@ -172,18 +164,18 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
   // Scoped to CSI: a Docker volume is no content source (it is "not found").
   self->request(entry->hdl, caf::infinite, atom::get_v, std::string{owner_csi})
     .then(
-      [self, name, spec, kind = kind, missing, rp](volume_record& src) mutable {
+      [self, name, spec, kind, missing, rp](volume_record& src) mutable {
         if (src.kind != kind) {
           rp.deliver(missing);
           return;
         }
-        if (spec.kind == kind_snapshot) {
+        if (spec.kind == record_kind::snapshot) {
           // A snapshot lives where its volume does, whatever the class said.
           spec.backend = src.backend;
         } else if (src.backend != spec.backend) {
-          rp.deliver(make_error(ec::invalid_argument, "source " + spec.source + " is on backend "
-                                                        + src.backend + ", " + name
-                                                        + " asks for " + spec.backend));
+          rp.deliver(make_error(ec::invalid_argument,
+                                "source " + spec.source.describe() + " is on backend "
+                                  + src.backend + ", " + name + " asks for " + spec.backend));
           return;
         }
         spec.source_bytes = src.capacity_bytes;
@@ -196,7 +188,7 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
 
 /// Removes `name` if it is a record of `owner` and `kind`.
 caf::result<atom::ok> remove(self_ptr self, const std::string& name, const std::string& owner,
-                             const std::string& kind) {
+                             record_kind kind) {
   auto entry = find(self, name);
   if (entry == nullptr) {
     return no_such_volume(name);
@@ -308,7 +300,7 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
       return forward<atom::ok>(self, name, atom::unmount_v, std::move(id));
     },
     [self](atom::remove, const std::string& name, const std::string& owner,
-           const std::string& kind) { return remove(self, name, owner, kind); },
+           record_kind kind) { return remove(self, name, owner, kind); },
     [self](atom::get, const std::string& name) -> caf::result<volume_record> {
       return forward<volume_record>(self, name, atom::get_v);
     },

@@ -11,6 +11,7 @@
 // One block for every atom and message type berth sends between actors.
 CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
 
+  CAF_ADD_TYPE_ID(berth, (berth::record_kind))
   CAF_ADD_TYPE_ID(berth, (berth::volume_record))
   CAF_ADD_TYPE_ID(berth, (std::vector<berth::volume_record>))
   CAF_ADD_TYPE_ID(berth, (berth::option_map))

@@ -56,7 +56,7 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                              owner_docker, {},
                              [self, id](caf::response_promise rp) { run_unmount(self, rp, id); });
     },
-    [self](atom::remove, std::string& owner, std::string& kind) -> caf::result<atom::ok> {
+    [self](atom::remove, std::string& owner, record_kind kind) -> caf::result<atom::ok> {
       return enqueue_request(self, "remove", admits::existing, std::move(owner), {},
                              [self, kind](caf::response_promise rp) {
                                run_remove(self, rp, kind);

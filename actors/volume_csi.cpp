@@ -127,7 +127,7 @@ void run_csi_create(self_ptr self, caf::response_promise rp, volume_spec spec) {
                                                       + storage.name() + ", not " + spec.backend));
     return;
   }
-  if ((spec.kind == kind_snapshot || !spec.source.empty()) && !storage.copies_content()) {
+  if ((spec.kind == record_kind::snapshot || !spec.source.empty()) && !storage.copies_content()) {
     answer(self, rp, make_error(ec::unsupported, "backend " + storage.name()
                                                    + " cannot take snapshots or copy a content "
                                                      "source (" + st.rec.name + ")"));
@@ -147,7 +147,7 @@ void run_csi_create(self_ptr self, caf::response_promise rp, volume_spec spec) {
     return;
   }
   uint64_t capacity = sized->source_bytes;
-  if (sized->kind == kind_volume) {
+  if (sized->kind == record_kind::volume) {
     auto chosen = storage.choose_capacity(*sized);
     if (!chosen) {
       answer(self, rp, chosen.error());
@@ -190,7 +190,7 @@ void run_stage(self_ptr self, caf::response_promise rp, stage_request req) {
 void run_unstage(self_ptr self, caf::response_promise rp, std::string path) {
   auto before = self->state.rec;
   auto action = check_unstage(before, path);
-  if (action && *action == csi_action::done && before.kind == kind_volume) {
+  if (action && *action == csi_action::done && before.kind == record_kind::volume) {
     sweep_unrecorded(self, rp, "unstage", path,
                      [before, path](backend& b) { return b.sweep_staging(before, path); });
     return;
@@ -252,7 +252,7 @@ void run_publish(self_ptr self, caf::response_promise rp, publish_request req) {
 void run_unpublish(self_ptr self, caf::response_promise rp, std::string target) {
   auto before = self->state.rec;
   if (check_unpublish(before, target) == csi_action::done) {
-    if (before.kind == kind_volume) {
+    if (before.kind == record_kind::volume) {
       sweep_unrecorded(self, rp, "unpublish", target,
                        [before, target](backend& b) { return b.unpublish(before, target); });
       return;

@@ -16,12 +16,12 @@ std::string short_id(const std::string& id) {
 }
 
 std::string describe_creation(const volume_record& rec) {
-  std::string out = rec.kind + " " + rec.name + " created (backend " + rec.backend;
+  std::string out = to_string(rec.kind) + " " + rec.name + " created (backend " + rec.backend;
   if (rec.capacity_bytes != 0) {
     out += ", " + std::to_string(rec.capacity_bytes) + " bytes";
   }
   if (!rec.source.empty()) {
-    out += ", from " + rec.source;
+    out += ", from " + rec.source.describe();
   }
   return out + ")";
 }
@@ -68,8 +68,8 @@ transition<none> creation(self_ptr self, volume_record next) {
 void run_create(self_ptr self, caf::response_promise rp, option_map options) {
   auto& st = self->state;
   if (st.exists) {
-    if (st.rec.kind != kind_volume || st.rec.backend != st.env.storage->name()) {
-      answer(self, rp, make_error(ec::already_exists, st.rec.kind + " " + st.rec.name
+    if (st.rec.kind != record_kind::volume || st.rec.backend != st.env.storage->name()) {
+      answer(self, rp, make_error(ec::already_exists, to_string(st.rec.kind) + " " + st.rec.name
                                                         + " already exists on backend "
                                                         + st.rec.backend));
       return;
@@ -222,11 +222,11 @@ void remove_storage(self_ptr self, caf::response_promise rp) {
 
 } // namespace
 
-void run_remove(self_ptr self, caf::response_promise rp, std::string kind) {
+void run_remove(self_ptr self, caf::response_promise rp, record_kind kind) {
   auto& st = self->state;
-  if (!kind.empty() && st.rec.kind != kind) {
-    answer(self, rp, make_error(ec::not_found, "no " + kind + " " + st.rec.name + " (it is a "
-                                                 + st.rec.kind + ")"));
+  if (st.rec.kind != kind) {
+    answer(self, rp, make_error(ec::not_found, "no " + to_string(kind) + " " + st.rec.name
+                                                 + " (it is a " + to_string(st.rec.kind) + ")"));
     return;
   }
   if (auto err = check_remove(st.rec)) {

@@ -41,7 +41,7 @@ caf::error refusal(const volume_state& st, const modify_request& req) {
       return err;
     }
   }
-  if (st.rec.kind != kind_volume) {
+  if (st.rec.kind != record_kind::volume) {
     return make_error(ec::not_found, "no such volume: " + st.rec.name + " (it is a snapshot)");
   }
   if (!st.reconciled) {

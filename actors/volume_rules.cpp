@@ -76,7 +76,8 @@ caf::error check_owner(const volume_record& rec, const std::string& asker, bool 
   if (!creates) {
     return make_error(ec::not_found, "no such volume: " + rec.name);
   }
-  auto whose = owner == owner_csi ? "a CSI " + rec.kind + " (Kubernetes)" : "a Docker volume";
+  auto whose = owner == owner_csi ? "a CSI " + to_string(rec.kind) + " (Kubernetes)"
+                                  : "a Docker volume";
   return make_error(ec::already_exists, "name " + rec.name + " is taken by " + whose
                                           + ", which " + asker + " cannot use: choose another name");
 }

@@ -64,14 +64,14 @@ std::string block_backend::mountpoint(const volume_record&) const {
   return {};
 }
 
-std::string block_backend::image_path(const std::string& kind, const std::string& name) const {
+std::string block_backend::image_path(record_kind kind, const std::string& name) const {
   if (!is_valid_volume_name(name)) {
     return {};
   }
-  if (kind == kind_volume) {
+  if (kind == record_kind::volume) {
     return root_ + "/volumes/" + name + ".img";
   }
-  if (kind == kind_snapshot) {
+  if (kind == record_kind::snapshot) {
     return root_ + "/snapshots/" + name + ".img";
   }
   return {};
@@ -91,26 +91,22 @@ caf::expected<std::string> block_backend::checked_image(const volume_record& rec
   }
   auto path = image_path(rec);
   if (path.empty()) {
-    return make_error(ec::invalid_argument, "volume " + rec.name + ": unknown kind \"" + rec.kind
-                                              + "\" (volume or snapshot)");
+    return make_error(ec::invalid_argument, "volume " + rec.name + ": unknown kind \""
+                                              + to_string(rec.kind) + "\" (volume or snapshot)");
   }
   return path;
 }
 
-caf::expected<std::string> block_backend::source_image(const std::string& source,
+caf::expected<std::string> block_backend::source_image(const content_source& source,
                                                        const std::string& what) const {
-  auto colon = source.find(':');
-  std::string kind = colon == std::string::npos ? "" : source.substr(0, colon);
-  std::string name = colon == std::string::npos ? "" : source.substr(colon + 1);
-  auto path = image_path(kind == "snapshot" ? kind_snapshot : kind == "volume" ? kind_volume : "",
-                         name);
+  auto path = image_path(source.kind, source.name);
   if (path.empty()) {
-    return make_error(ec::invalid_argument, what + ": invalid source \"" + source
+    return make_error(ec::invalid_argument, what + ": invalid source \"" + source.describe()
                                               + "\" (expected snapshot:NAME or volume:NAME)");
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return make_error(ec::not_found, what + ": source " + kind + " " + name
+    return make_error(ec::not_found, what + ": source " + to_string(source.kind) + " " + source.name
                                        + " not found (no image " + path + ")");
   }
   return path;
@@ -154,7 +150,7 @@ bool block_backend::copies_content() const {
 
 caf::expected<uint64_t> block_backend::choose_capacity(const volume_spec& spec) const {
   const std::string what = "CreateVolume capacity";
-  if (spec.kind == kind_snapshot) {
+  if (spec.kind == record_kind::snapshot) {
     auto src = source_image(spec.source, "snapshot");
     if (!src) {
       return src.error();
@@ -183,7 +179,7 @@ caf::expected<uint64_t> block_backend::choose_capacity(const volume_spec& spec) 
     return "required " + std::to_string(req) + " bytes, limit "
            + (lim == 0 ? std::string("none") : std::to_string(lim) + " bytes") + ", minimum "
            + std::to_string(minimum) + " bytes for " + fs_type
-           + (spec.source.empty() ? "" : " from " + spec.source) + ", unit 1 MiB";
+           + (spec.source.empty() ? "" : " from " + spec.source.describe()) + ", unit 1 MiB";
   };
   if (lim != 0 && req > lim) {
     return make_error(ec::out_of_range,
@@ -250,9 +246,9 @@ caf::error block_backend::create(const volume_record& rec) {
   }
   const std::string what = block_what(rec);
   auto existing = block_image_size(*image);
-  if (rec.kind == kind_snapshot) {
-    if (rec.source.compare(0, 7, "volume:") != 0) {
-      return make_error(ec::invalid_argument, what + ": source \"" + rec.source
+  if (rec.kind == record_kind::snapshot) {
+    if (rec.source.empty() || rec.source.kind != record_kind::volume) {
+      return make_error(ec::invalid_argument, what + ": source \"" + rec.source.describe()
                                                 + "\" must be volume:NAME");
     }
     if (existing) {
@@ -265,7 +261,7 @@ caf::error block_backend::create(const volume_record& rec) {
     if (auto err = copy_block_image(*src, *image, 0, helper_timeout_, what)) {
       return err;
     }
-    spdlog::info("{}: copied from {} ({})", what, rec.source, *image);
+    spdlog::info("{}: copied from {} ({})", what, rec.source.describe(), *image);
     return {};
   }
   if (rec.capacity_bytes == 0) {
@@ -296,13 +292,14 @@ caf::error block_backend::create(const volume_record& rec) {
   }
   if (*src_size > rec.capacity_bytes) {
     return make_error(ec::out_of_range, what + ": capacity " + std::to_string(rec.capacity_bytes)
-                                          + " bytes is smaller than its source " + rec.source
+                                          + " bytes is smaller than its source "
+                                          + rec.source.describe()
                                           + " (" + std::to_string(*src_size) + " bytes)");
   }
   if (auto err = copy_block_image(*src, *image, rec.capacity_bytes, helper_timeout_, what)) {
     return err;
   }
-  spdlog::info("{}: created from {} ({} bytes)", what, rec.source, rec.capacity_bytes);
+  spdlog::info("{}: created from {} ({} bytes)", what, rec.source.describe(), rec.capacity_bytes);
   return {};
 }
 

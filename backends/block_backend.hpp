@@ -23,8 +23,8 @@ struct block_space {
 
 /// CSI volumes as sparse image files on loop devices, formatted xfs or ext4.
 ///
-///   BLOCK/volumes/NAME.img    a volume (rec.kind == kind_volume)
-///   BLOCK/snapshots/NAME.img  a snapshot (rec.kind == kind_snapshot)
+///   BLOCK/volumes/NAME.img    a volume (rec.kind == record_kind::volume)
+///   BLOCK/snapshots/NAME.img  a snapshot (rec.kind == record_kind::snapshot)
 ///
 /// BLOCK is STATE/block unless block_space::block_dir names another place (another
 /// filesystem keeps thin images from filling the journal's).
@@ -109,7 +109,7 @@ public:
 
   /// BLOCK/volumes/NAME.img or BLOCK/snapshots/NAME.img by
   /// `kind`; "" for an invalid name or kind.
-  std::string image_path(const std::string& kind, const std::string& name) const;
+  std::string image_path(record_kind kind, const std::string& name) const;
   /// image_path(rec.kind, rec.name).
   std::string image_path(const volume_record& rec) const;
   /// BLOCK/volumes and BLOCK/snapshots: every image berth makes lies in one of
@@ -119,9 +119,9 @@ public:
 private:
   /// ec::invalid_argument unless rec's name and kind make a valid image path.
   caf::expected<std::string> checked_image(const volume_record& rec) const;
-  /// The image a "snapshot:S" / "volume:V" source refers to; ec::not_found
-  /// when it does not exist, ec::invalid_argument when malformed.
-  caf::expected<std::string> source_image(const std::string& source,
+  /// The image a content source refers to; ec::not_found when it does not
+  /// exist, ec::invalid_argument when the source is empty or badly named.
+  caf::expected<std::string> source_image(const content_source& source,
                                           const std::string& what) const;
   caf::error format_if_blank(const std::string& volume, const std::string& device,
                              const std::string& fs_type);

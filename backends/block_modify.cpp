@@ -71,7 +71,7 @@ caf::error block_backend::modify(const volume_record& rec, const modification& m
     return image.error();
   }
   const std::string what = block_what(rec);
-  if (rec.kind == kind_snapshot) {
+  if (rec.kind == record_kind::snapshot) {
     return make_error(ec::invalid_argument, what + ": a snapshot cannot be modified");
   }
   if (auto err = validate_mutable(rec.name, m.parameters)) {

@@ -16,12 +16,12 @@ namespace berth {
 
 /// A CSI CreateVolume or CreateSnapshot, after the adapter validated it.
 struct volume_spec {
-  std::string kind = kind_volume; ///< kind_volume or kind_snapshot
+  record_kind kind = record_kind::volume;
   std::string backend;            ///< "block" or "local"
   option_map parameters;          ///< StorageClass parameters (fsType, ...)
   uint64_t required_bytes = 0;    ///< capacity_range.required_bytes (0: any)
   uint64_t limit_bytes = 0;       ///< capacity_range.limit_bytes (0: none)
-  std::string source;             ///< "snapshot:NAME", "volume:NAME" or ""
+  content_source source;          ///< what to copy from (empty: nothing)
   uint64_t source_bytes = 0;      ///< the source's size; filled in by the registry
   /// CSI 1.9 mutable_parameters: the volume starts with them (backend::validate_mutable).
   option_map mutable_parameters;

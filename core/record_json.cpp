@@ -33,9 +33,9 @@ void put_map(json_writer& w, const option_map& m) {
 /// as small as before; record_shape::full writes size, parameters and modifications always.
 void write_csi_fields(json_writer& w, const volume_record& rec, record_shape shape) {
   bool full = shape == record_shape::full;
-  if (rec.kind != kind_volume) {
+  if (rec.kind != record_kind::volume) {
     w.Key("kind");
-    put_string(w, rec.kind);
+    put_string(w, to_string(rec.kind));
   }
   if (full || rec.capacity_bytes != 0) {
     w.Key("capacity_bytes");
@@ -43,7 +43,7 @@ void write_csi_fields(json_writer& w, const volume_record& rec, record_shape sha
   }
   if (!rec.source.empty()) {
     w.Key("source");
-    put_string(w, rec.source);
+    put_string(w, rec.source.describe()); // "snapshot:NAME": the form state files always had
   }
   if (!rec.staging_path.empty()) {
     w.Key("staging_path");
@@ -273,16 +273,26 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
   if (auto err = str("created_at", rec.created_at, false)) {
     return err;
   }
-  for (auto [key, field] : {std::pair{"mountpoint", &rec.mountpoint}, {"kind", &rec.kind},
+  std::string kind = "volume"; // records from before snapshots have no "kind"
+  std::string source;
+  for (auto [key, field] : {std::pair{"mountpoint", &rec.mountpoint}, {"kind", &kind},
                             {"owner", &rec.owner},
-                            {"source", &rec.source}, {"staging_path", &rec.staging_path},
+                            {"source", &source}, {"staging_path", &rec.staging_path},
                             {"stage_fs_type", &rec.stage_fs_type}, {"device", &rec.device}}) {
     if (auto err = str(key, *field, false)) {
       return err;
     }
   }
-  if (rec.kind != kind_volume && rec.kind != kind_snapshot) {
-    return bad("unknown \"kind\" \"" + rec.kind + "\"");
+  if (auto k = parse_record_kind(kind)) {
+    rec.kind = *k;
+  } else {
+    return bad("unknown \"kind\" \"" + kind + "\" (expected \"volume\" or \"snapshot\")");
+  }
+  if (auto src = parse_content_source(source)) {
+    rec.source = std::move(*src);
+  } else {
+    return bad("\"source\" \"" + source
+               + "\" is not \"snapshot:NAME\" or \"volume:NAME\"");
   }
   if (auto err = read_csi_fields(v, rec)) {
     return err;

@@ -35,9 +35,9 @@ std::string owner_of(const volume_record& rec) {
   if (!rec.owner.empty()) {
     return rec.owner;
   }
-  bool csi_trace = rec.kind != kind_volume || rec.backend != "local" || rec.capacity_bytes != 0
-                   || !rec.source.empty() || !rec.staging_path.empty() || !rec.device.empty()
-                   || !rec.published.empty();
+  bool csi_trace = rec.kind != record_kind::volume || rec.backend != "local"
+                   || rec.capacity_bytes != 0 || !rec.source.empty()
+                   || !rec.staging_path.empty() || !rec.device.empty() || !rec.published.empty();
   return csi_trace ? owner_csi : owner_docker;
 }
 

@@ -7,6 +7,8 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "core/record_kind.hpp"
+
 namespace berth {
 
 /// Driver options as Docker sends them (`-o key=value`).
@@ -45,10 +47,6 @@ typename Inspector::result_type inspect(Inspector& f, publication& x) {
 /// Target path -> how the volume is published there.
 using publication_map = std::map<std::string, publication>;
 
-/// The two kinds of record: a volume, or a CSI snapshot of one.
-inline constexpr const char* kind_volume = "volume";
-inline constexpr const char* kind_snapshot = "snapshot";
-
 /// Which protocol a record belongs to (DESIGN bug 8): Docker and CSI are separate
 /// namespaces, and each sees and acts on its own records only.
 inline constexpr const char* owner_docker = "docker"; ///< Docker Create, ECS import
@@ -65,14 +63,14 @@ struct volume_record {
   std::string mountpoint; ///< where it is mounted on the host, while mounted
 
   // -- CSI ---------------------------------------------------------------------
-  std::string kind = kind_volume; ///< kind_volume or kind_snapshot
+  record_kind kind = record_kind::volume;
   /// owner_docker or owner_csi, set at creation; "" in a record of older state,
   /// whose owner owner_of() infers. Read the owner through owner_of() only.
   std::string owner;
   uint64_t capacity_bytes = 0;    ///< provisioned size (block backend; 0: unbounded)
-  /// Content source: "snapshot:NAME" or "volume:NAME" for a volume made from one;
-  /// for a snapshot, "volume:NAME" of the volume it was taken of.
-  std::string source;
+  /// For a volume, the snapshot or volume it was made from (empty: none); for a
+  /// snapshot, the volume it was taken of.
+  content_source source;
   std::string staging_path;       ///< NodeStageVolume path while staged, else ""
   bool staged_block = false;      ///< staged for raw block access (nothing mounted)
   std::vector<std::string> stage_flags; ///< mount flags used at stage (for remounts)

@@ -17,7 +17,7 @@ void run_create(self_ptr self, caf::response_promise rp, option_map options);
 void run_mount(self_ptr self, caf::response_promise rp, std::string id);
 void run_unmount(self_ptr self, caf::response_promise rp, std::string id);
 /// Docker Remove and CSI Delete{Volume,Snapshot}: only a record of `kind`.
-void run_remove(self_ptr self, caf::response_promise rp, std::string kind);
+void run_remove(self_ptr self, caf::response_promise rp, record_kind kind);
 
 /// Creates `next`'s storage, then persists it: the volume exists once durable. A
 /// failed persist removes the storage again.

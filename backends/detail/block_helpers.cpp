@@ -17,7 +17,7 @@ bool is_block_creation_key(const std::string& key) {
 }
 
 std::string block_what(const volume_record& rec) {
-  return (rec.kind == kind_snapshot ? "snapshot " : "volume ") + rec.name;
+  return to_string(rec.kind) + " " + rec.name;
 }
 
 std::string block_fs_type(const option_map& options) {

@@ -302,8 +302,8 @@ std::string format_table(const std::vector<volume_record>& recs) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"NAME", "OWNER", "KIND", "BACKEND", "MOUNTED", "MOUNT IDS", "PATH"});
   for (const auto& rec : recs) {
-    rows.push_back({rec.name, owner_of(rec), rec.kind, rec.backend, rec.mounted ? "yes" : "no",
-                    mount_ids(rec, true), path_of(rec)});
+    rows.push_back({rec.name, owner_of(rec), to_string(rec.kind), rec.backend,
+                    rec.mounted ? "yes" : "no", mount_ids(rec, true), path_of(rec)});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
@@ -329,7 +329,7 @@ std::string format_record(const volume_record& rec) {
   std::string out;
   out += "name:          " + rec.name + "\n";
   out += "owner:         " + owner_of(rec) + " (the protocol that may use it)\n";
-  out += "kind:          " + rec.kind + "\n";
+  out += "kind:          " + to_string(rec.kind) + "\n";
   out += "backend:       " + rec.backend + "\n";
   out += "created at:    " + (rec.created_at.empty() ? "-" : rec.created_at) + "\n";
   out += "options:       " + pairs(rec.options) + "\n";

@@ -38,9 +38,9 @@ grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerC
     registry_, transition_timeout,
     [this, r, resp](volume_record& rec) {
       finish(r, [&] {
-        if (rec.kind != kind_volume) {
+        if (rec.kind != record_kind::volume) {
           return grpc::Status{grpc::StatusCode::ALREADY_EXISTS,
-                              "name " + quote(rec.name) + " is taken by a " + rec.kind};
+                              "name " + quote(rec.name) + " is taken by a " + to_string(rec.kind)};
         }
         encode_volume(rec, env_, resp->mutable_volume());
         return grpc::Status::OK;
@@ -52,7 +52,7 @@ grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerC
 
 grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerContext* ctx,
                                                           const std::string& name,
-                                                          const char* field, const char* kind) {
+                                                          const char* field, record_kind kind) {
   auto* r = ctx->DefaultReactor();
   if (auto st = require(name, field); !st.ok()) {
     return finish_now(r, st);
@@ -71,14 +71,14 @@ grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerCo
         r->Finish(to_status(err));
       }
     },
-    atom::remove_v, name, std::string{owner_csi}, std::string{kind});
+    atom::remove_v, name, std::string{owner_csi}, kind);
   return r;
 }
 
 grpc::ServerUnaryReactor* controller_service::DeleteVolume(grpc::CallbackServerContext* ctx,
                                                            const v1::DeleteVolumeRequest* req,
                                                            v1::DeleteVolumeResponse*) {
-  return remove_kind(ctx, req->volume_id(), "volume_id", kind_volume);
+  return remove_kind(ctx, req->volume_id(), "volume_id", record_kind::volume);
 }
 
 grpc::ServerUnaryReactor* controller_service::ControllerPublishVolume(
@@ -130,7 +130,7 @@ grpc::ServerUnaryReactor* controller_service::ValidateVolumeCapabilities(
     registry_, query_timeout,
     [r, req, resp](volume_record& rec) {
       finish(r, [&] {
-        if (rec.kind != kind_volume) {
+        if (rec.kind != record_kind::volume) {
           return not_a_volume(rec.name);
         }
         if (auto st = check_capabilities(req->volume_capabilities(), rec.backend); !st.ok()) {
@@ -160,7 +160,7 @@ grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerCo
     registry_, query_timeout,
     [this, r, req, resp](std::vector<volume_record>& all) {
       finish(r, [&] {
-        auto recs = select_kind(std::move(all), kind_volume);
+        auto recs = select_kind(std::move(all), record_kind::volume);
         page pg;
         auto st = paginate_records(recs, req->max_entries(), req->starting_token(), pg);
         if (!st.ok()) {
@@ -272,7 +272,7 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetVolume(
     registry_, query_timeout,
     [this, r, resp](volume_record& rec) {
       finish(r, [&] {
-        if (rec.kind != kind_volume) {
+        if (rec.kind != record_kind::volume) {
           return not_a_volume(rec.name);
         }
         encode_volume(rec, env_, resp->mutable_volume());
@@ -299,9 +299,9 @@ grpc::ServerUnaryReactor* controller_service::CreateSnapshot(grpc::CallbackServe
     registry_, transition_timeout,
     [r, resp](volume_record& rec) {
       finish(r, [&] {
-        if (rec.kind != kind_snapshot) {
+        if (rec.kind != record_kind::snapshot) {
           return grpc::Status{grpc::StatusCode::ALREADY_EXISTS,
-                              "name " + quote(rec.name) + " is taken by a " + rec.kind};
+                              "name " + quote(rec.name) + " is taken by a " + to_string(rec.kind)};
         }
         encode_snapshot(rec, resp->mutable_snapshot());
         return grpc::Status::OK;
@@ -314,7 +314,7 @@ grpc::ServerUnaryReactor* controller_service::CreateSnapshot(grpc::CallbackServe
 grpc::ServerUnaryReactor* controller_service::DeleteSnapshot(grpc::CallbackServerContext* ctx,
                                                              const v1::DeleteSnapshotRequest* req,
                                                              v1::DeleteSnapshotResponse*) {
-  return remove_kind(ctx, req->snapshot_id(), "snapshot_id", kind_snapshot);
+  return remove_kind(ctx, req->snapshot_id(), "snapshot_id", record_kind::snapshot);
 }
 
 grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServerContext* ctx,

@@ -306,7 +306,7 @@ grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const code
     return st;
   }
   out = volume_spec{};
-  out.kind = kind_volume;
+  out.kind = record_kind::volume;
   if (auto st = decode_backend(req.parameters(), env, out.backend); !st.ok()) {
     return st;
   }
@@ -360,24 +360,24 @@ grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const code
   }
   if (req.has_volume_content_source()) {
     const auto& src = req.volume_content_source();
-    std::string kind;
+    record_kind kind = record_kind::volume;
     std::string id;
     if (src.has_snapshot()) {
-      kind = kind_snapshot;
+      kind = record_kind::snapshot;
       id = src.snapshot().snapshot_id();
     } else if (src.has_volume()) {
-      kind = kind_volume;
+      kind = record_kind::volume;
       id = src.volume().volume_id();
     } else {
       return invalid_argument("volume_content_source names neither a snapshot nor a volume");
     }
     if (id.empty()) {
-      return invalid_argument("volume_content_source " + kind + " id is required");
+      return invalid_argument("volume_content_source " + to_string(kind) + " id is required");
     }
     if (!may_exist(id)) {
-      return not_found("content source " + kind + " " + quote(id) + " does not exist");
+      return not_found("content source " + to_string(kind) + " " + quote(id) + " does not exist");
     }
-    out.source = kind + ":" + id;
+    out.source = content_source{kind, id};
   }
   return grpc::Status::OK;
 }
@@ -397,12 +397,12 @@ grpc::Status decode_create_snapshot(const v1::CreateSnapshotRequest& req, const 
     return not_found("source volume " + quote(req.source_volume_id()) + " does not exist");
   }
   out = volume_spec{};
-  out.kind = kind_snapshot;
+  out.kind = record_kind::snapshot;
   if (auto st = decode_backend(req.parameters(), env, out.backend); !st.ok()) {
     return st;
   }
   out.parameters = decode_parameters(req.parameters());
-  out.source = std::string{kind_volume} + ":" + req.source_volume_id();
+  out.source = content_source{record_kind::volume, req.source_volume_id()};
   return grpc::Status::OK;
 }
 
@@ -471,20 +471,17 @@ void encode_volume_context(const volume_record& rec,
   }
 }
 
-bool encode_source(const std::string& source, v1::VolumeContentSource* out) {
-  auto colon = source.find(':');
-  if (colon == std::string::npos) {
+bool encode_source(const content_source& source, v1::VolumeContentSource* out) {
+  if (source.empty()) {
     return false;
   }
-  auto kind = source.substr(0, colon);
-  auto id = source.substr(colon + 1);
-  if (kind == kind_snapshot) {
-    out->mutable_snapshot()->set_snapshot_id(id);
-    return true;
-  }
-  if (kind == kind_volume) {
-    out->mutable_volume()->set_volume_id(id);
-    return true;
+  switch (source.kind) {
+    case record_kind::snapshot:
+      out->mutable_snapshot()->set_snapshot_id(source.name);
+      return true;
+    case record_kind::volume:
+      out->mutable_volume()->set_volume_id(source.name);
+      return true;
   }
   return false;
 }
@@ -512,9 +509,8 @@ std::optional<google::protobuf::Timestamp> parse_rfc3339(const std::string& text
 void encode_snapshot(const volume_record& rec, v1::Snapshot* out) {
   out->set_snapshot_id(rec.name);
   out->set_size_bytes(to_int64(rec.capacity_bytes));
-  auto prefix = std::string{kind_volume} + ":";
-  if (rec.source.rfind(prefix, 0) == 0) {
-    out->set_source_volume_id(rec.source.substr(prefix.size()));
+  if (!rec.source.empty() && rec.source.kind == record_kind::volume) {
+    out->set_source_volume_id(rec.source.name);
   }
   if (auto ts = parse_rfc3339(rec.created_at)) {
     *out->mutable_creation_time() = *ts;
@@ -558,7 +554,7 @@ grpc::Status paginate_records(const std::vector<volume_record>& recs, int32_t ma
   return paginate(names, max_entries, starting_token, out);
 }
 
-std::vector<volume_record> select_kind(std::vector<volume_record> recs, const std::string& kind) {
+std::vector<volume_record> select_kind(std::vector<volume_record> recs, record_kind kind) {
   recs.erase(std::remove_if(recs.begin(), recs.end(),
                             [&](const volume_record& r) { return r.kind != kind; }),
              recs.end());
@@ -570,8 +566,8 @@ std::vector<volume_record> select_kind(std::vector<volume_record> recs, const st
 std::vector<volume_record> filter_snapshots(std::vector<volume_record> recs,
                                             const std::string& snapshot_id,
                                             const std::string& source_volume_id) {
-  recs = select_kind(std::move(recs), kind_snapshot);
-  auto source = std::string{kind_volume} + ":" + source_volume_id;
+  recs = select_kind(std::move(recs), record_kind::snapshot);
+  const content_source source{record_kind::volume, source_volume_id};
   recs.erase(std::remove_if(recs.begin(), recs.end(),
                             [&](const volume_record& r) {
                               return (!snapshot_id.empty() && r.name != snapshot_id)

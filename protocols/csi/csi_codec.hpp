@@ -92,7 +92,7 @@ grpc::Status check_mount_flags(const google::protobuf::RepeatedPtrField<std::str
 grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const codec_env& env,
                                   volume_spec& out);
 
-/// CreateSnapshot -> spec {kind snapshot, source "volume:SRC"}.
+/// CreateSnapshot -> spec {kind snapshot, source the volume SRC}.
 grpc::Status decode_create_snapshot(const v1::CreateSnapshotRequest& req, const codec_env& env,
                                     volume_spec& out);
 
@@ -128,8 +128,8 @@ void encode_volume(const volume_record& rec, const codec_env& env, v1::Volume* o
 /// A record of kind snapshot -> Snapshot (ready_to_use, creation_time).
 void encode_snapshot(const volume_record& rec, v1::Snapshot* out);
 
-/// "volume:NAME"/"snapshot:NAME" -> VolumeContentSource; false for "".
-bool encode_source(const std::string& source, v1::VolumeContentSource* out);
+/// A content source -> VolumeContentSource; false for an empty source.
+bool encode_source(const content_source& source, v1::VolumeContentSource* out);
 
 /// RFC 3339 (as written by now_rfc3339) -> Timestamp; nullopt when malformed.
 std::optional<google::protobuf::Timestamp> parse_rfc3339(const std::string& text);
@@ -154,10 +154,10 @@ grpc::Status paginate_records(const std::vector<volume_record>& recs, int32_t ma
                               const std::string& starting_token, page& out);
 
 /// Records of `kind`, sorted by name.
-std::vector<volume_record> select_kind(std::vector<volume_record> recs, const std::string& kind);
+std::vector<volume_record> select_kind(std::vector<volume_record> recs, record_kind kind);
 
 /// ListSnapshots filters: snapshots whose name is `snapshot_id` (when set) and
-/// whose source is "volume:" + `source_volume_id` (when set).
+/// whose source is the volume `source_volume_id` (when set).
 std::vector<volume_record> filter_snapshots(std::vector<volume_record> recs,
                                             const std::string& snapshot_id,
                                             const std::string& source_volume_id);

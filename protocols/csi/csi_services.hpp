@@ -147,7 +147,7 @@ private:
   /// record of `kind`; unknown (or of the other kind) is success (idempotent).
   grpc::ServerUnaryReactor* remove_kind(grpc::CallbackServerContext* ctx,
                                         const std::string& name, const char* field,
-                                        const char* kind);
+                                        record_kind kind);
 
   gateway& gw_;
   registry_actor registry_;

@@ -45,7 +45,7 @@ grpc::ServerUnaryReactor* refuse_if_known(gateway& gw, const registry_actor& reg
   gw.ask(
     registry, query_timeout,
     [r, id, refusal](volume_record& rec) {
-      r->Finish(rec.kind == kind_volume ? refusal : unknown_volume(id));
+      r->Finish(rec.kind == record_kind::volume ? refusal : unknown_volume(id));
     },
     on_error(r), atom::get_v, id, std::string{owner_csi});
   return r;

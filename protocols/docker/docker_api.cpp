@@ -73,7 +73,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     gw_.ask(
       registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
       on_error(reply), atom::remove_v, std::move(req->name), std::string{owner_docker},
-      std::string{kind_volume});
+      record_kind::volume);
   } else if (endpoint == "/VolumeDriver.Mount") {
     auto req = docker::decode_mount(body);
     if (!req) {

@@ -13,7 +13,7 @@ namespace {
 
 volume_spec spec_with(option_map mutable_params) {
   volume_spec spec;
-  spec.kind = kind_volume;
+  spec.kind = record_kind::volume;
   spec.backend = "block";
   spec.parameters = {{"fsType", "ext4"}};
   spec.required_bytes = 1 << 20;

@@ -20,7 +20,7 @@ uint8_t code_of(ec x) {
 volume_record block_volume() {
   volume_record rec;
   rec.name = "pvc-1";
-  rec.kind = kind_volume;
+  rec.kind = record_kind::volume;
   rec.backend = "block";
   rec.options = {{"fsType", "ext4"}};
   rec.capacity_bytes = 10 * mib;
@@ -30,7 +30,7 @@ volume_record block_volume() {
 /// The spec that created block_volume().
 volume_spec block_spec() {
   volume_spec spec;
-  spec.kind = kind_volume;
+  spec.kind = record_kind::volume;
   spec.backend = "block";
   spec.parameters = {{"fsType", "ext4"}};
   spec.required_bytes = 10 * mib;
@@ -89,13 +89,13 @@ TEST(csi_rules, recreate_with_the_same_spec_is_accepted) {
 
 TEST(csi_rules, recreate_with_another_kind_backend_source_or_parameters_already_exists) {
   auto kind = block_spec();
-  kind.kind = kind_snapshot;
+  kind.kind = record_kind::snapshot;
   expect_error(check_csi_recreate(block_volume(), kind), ec::already_exists, "kind volume");
   auto backend = block_spec();
   backend.backend = "local";
   expect_error(check_csi_recreate(block_volume(), backend), ec::already_exists, "backend block");
   auto source = block_spec();
-  source.source = "snapshot:s1";
+  source.source = snapshot_source("s1");
   expect_error(check_csi_recreate(block_volume(), source), ec::already_exists, "snapshot:s1");
   auto params = block_spec();
   params.parameters["fsType"] = "xfs";
@@ -118,15 +118,15 @@ TEST(csi_rules, recreate_with_a_capacity_outside_the_range_already_exists) {
 
 TEST(csi_rules, recreate_of_a_snapshot_compares_its_source_only) {
   auto snap = block_volume();
-  snap.kind = kind_snapshot;
-  snap.source = "volume:pvc-1";
+  snap.kind = record_kind::snapshot;
+  snap.source = volume_source("pvc-1");
   snap.options.clear();
   volume_spec spec;
-  spec.kind = kind_snapshot;
+  spec.kind = record_kind::snapshot;
   spec.backend = "block";
-  spec.source = "volume:pvc-1";
+  spec.source = volume_source("pvc-1");
   EXPECT_FALSE(check_csi_recreate(snap, spec));
-  spec.source = "volume:pvc-2";
+  spec.source = volume_source("pvc-2");
   expect_error(check_csi_recreate(snap, spec), ec::already_exists, "volume:pvc-2");
 }
 
@@ -134,7 +134,7 @@ TEST(csi_rules, recreate_of_a_snapshot_compares_its_source_only) {
 
 TEST(csi_rules, an_unset_size_becomes_the_sources) {
   auto spec = block_spec();
-  spec.source = "snapshot:s1";
+  spec.source = snapshot_source("s1");
   spec.source_bytes = 32 * mib;
   spec.required_bytes = 0;
   auto out = with_source_size(spec);
@@ -148,7 +148,7 @@ TEST(csi_rules, an_unset_size_becomes_the_sources) {
 
 TEST(csi_rules, a_request_smaller_than_its_source_is_out_of_range) {
   auto spec = block_spec();
-  spec.source = "snapshot:s1";
+  spec.source = snapshot_source("s1");
   spec.source_bytes = 32 * mib;
   spec.required_bytes = 16 * mib;
   expect_error(with_source_size(spec), ec::out_of_range, "snapshot:s1");
@@ -156,7 +156,7 @@ TEST(csi_rules, a_request_smaller_than_its_source_is_out_of_range) {
 
 TEST(csi_rules, a_limit_below_the_source_is_out_of_range) {
   auto spec = block_spec();
-  spec.source = "volume:pvc-0";
+  spec.source = volume_source("pvc-0");
   spec.source_bytes = 32 * mib;
   spec.required_bytes = 0;
   spec.limit_bytes = 16 * mib;
@@ -170,8 +170,8 @@ TEST(csi_rules, without_a_source_or_for_a_snapshot_the_spec_is_unchanged) {
   ASSERT_TRUE(out);
   EXPECT_EQ(out->required_bytes, 0u);
   volume_spec snap;
-  snap.kind = kind_snapshot;
-  snap.source = "volume:pvc-1";
+  snap.kind = record_kind::snapshot;
+  snap.source = volume_source("pvc-1");
   snap.source_bytes = 32 * mib;
   out = with_source_size(snap);
   ASSERT_TRUE(out);
@@ -180,13 +180,13 @@ TEST(csi_rules, without_a_source_or_for_a_snapshot_the_spec_is_unchanged) {
 
 TEST(csi_rules, make_csi_record_takes_the_spec_and_the_chosen_capacity) {
   auto spec = block_spec();
-  spec.source = "snapshot:s1";
+  spec.source = snapshot_source("s1");
   auto rec = make_csi_record("pvc-9", spec, 12 * mib);
   EXPECT_EQ(rec.name, "pvc-9");
-  EXPECT_EQ(rec.kind, kind_volume);
+  EXPECT_EQ(rec.kind, record_kind::volume);
   EXPECT_EQ(rec.backend, "block");
   EXPECT_EQ(rec.options, spec.parameters);
-  EXPECT_EQ(rec.source, "snapshot:s1");
+  EXPECT_EQ(rec.source, snapshot_source("s1"));
   EXPECT_EQ(rec.capacity_bytes, 12 * mib);
   EXPECT_FALSE(rec.created_at.empty());
   EXPECT_FALSE(in_csi_use(rec));
@@ -221,7 +221,7 @@ TEST(csi_rules, stage_at_another_path_is_a_failed_precondition) {
 
 TEST(csi_rules, a_snapshot_cannot_be_staged_or_published) {
   auto snap = block_volume();
-  snap.kind = kind_snapshot;
+  snap.kind = record_kind::snapshot;
   expect_error(check_stage(snap, stage_at("/stage/pvc-1")), ec::not_found, "snapshot");
   expect_error(check_publish(snap, publish_at("/pods/a")), ec::not_found, "snapshot");
   expect_error(check_volume_path(snap, "/stage/pvc-1"), ec::not_found, "snapshot");

@@ -105,7 +105,7 @@ protected:
 TEST_F(volume_csi_test, create_returns_the_record_with_the_rounded_capacity) {
   auto rec = create(10 * mib + 1);
   EXPECT_EQ(rec.name, "pvc-1");
-  EXPECT_EQ(rec.kind, kind_volume);
+  EXPECT_EQ(rec.kind, record_kind::volume);
   EXPECT_EQ(rec.backend, "local");
   EXPECT_EQ(rec.capacity_bytes, 11 * mib) << "rounded up to the backend's 1 MiB unit";
   EXPECT_EQ(rec.options.at("fsType"), "ext4");
@@ -364,19 +364,19 @@ TEST_F(volume_csi_test, remove_while_staged_or_published_is_in_use) {
   create();
   ASSERT_FALSE(stage());
   auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_csi},
-                                    std::string{kind_volume});
+                                    record_kind::volume);
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), code_of(ec::in_use)) << describe(err);
   ASSERT_FALSE(publish("/pods/a"));
   err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_csi},
-                                    std::string{kind_volume});
+                                    record_kind::volume);
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), code_of(ec::in_use)) << describe(err);
   EXPECT_EQ(storage->removes, 0);
   ASSERT_FALSE(unpublish("/pods/a"));
   ASSERT_FALSE(unstage());
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_csi},
-                                    std::string{kind_volume}));
+                                    record_kind::volume));
   EXPECT_EQ(storage->removes, 1);
 }
 
@@ -542,14 +542,14 @@ TEST_F(volume_csi_timeout_test, a_retry_while_a_stage_hangs_starts_no_second_sta
 TEST_F(volume_csi_test, a_backend_that_cannot_copy_refuses_snapshots_and_sources) {
   storage->copies = false;
   auto snap = spec(0);
-  snap.kind = kind_snapshot;
-  snap.source = "volume:pvc-0";
+  snap.kind = record_kind::snapshot;
+  snap.source = volume_source("pvc-0");
   snap.source_bytes = 10 * mib;
   auto err = test::call<volume_record>(self, vol, atom::create_v, snap);
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), code_of(ec::unsupported)) << describe(err);
   auto clone = spec(10 * mib);
-  clone.source = "snapshot:s1";
+  clone.source = snapshot_source("s1");
   clone.source_bytes = 10 * mib;
   err = test::call<volume_record>(self, vol, atom::create_v, clone);
   ASSERT_TRUE(err);
@@ -568,8 +568,8 @@ TEST_F(volume_csi_test, a_create_for_another_backend_than_the_actors_is_refused)
 
 TEST_F(volume_csi_test, a_docker_create_on_a_csi_snapshot_name_is_refused) {
   auto snap = spec(0);
-  snap.kind = kind_snapshot;
-  snap.source = "volume:pvc-0";
+  snap.kind = record_kind::snapshot;
+  snap.source = volume_source("pvc-0");
   snap.source_bytes = 10 * mib;
   ASSERT_TRUE(test::ask<volume_record>(self, vol, atom::create_v, snap));
   auto err = test::call<atom::ok>(self, vol, atom::create_v, option_map{});

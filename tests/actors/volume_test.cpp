@@ -102,13 +102,13 @@ TEST_F(volume_test, remove_while_mounted_is_refused_with_volume_in_use) {
   create();
   mount("c1");
   auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
-                                    std::string{kind_volume});
+                                    record_kind::volume);
   ASSERT_TRUE(err);
   EXPECT_NE(describe(err).find("volume in use"), std::string::npos);
   EXPECT_EQ(storage->removes, 0);
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c1"}));
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
-                                    std::string{kind_volume}));
+                                    record_kind::volume));
   EXPECT_EQ(storage->removes, 1);
   EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v)) << "a removed volume is not found";
 }
@@ -182,7 +182,7 @@ TEST_F(volume_test, remove_of_a_volume_mounted_by_older_state_unmounts_first) {
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
   vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), rec, true);
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
-                                    std::string{kind_volume}));
+                                    record_kind::volume));
   EXPECT_EQ(storage->unmounts, 1);
   EXPECT_EQ(storage->removes, 1);
 }
@@ -239,13 +239,13 @@ TEST_F(volume_test, concurrent_requests_are_serialized) {
 TEST_F(volume_test, a_remove_limited_to_another_kind_is_not_found_and_changes_nothing) {
   create();
   auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
-                                std::string{kind_snapshot});
+                                record_kind::snapshot);
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::not_found));
   EXPECT_FALSE(test::call<volume_record>(self, vol, atom::get_v)) << "the volume must remain";
   EXPECT_EQ(storage->removes, 0);
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
-                                          std::string{kind_volume}));
+                                          record_kind::volume));
   EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v)) << "removed as a volume";
 }
 
@@ -280,7 +280,7 @@ TEST_F(volume_test, a_retry_on_a_hung_volume_fails_fast_and_starts_no_second_cal
   EXPECT_LT(took, 200ms) << "the retry must fail fast, not wait for a timeout";
   EXPECT_EQ(storage->mounts, 1) << "no second call while the first has not returned";
   EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
-                                    std::string{kind_volume})) << "nor a remove";
+                                    record_kind::volume)) << "nor a remove";
   EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::create_v, option_map{})) << "nor a create";
   storage->release();
   ASSERT_TRUE(eventually([&] { return storage->unmounts == 1; })) << "the late mount is undone";
@@ -293,7 +293,7 @@ TEST_F(volume_test, a_timed_out_remove_keeps_the_volume_until_its_storage_is_gon
   create();
   storage->hang_remove = true;
   auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
-                                    std::string{kind_volume});
+                                    record_kind::volume);
   ASSERT_TRUE(err) << "the remove must time out";
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::timeout)) << describe(err);
   EXPECT_FALSE(test::call<volume_record>(self, vol, atom::get_v)) << "the volume stays";
@@ -319,7 +319,7 @@ TEST_F(volume_test, a_failed_remove_keeps_the_volume_and_its_record) {
   create();
   storage->fail_remove = true;
   EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
-                                    std::string{kind_volume}));
+                                    record_kind::volume));
   EXPECT_FALSE(test::call<volume_record>(self, vol, atom::get_v)) << "the volume stays";
   std::lock_guard<std::mutex> guard{disk->mtx};
   EXPECT_EQ(disk->records.count("v1"), 1u);

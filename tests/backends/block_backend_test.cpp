@@ -48,11 +48,11 @@ TEST(block_backend_params, names_never_leave_the_state_root) {
   test::temp_state state;
   block_backend b(state.path());
   const std::string root = fs::canonical(state.path()).string();
-  EXPECT_EQ(b.image_path(kind_volume, "v1"), root + "/block/volumes/v1.img");
-  EXPECT_EQ(b.image_path(kind_snapshot, "s1"), root + "/block/snapshots/s1.img");
-  EXPECT_EQ(b.image_path("other", "v1"), "");
+  EXPECT_EQ(b.image_path(record_kind::volume, "v1"), root + "/block/volumes/v1.img");
+  EXPECT_EQ(b.image_path(record_kind::snapshot, "s1"), root + "/block/snapshots/s1.img");
+  EXPECT_EQ(b.image_path(static_cast<record_kind>(9), "v1"), "") << "no value of record_kind";
   for (const std::string bad : {"", "..", "../etc", "a/b", ".hidden", "-x"}) {
-    EXPECT_EQ(b.image_path(kind_volume, bad), "") << bad;
+    EXPECT_EQ(b.image_path(record_kind::volume, bad), "") << bad;
     auto rec = make_record(bad, 16 * mib);
     auto err = b.create(rec);
     ASSERT_TRUE(err) << bad;
@@ -62,7 +62,7 @@ TEST(block_backend_params, names_never_leave_the_state_root) {
     EXPECT_TRUE(b.validate(bad, {}));
   }
   auto bad_source = make_record("v1", 400 * mib);
-  bad_source.source = "volume:../../etc/passwd";
+  bad_source.source = volume_source("../../etc/passwd");
   auto err = b.create(bad_source);
   ASSERT_TRUE(err);
   EXPECT_EQ(code_of(err), ec::invalid_argument);
@@ -128,7 +128,7 @@ TEST(block_backend_capacity, refuses_what_does_not_fit) {
   ASSERT_FALSE(bad_fs);
   EXPECT_EQ(code_of(bad_fs.error()), ec::invalid_argument);
   auto spec = make_spec(0, 0);
-  spec.source = "snapshot:nope";
+  spec.source = snapshot_source("nope");
   auto missing = b.choose_capacity(spec);
   ASSERT_FALSE(missing);
   EXPECT_EQ(code_of(missing.error()), ec::not_found);
@@ -194,7 +194,7 @@ TEST(block_backend_create, sparse_idempotent_and_sized_by_source) {
 
   // A clone is at least its source.
   auto spec = make_spec(0, 0);
-  spec.source = "volume:v1";
+  spec.source = volume_source("v1");
   EXPECT_EQ(*b.choose_capacity(spec), 1024 * mib);
   spec.required_bytes = 400 * mib;
   EXPECT_EQ(*b.choose_capacity(spec), 512 * mib);
@@ -202,10 +202,10 @@ TEST(block_backend_create, sparse_idempotent_and_sized_by_source) {
   EXPECT_EQ(code_of(b.choose_capacity(spec).error()), ec::out_of_range);
 
   auto small_clone = make_record("c1", 400 * mib);
-  small_clone.source = "volume:v1";
+  small_clone.source = volume_source("v1");
   EXPECT_EQ(code_of(b.create(small_clone)), ec::out_of_range);
   auto missing = make_record("c2", 600 * mib);
-  missing.source = "snapshot:gone";
+  missing.source = snapshot_source("gone");
   auto miss = b.create(missing);
   ASSERT_TRUE(miss);
   EXPECT_EQ(code_of(miss), ec::not_found);

@@ -84,15 +84,15 @@ TEST(block_capacity, images_on_another_filesystem_ignore_the_reserve) {
   auto cap = b.available_capacity();
   ASSERT_TRUE(cap) << describe(cap.error());
   EXPECT_EQ(*cap, free_bytes(images));
-  EXPECT_EQ(b.image_path(kind_volume, "v1"), images + "/volumes/v1.img");
-  EXPECT_EQ(b.image_path(kind_snapshot, "s1"), images + "/snapshots/s1.img");
+  EXPECT_EQ(b.image_path(record_kind::volume, "v1"), images + "/volumes/v1.img");
+  EXPECT_EQ(b.image_path(record_kind::snapshot, "s1"), images + "/snapshots/s1.img");
 }
 
 TEST(block_capacity, default_block_dir_is_under_the_state_dir) {
   test::temp_state state;
   block_backend b(state.path());
   auto canonical = fs::weakly_canonical(state.path()).string();
-  EXPECT_EQ(b.image_path(kind_volume, "v1"), canonical + "/block/volumes/v1.img");
+  EXPECT_EQ(b.image_path(record_kind::volume, "v1"), canonical + "/block/volumes/v1.img");
   auto cap = b.available_capacity();
   ASSERT_TRUE(cap) << "BLOCK does not exist yet: " << describe(cap.error());
   EXPECT_GT(*cap, 0u);

@@ -193,10 +193,10 @@ TEST_F(block_backend_test, snapshot_then_restore_into_a_new_volume) {
   volume_record snap;
   snap.name = "snap1";
   snap.backend = "block";
-  snap.kind = kind_snapshot;
-  snap.source = "volume:src";
+  snap.kind = record_kind::snapshot;
+  snap.source = volume_source("src");
   volume_spec sspec;
-  sspec.kind = kind_snapshot;
+  sspec.kind = record_kind::snapshot;
   sspec.source = snap.source;
   EXPECT_EQ(*backend_->choose_capacity(sspec), 300 * mib);
   ASSERT_FALSE(backend_->create(snap)) << "taken while the source is mounted";
@@ -205,7 +205,7 @@ TEST_F(block_backend_test, snapshot_then_restore_into_a_new_volume) {
   std::ofstream(pub + "/later.txt") << "after the snapshot";
 
   auto restored = make_record("dst", 400 * mib);
-  restored.source = "snapshot:snap1";
+  restored.source = snapshot_source("snap1");
   create_and_stage(restored); // while src is still mounted: same xfs UUID
   EXPECT_EQ(read_text(restored.staging_path + "/data.txt"), "in the snapshot");
   EXPECT_FALSE(fs::exists(restored.staging_path + "/later.txt"));
@@ -216,7 +216,7 @@ TEST_F(block_backend_test, snapshot_then_restore_into_a_new_volume) {
 
   auto missing = snap;
   missing.name = "snap2";
-  missing.source = "volume:nope";
+  missing.source = volume_source("nope");
   auto err = backend_->create(missing);
   ASSERT_TRUE(err);
   EXPECT_EQ(code_of(err), ec::not_found);

@@ -52,9 +52,9 @@ TEST(record_json, round_trips_every_csi_field) {
   rec.backend = "block";
   rec.options = {{"fsType", "xfs"}};
   rec.created_at = "2026-11-30T18:00:00Z";
-  rec.kind = kind_volume;
+  rec.kind = record_kind::volume;
   rec.capacity_bytes = 5ull * 1024 * 1024 * 1024 + 1; // beyond 32 bits
-  rec.source = "snapshot:snap-1";
+  rec.source = snapshot_source("snap-1");
   rec.staging_path = "/var/lib/kubelet/plugins/berth/globalmount/pvc-1";
   rec.staged_block = false;
   rec.stage_flags = {"noatime", "nodiscard"};
@@ -102,12 +102,12 @@ TEST(record_json, round_trips_a_snapshot) {
   volume_record snap;
   snap.name = "snap-1";
   snap.backend = "block";
-  snap.kind = kind_snapshot;
-  snap.source = "volume:pvc-1";
+  snap.kind = record_kind::snapshot;
+  snap.source = volume_source("pvc-1");
   snap.capacity_bytes = 10 * 1024 * 1024;
   auto back = record_from_json(record_to_json(snap));
   ASSERT_TRUE(back) << describe(back.error());
-  EXPECT_EQ(back->kind, kind_snapshot);
+  EXPECT_EQ(back->kind, record_kind::snapshot);
   EXPECT_EQ(*back, snap);
 }
 
@@ -116,7 +116,7 @@ TEST(record_json, a_docker_record_without_csi_fields_reads_as_a_volume) {
                               R"("created_at":"2026-01-01T00:00:00Z","mounts":{"c1":1},)"
                               R"("mounted":true,"mountpoint":"/mnt/v"})");
   ASSERT_TRUE(rec) << describe(rec.error());
-  EXPECT_EQ(rec->kind, kind_volume);
+  EXPECT_EQ(rec->kind, record_kind::volume);
   EXPECT_EQ(rec->capacity_bytes, 0u);
   EXPECT_TRUE(rec->source.empty());
   EXPECT_TRUE(rec->staging_path.empty());
@@ -140,11 +140,17 @@ TEST(record_json, bad_csi_fields_are_rejected_naming_the_field) {
   };
   const bad_case cases[] = {
     {R"({"name":"v","kind":"disk"})", "kind"},
+    {R"({"name":"v","kind":"disk"})", "\"disk\""},
+    {R"({"name":"v","kind":""})", "kind"},
     {R"({"name":"v","kind":3})", "kind"},
     {R"({"name":"v","capacity_bytes":"10"})", "capacity_bytes"},
     {R"({"name":"v","capacity_bytes":-1})", "capacity_bytes"},
     {R"({"name":"v","capacity_bytes":1.5})", "capacity_bytes"},
     {R"({"name":"v","source":7})", "source"},
+    {R"({"name":"v","source":"disk:v"})", "\"disk:v\""},
+    {R"({"name":"v","source":"v"})", "\"v\""},
+    {R"({"name":"v","source":"volume:"})", "\"volume:\""},
+    {R"({"name":"v","source":"Snapshot:s"})", "\"Snapshot:s\""},
     {R"({"name":"v","staging_path":["/s"]})", "staging_path"},
     {R"({"name":"v","staged_block":"yes"})", "staged_block"},
     {R"({"name":"v","stage_flags":"noatime"})", "stage_flags"},
@@ -164,6 +170,26 @@ TEST(record_json, bad_csi_fields_are_rejected_naming_the_field) {
     EXPECT_NE(describe(rec.error()).find(c.names), std::string::npos)
       << c.json << ": \"" << describe(rec.error()) << "\" does not name " << c.names;
   }
+}
+
+TEST(record_json, kind_and_source_keep_the_journal_spelling) {
+  // A CSI record as older berth wrote it: it loads typed and is written back the same.
+  const std::string old_clone =
+    R"({"name":"r","backend":"block","kind":"volume","source":"snapshot:s1"})";
+  auto clone = record_from_json(old_clone);
+  ASSERT_TRUE(clone) << describe(clone.error());
+  EXPECT_EQ(clone->kind, record_kind::volume);
+  EXPECT_EQ(clone->source, snapshot_source("s1"));
+  auto snap = record_from_json(R"({"name":"s1","kind":"snapshot","source":"volume:pvc-1"})");
+  ASSERT_TRUE(snap) << describe(snap.error());
+  EXPECT_EQ(snap->kind, record_kind::snapshot);
+  EXPECT_EQ(snap->source, volume_source("pvc-1"));
+  auto json = record_to_json(*snap);
+  EXPECT_NE(json.find(R"("kind":"snapshot")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("source":"volume:pvc-1")"), std::string::npos) << json;
+  json = record_to_json(*clone);
+  EXPECT_EQ(json.find(R"("kind")"), std::string::npos) << "a volume's kind is left out: " << json;
+  EXPECT_NE(json.find(R"("source":"snapshot:s1")"), std::string::npos) << json;
 }
 
 // -- owner: Docker and CSI are separate namespaces ------------------------------

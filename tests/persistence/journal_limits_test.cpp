@@ -204,9 +204,9 @@ volume_record record_at_every_bound() {
   rec.name = std::string(128, 'n');
   rec.backend = "block";
   rec.created_at = "2026-12-01T00:00:00Z";
-  rec.kind = kind_volume;
+  rec.kind = record_kind::volume;
   rec.capacity_bytes = ~uint64_t{0};
-  rec.source = "snapshot:" + std::string(128, 's');
+  rec.source = snapshot_source(std::string(128, 's'));
   rec.device = "/dev/loop" + std::to_string(~uint32_t{0});
   rec.mounted = true;
   rec.mountpoint = "/var/lib/berth/volumes/" + rec.name + "/mnt";

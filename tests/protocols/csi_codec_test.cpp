@@ -44,8 +44,8 @@ v1::CreateVolumeRequest create_req(const std::string& name = "pvc-1") {
   return req;
 }
 
-volume_record rec(const std::string& name, const std::string& kind,
-                  const std::string& source = "") {
+volume_record rec(const std::string& name, record_kind kind,
+                  const content_source& source = {}) {
   volume_record r;
   r.name = name;
   r.kind = kind;
@@ -164,11 +164,11 @@ TEST(csi_codec, decodes_a_create_volume_request) {
   req.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id("snap-1");
   volume_spec spec;
   ASSERT_TRUE(decode_create_volume(req, env(), spec).ok());
-  EXPECT_EQ(spec.kind, kind_volume);
+  EXPECT_EQ(spec.kind, record_kind::volume);
   EXPECT_EQ(spec.backend, "block");
   EXPECT_EQ(spec.required_bytes, 1u << 20);
   EXPECT_EQ(spec.limit_bytes, 2u << 20);
-  EXPECT_EQ(spec.source, "snapshot:snap-1");
+  EXPECT_EQ(spec.source, snapshot_source("snap-1"));
   EXPECT_EQ(spec.parameters, (option_map{{"fsType", "xfs"}, {"o", "noatime"}}));
 }
 
@@ -181,7 +181,7 @@ TEST(csi_codec, create_volume_defaults_and_clone_source) {
   ASSERT_TRUE(decode_create_volume(req, env(), spec).ok());
   EXPECT_EQ(spec.backend, "block");
   EXPECT_EQ(spec.required_bytes, 0u);
-  EXPECT_EQ(spec.source, "volume:v0");
+  EXPECT_EQ(spec.source, volume_source("v0"));
   EXPECT_TRUE(spec.parameters.empty());
 }
 
@@ -243,9 +243,9 @@ TEST(csi_codec, decodes_create_snapshot) {
   req.set_source_volume_id("pvc-1");
   volume_spec spec;
   ASSERT_TRUE(decode_create_snapshot(req, env(), spec).ok());
-  EXPECT_EQ(spec.kind, kind_snapshot);
+  EXPECT_EQ(spec.kind, record_kind::snapshot);
   EXPECT_EQ(spec.backend, "block");
-  EXPECT_EQ(spec.source, "volume:pvc-1");
+  EXPECT_EQ(spec.source, volume_source("pvc-1"));
   req.clear_source_volume_id();
   EXPECT_EQ(decode_create_snapshot(req, env(), spec).error_code(), StatusCode::INVALID_ARGUMENT);
   req.set_source_volume_id("pvc-1");
@@ -285,7 +285,7 @@ TEST(csi_codec, topology_must_include_this_node) {
 // -- encoding -----------------------------------------------------------------------
 
 TEST(csi_codec, encodes_a_volume) {
-  auto r = rec("pvc-1", kind_volume, "snapshot:snap-1");
+  auto r = rec("pvc-1", record_kind::volume, snapshot_source("snap-1"));
   r.capacity_bytes = 1 << 30;
   r.options["fsType"] = "ext4";
   v1::Volume vol;
@@ -300,7 +300,7 @@ TEST(csi_codec, encodes_a_volume) {
 }
 
 TEST(csi_codec, encodes_a_snapshot) {
-  auto r = rec("snap-1", kind_snapshot, "volume:pvc-1");
+  auto r = rec("snap-1", record_kind::snapshot, volume_source("pvc-1"));
   r.capacity_bytes = 4096;
   r.created_at = "2026-11-30T18:00:00Z";
   v1::Snapshot snap;
@@ -372,9 +372,11 @@ TEST(csi_codec, paginates_by_name_tokens) {
 }
 
 TEST(csi_codec, selects_and_filters_records) {
-  std::vector<volume_record> recs{rec("v2", kind_volume), rec("s2", kind_snapshot, "volume:v1"),
-                                  rec("v1", kind_volume), rec("s1", kind_snapshot, "volume:v2")};
-  auto vols = select_kind(recs, kind_volume);
+  std::vector<volume_record> recs{rec("v2", record_kind::volume),
+                                  rec("s2", record_kind::snapshot, volume_source("v1")),
+                                  rec("v1", record_kind::volume),
+                                  rec("s1", record_kind::snapshot, volume_source("v2"))};
+  auto vols = select_kind(recs, record_kind::volume);
   ASSERT_EQ(vols.size(), 2u);
   EXPECT_EQ(vols[0].name, "v1");
   EXPECT_EQ(vols[1].name, "v2");

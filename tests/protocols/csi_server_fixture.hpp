@@ -82,7 +82,7 @@ inline caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<
       return it->second;
     },
     [recs, missing](atom::remove, const std::string& name, const std::string& owner,
-                    const std::string& kind) -> caf::result<atom::ok> {
+                    record_kind kind) -> caf::result<atom::ok> {
       auto it = recs->find(name);
       if (it == recs->end() || owner_of(it->second) != owner || it->second.kind != kind) {
         return missing(name);
@@ -149,7 +149,7 @@ inline caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<
     [recs, missing](atom::stats, const std::string& name,
                     const std::string& path) -> caf::result<volume_stats> {
       auto it = recs->find(name);
-      if (it == recs->end() || it->second.kind != kind_volume) {
+      if (it == recs->end() || it->second.kind != record_kind::volume) {
         return missing(name);
       }
       if (path.empty() || path != it->second.staging_path) {
@@ -163,7 +163,7 @@ inline caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<
     [recs, missing](atom::grow, const std::string& name,
                     const std::string& path) -> caf::result<uint64_t> {
       auto it = recs->find(name);
-      if (it == recs->end() || it->second.kind != kind_volume) {
+      if (it == recs->end() || it->second.kind != record_kind::volume) {
         return missing(name);
       }
       if (path.empty() || path != it->second.staging_path) {

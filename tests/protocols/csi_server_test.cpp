@@ -502,7 +502,7 @@ TEST_F(csi_server_test, stats_and_expand_of_an_unknown_volume_are_not_found_what
   recs->at("pvc-1").staging_path = dir.path + "/staging";
   volume_record snap;
   snap.name = "snap-1";
-  snap.kind = kind_snapshot;
+  snap.kind = record_kind::snapshot;
   recs->emplace(snap.name, snap);
   auto stub = v1::Node::NewStub(channel);
   auto stats = [&](const std::string& id, const std::string& path) {

@@ -181,7 +181,7 @@ TEST_F(docker_api_test, many_concurrent_clients_are_all_answered) {
 TEST_F(docker_api_test, csi_snapshots_are_not_docker_volumes) {
   caf::scoped_actor self{*sys};
   volume_spec spec;
-  spec.kind = kind_snapshot;
+  spec.kind = record_kind::snapshot;
   spec.backend = "block";
   self->request(reg, std::chrono::seconds(5), atom::create_v, std::string{"snap-1"}, spec)
     .receive([](volume_record&) {}, [](caf::error& err) { FAIL() << describe(err); });

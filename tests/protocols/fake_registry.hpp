@@ -55,7 +55,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
   };
   /// Removes `name` (only a record of `owner` and `kind`, when given); refused while mounted.
   auto remove = [self, find, missing](const std::string& name, const std::string& owner,
-                                      const std::string& kind) -> caf::result<atom::ok> {
+                                      record_kind kind) -> caf::result<atom::ok> {
     auto* rec = find(name);
     if (!rec || owner_of(*rec) != owner || rec->kind != kind) {
       return missing(name);
@@ -115,7 +115,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       }
       return atom::ok_v;
     },
-    [remove](atom::remove, std::string& name, std::string& owner, std::string& kind) {
+    [remove](atom::remove, std::string& name, std::string& owner, record_kind kind) {
       return remove(name, owner, kind);
     },
     [find, missing](atom::get, std::string& name) -> caf::result<volume_record> {
