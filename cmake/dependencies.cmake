@@ -9,6 +9,9 @@ find_package(spdlog REQUIRED)
 find_package(RapidJSON REQUIRED)
 find_package(Threads REQUIRED)
 find_package(GTest REQUIRED)
+# The Kubernetes API client (protocols/kube): TLS and kubeconfig files.
+find_package(OpenSSL REQUIRED)
+find_package(yaml-cpp REQUIRED)
 
 add_library(berth_deps INTERFACE)
 add_library(berth::deps ALIAS berth_deps)

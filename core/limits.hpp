@@ -64,6 +64,17 @@ inline constexpr std::chrono::milliseconds http_idle_timeout{120000};
 /// (accepting pauses) until one closes.
 inline constexpr size_t max_http_connections = 256;
 
+// -- the Kubernetes API client (protocols/kube), for `berthd prestop` --------------------
+
+/// The largest response body (a Node, one page of a LIST, a Status) the client reads.
+inline constexpr size_t max_kube_response_bytes = 64u << 20;
+
+/// The longest line (one watch event) of a watch stream; etcd keeps objects under 1.5 MiB.
+inline constexpr size_t max_kube_watch_line_bytes = 16u << 20;
+
+/// The largest kubeconfig, token, certificate or key file the client reads.
+inline constexpr size_t max_kube_file_bytes = 4u << 20;
+
 // -- what the bounds add up to -------------------------------------------------------------
 
 /// The longest JSON string a client string of `n` bytes becomes: quotes, and every byte a

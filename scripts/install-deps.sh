@@ -4,7 +4,7 @@ set -euo pipefail
 
 BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config libcaf-dev libboost1.81-dev rapidjson-dev
   libspdlog-dev libgtest-dev googletest libgrpc++-dev protobuf-compiler-grpc protobuf-compiler
-  libprotobuf-dev)
+  libprotobuf-dev libssl-dev libyaml-cpp-dev)
 RUN_PKGS=(util-linux mount nfs-common)
 TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iproute2)
 
