@@ -323,7 +323,8 @@ kube_client::watch_attachments(const std::string& resource_version,
   auto err = s.step([&](auto done) { http::async_read_header(s.stream, s.buffer, parser, done); });
   if (err) {
     if (s.timed_out) {
-      return watch_end::stopped;
+      return make_error(ec::timeout, "kube API " + cfg_.server + ": " + what +
+                                       ": no answer before the deadline (read)");
     }
     return make_error(ec::unavailable,
                       "kube API " + cfg_.server + ": " + what + ": read: " + err.message());
@@ -351,7 +352,8 @@ kube_client::watch_attachments(const std::string& resource_version,
     while (pending.size() <= limits::max_kube_response_bytes && read_more()) {
     }
     if (s.timed_out) {
-      return watch_end::stopped;
+      return make_error(ec::timeout, "kube API " + cfg_.server + ": " + what +
+                                       ": no answer before the deadline (read)");
     }
     if (status == 410) {
       return watch_end::gone;
