@@ -1,5 +1,6 @@
 #include "protocols/kube/kube_client.hpp"
 
+#include <cstdlib>
 #include <optional>
 
 #include <boost/asio/connect.hpp>
@@ -93,7 +94,8 @@ caf::error open(session& s, const std::string& what) {
   bool is_ip = !err;
   std::vector<tcp::endpoint> endpoints;
   if (is_ip) {
-    endpoints.emplace_back(address, static_cast<unsigned short>(std::stoul(s.cfg.port)));
+    endpoints.emplace_back(address,
+                           static_cast<unsigned short>(std::strtoul(s.cfg.port.c_str(), nullptr, 10)));
   } else {
     tcp::resolver::results_type results;
     err = s.step([&](auto done) {
@@ -133,7 +135,9 @@ caf::error open(session& s, const std::string& what) {
 caf::error send_get(session& s, const std::string& target, const std::string& token,
                     const std::string& what) {
   http::request<http::empty_body> req{http::verb::get, s.cfg.base_path + target, 11};
-  req.set(http::field::host, s.cfg.host);
+  // Host names the authority as the URL does: [v6]:port, host:port.
+  auto host = s.cfg.host.find(':') != std::string::npos ? "[" + s.cfg.host + "]" : s.cfg.host;
+  req.set(http::field::host, host + ":" + s.cfg.port);
   req.set(http::field::user_agent, "berth/" BERTH_VERSION);
   req.set(http::field::accept, "application/json");
   if (!token.empty()) {

@@ -13,6 +13,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <openssl/ssl.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -257,6 +258,10 @@ void fake_apiserver::start() {
   server_ = issue_cert(ca_, "kube-apiserver", opts_.server_sans);
   io_->tls.use_certificate_chain(asio::buffer(server_.cert_pem));
   io_->tls.use_private_key(asio::buffer(server_.key_pem), ssl::context::pem);
+  if (opts_.client_certs) {
+    io_->tls.add_certificate_authority(asio::buffer(ca_.cert_pem));
+    io_->tls.set_verify_mode(ssl::verify_peer);
+  }
   tcp::endpoint ep{asio::ip::make_address("127.0.0.1"), 0};
   io_->acceptor.open(ep.protocol());
   io_->acceptor.set_option(tcp::acceptor::reuse_address(true));
@@ -350,6 +355,12 @@ void fake_apiserver::serve(int fd) {
   }
   error_code err;
   stream.handshake(ssl::stream_base::server, err);
+  bool by_certificate = false;
+  if (!err && opts_.client_certs) {
+    X509* peer = SSL_get1_peer_certificate(stream.native_handle());
+    by_certificate = peer != nullptr && SSL_get_verify_result(stream.native_handle()) == X509_V_OK;
+    X509_free(peer);
+  }
   boost::beast::flat_buffer buffer;
   while (!err) {
     http::request<http::string_body> req;
@@ -392,7 +403,10 @@ void fake_apiserver::serve(int fd) {
     bool authorized;
     {
       std::lock_guard<std::mutex> lk{mutex_};
-      authorized = info.authorization == "Bearer " + token_;
+      authorized = by_certificate || info.authorization == "Bearer " + token_;
+      if (by_certificate) {
+        ++counts_.by_certificate;
+      }
       if (!authorized) {
         ++counts_.unauthorized;
       }
@@ -711,6 +725,10 @@ const std::string& fake_apiserver::kubeconfig_path() const {
 
 std::string fake_apiserver::service_account_dir() const {
   return dir_ + "/serviceaccount";
+}
+
+cert_pair fake_apiserver::issue_client_cert(const std::string& user) const {
+  return issue_cert(ca_, user, {});
 }
 
 const std::string& fake_apiserver::dir() const {

@@ -44,6 +44,8 @@ public:
   struct options {
     std::string token = "fake-token-3f9c2a7d51e8"; ///< the bearer token it demands
     std::vector<std::string> server_sans = {"IP:127.0.0.1", "DNS:localhost"}; ///< its certificate's names
+    /// Asks for client certificates: one its CA signed authenticates without a token.
+    bool client_certs = false;
   };
 
   fake_apiserver();
@@ -77,6 +79,8 @@ public:
   const std::string& kubeconfig_path() const;
   /// A directory laid out like /var/run/secrets/kubernetes.io/serviceaccount: token, ca.crt.
   std::string service_account_dir() const;
+  /// A client certificate for `user` signed by its CA (for options::client_certs).
+  cert_pair issue_client_cert(const std::string& user) const;
   /// Its temporary directory (removed when it is destroyed).
   const std::string& dir() const;
 
@@ -118,6 +122,7 @@ public:
     size_t lists = 0;
     size_t watches = 0;
     size_t unauthorized = 0; ///< answered 401
+    size_t by_certificate = 0; ///< authenticated by a client certificate
   };
   counts requests() const;
   /// Watch streams open now.

@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <gtest/gtest.h>
 
+#include "protocols/kube/detail/text.hpp"
 #include "tests/kube/kube_fixture.hpp"
 #include "tests/persistence/temp_dir.hpp"
 
@@ -220,4 +221,44 @@ TEST(kube_client_tls, bad_pem_in_config_is_refused_when_building) {
   ASSERT_FALSE(c);
   EXPECT_NE(describe(c.error()).find("certificate authority"), std::string::npos)
     << describe(c.error());
+}
+
+TEST(kube_client_tls, client_certificate_from_a_kubeconfig_authenticates) {
+  fake_apiserver::options opts;
+  opts.client_certs = true;
+  fake_apiserver api{opts};
+  api.start();
+  api.set_node("n1", {true, true, {}});
+  auto write = [&](const cert_pair& client) {
+    auto path = api.dir() + "/cert-kubeconfig";
+    test::write_text(path, "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+                           "    server: " + api.server_url() + "\n"
+                           "    certificate-authority-data: " + detail::base64_encode(api.ca_pem()) + "\n"
+                           "users:\n- name: u\n  user:\n"
+                           "    client-certificate-data: " + detail::base64_encode(client.cert_pem) + "\n"
+                           "    client-key-data: " + detail::base64_encode(client.key_pem) + "\n"
+                           "contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
+                           "current-context: x\n");
+    return path;
+  };
+  auto cfg = kubeconfig_config(write(api.issue_client_cert("system:node:n1")));
+  ASSERT_TRUE(cfg) << describe(cfg.error());
+  EXPECT_TRUE(cfg->token.empty());
+  auto n = client_for(*cfg)->get_node("n1", in(5s));
+  ASSERT_TRUE(n) << describe(n.error());
+  EXPECT_TRUE(n->unschedulable);
+  EXPECT_EQ(api.requests().by_certificate, 1u);
+
+  // A certificate another CA signed is refused in the handshake.
+  auto stranger = issue_cert(make_ca("stranger-ca"), "system:node:n1", {});
+  auto bad = kubeconfig_config(write(stranger));
+  ASSERT_TRUE(bad);
+  auto refused = client_for(*bad)->get_node("n1", in(5s));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(api.requests().by_certificate, 1u);
+}
+
+TEST(kube_text, redact_hides_every_occurrence) {
+  EXPECT_EQ(detail::redact("a tok b tok", "tok"), "a <redacted> b <redacted>");
+  EXPECT_EQ(detail::redact("nothing", ""), "nothing");
 }
