@@ -302,8 +302,8 @@ class Suite:
     def test_prestop_flags_are_berthds(self):
         cmd = self.prestop()
         apps = os.path.join(self.src, "apps")
-        has_hook = any('"prestop"' in open(os.path.join(apps, f), errors="replace").read()
-                       for f in os.listdir(apps) if f.endswith(".cpp"))
+        has_hook = any('"prestop"' in open(os.path.join(d, f), errors="replace").read()
+                       for d, _, fs in os.walk(apps) for f in fs if f.endswith(".cpp"))
         if not has_hook:
             raise Skip("apps/ has no prestop subcommand yet; its flags are checked once it has")
         code, out = run_berthd(self.berthd, ["prestop", "--help"])
