@@ -312,6 +312,21 @@ class Suite:
         for name in flag_names(cmd[2:]):
             expect(name in known, f"preStop passes {name}, which `berthd prestop --help` "
                    "does not list")
+        # Like berthd, the hook checks every option before it answers --help.
+        code, out = run_berthd(self.berthd, cmd[1:] + ["--help"])
+        expect(code == 0, f"berthd refuses the preStop args {cmd[1:]}: {out.strip()}")
+
+    def test_prestop_talks_to_this_berthd(self):
+        cmd = self.prestop()
+        # The hook's defaults are berthd's; where the container changes one, so must the hook.
+        for daemon_flag, hook_flag in (("--admin-socket", "--admin-socket"),
+                                       ("--csi-driver-name", "--driver-name")):
+            m = re.search(re.escape(daemon_flag) + r" [^\n]*\(default ([^)\s]+)\)", self.help)
+            expect(m, f"cannot read {daemon_flag}'s default from `berthd --help`")
+            daemon = flag_value(self.args, daemon_flag) or m.group(1)
+            hook = flag_value(cmd, hook_flag) or m.group(1)
+            expect(daemon == hook, f"berthd runs with {daemon_flag} {daemon}, its preStop hook "
+                   f"with {hook_flag} {hook}")
 
     def test_grace_period_exceeds_the_deadline(self):
         deadline = int(flag_value(self.prestop(), "--deadline-s"))
