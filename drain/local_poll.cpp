@@ -54,8 +54,13 @@ void poll_local(const std::string& admin_socket, const std::shared_ptr<detail::w
         warned = false;
       }
       if (st->local_known && !same(st->busy, *busy)) {
-        spdlog::info("prestop: berthd has {} volumes staged or published: {}", busy->size(),
-                     describe(*busy));
+        if (busy->empty()) {
+          spdlog::info("prestop: berthd has no volume staged or published any more");
+        } else {
+          spdlog::info("prestop: berthd has {} staged or published: {}",
+                       busy->size() == 1 ? "1 volume" : std::to_string(busy->size()) + " volumes",
+                       describe(*busy));
+        }
       }
       st->busy = std::move(*busy);
       st->local_known = true;

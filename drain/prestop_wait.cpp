@@ -42,6 +42,9 @@ std::optional<kube::node_info> read_node(kube::kube_api& api, const std::string&
     }
     flog.failed(what, node.error());
     std::this_thread::sleep_for(std::min<clock::duration>(delay.next(), deadline - now));
+    if (clock::now() >= deadline) {
+      return std::nullopt;
+    }
   }
 }
 
@@ -64,27 +67,41 @@ std::string count(size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-/// "2 VolumeAttachments of D (a (volume v), b (volume w))", or why they are unknown.
-std::string attachments_text(const detail::wait_state& st, const prestop_config& cfg) {
+/// What still holds the node, and what already does not, as two lists of phrases:
+/// {"2 VolumeAttachments of D (a (volume v), b (volume w))"}, {"nothing staged or published here"}.
+void picture(const detail::wait_state& st, const prestop_config& cfg,
+             std::vector<std::string>& holding, std::vector<std::string>& free) {
   if (!st.listed) {
-    return "the VolumeAttachments of " + cfg.driver + " (not listed yet"
-           + (st.kube_error.empty() ? "" : ": " + st.kube_error) + ")";
+    holding.push_back("the VolumeAttachments of " + cfg.driver + " (not listed yet"
+                      + (st.kube_error.empty() ? "" : ": " + st.kube_error) + ")");
+  } else if (st.attachments.empty()) {
+    free.push_back("no VolumeAttachment of " + cfg.driver + " for it");
+  } else {
+    std::string names;
+    for (const auto& [name, a] : st.attachments) {
+      names += (names.empty() ? "" : ", ") + describe(a);
+    }
+    holding.push_back(count(st.attachments.size(), "VolumeAttachment", "VolumeAttachments")
+                      + " of " + cfg.driver + " (" + names + ")");
   }
-  std::string names;
-  for (const auto& [name, a] : st.attachments) {
-    names += (names.empty() ? "" : ", ") + describe(a);
+  if (!st.local_known) {
+    holding.push_back("berthd's volumes (its admin API has not answered"
+                      + (st.local_error.empty() ? "" : ": " + st.local_error) + ")");
+  } else if (st.busy.empty()) {
+    free.push_back("nothing staged or published here");
+  } else {
+    holding.push_back(count(st.busy.size(), "staged or published volume",
+                            "staged or published volumes")
+                      + " (" + describe(st.busy) + ")");
   }
-  return count(st.attachments.size(), "VolumeAttachment", "VolumeAttachments") + " of "
-         + cfg.driver + (names.empty() ? "" : " (" + names + ")");
 }
 
-std::string local_text(const detail::wait_state& st) {
-  if (!st.local_known) {
-    return "berthd's volumes (its admin API has not answered"
-           + (st.local_error.empty() ? "" : ": " + st.local_error) + ")";
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    out += (out.empty() ? "" : sep) + p;
   }
-  return count(st.busy.size(), "staged or published volume", "staged or published volumes")
-         + (st.busy.empty() ? "" : " (" + describe(st.busy) + ")");
+  return out;
 }
 
 bool clear(const detail::wait_state& st) {
@@ -146,9 +163,17 @@ prestop_outcome wait_for_drain(const prestop_config& cfg, std::shared_ptr<kube::
   // One line with the whole picture: wait briefly for the first LIST and berthd's answer.
   st->cv.wait_until(lock, std::min(deadline, clock::now() + std::chrono::seconds{2}),
                     [&] { return st->listed && st->local_known; });
-  spdlog::info("prestop: node {} is being drained ({}); waiting for {} and {}, deadline {} s",
-               cfg.node, verdict.reason, attachments_text(*st, cfg), local_text(*st),
-               seconds(cfg.deadline));
+  std::vector<std::string> holding;
+  std::vector<std::string> free;
+  picture(*st, cfg, holding, free);
+  if (holding.empty()) {
+    spdlog::info("prestop: node {} is being drained ({}); {}", cfg.node, verdict.reason,
+                 join(free, " and "));
+  } else {
+    spdlog::info("prestop: node {} is being drained ({}); waiting for {}{}, deadline {} s",
+                 cfg.node, verdict.reason, join(holding, " and "),
+                 free.empty() ? "" : " (" + join(free, "; ") + ")", seconds(cfg.deadline));
+  }
   bool done = st->cv.wait_until(lock, deadline, [&] { return clear(*st); });
   out.listed = st->listed;
   out.local_known = st->local_known;
