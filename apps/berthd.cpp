@@ -22,12 +22,14 @@ namespace {
 /// `berthd prestop ...`: the preStop hook (apps/prestop_command.hpp).
 int prestop(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
-  berth::setup_logging("text", "info");
   berth::kube_factory make;
 #ifdef BERTH_HAVE_KUBE
   make = [](const std::string& kubeconfig) { return berth::kube::make_kube_api(kubeconfig); };
 #endif
-  int rc = berth::run_prestop(std::vector<std::string>(argv + 2, argv + argc), make);
+  int rc = berth::run_prestop(std::vector<std::string>(argv + 2, argv + argc), make,
+                              [](const std::string& file) {
+                                berth::setup_logging("text", "info", file);
+                              });
   // A watch may still be blocked in the client on another thread (it ends by the
   // deadline): leave without running static destructors under it.
   spdlog::default_logger()->flush();

@@ -37,6 +37,9 @@ Always exits 0 (except for bad usage): the log says what happened.
   --kubeconfig FILE     reach the API through this kubeconfig (default: in-cluster,
                         the pod's service account)
   --admin-socket PATH   berthd's admin socket (default /run/berth/admin.sock)
+  --log-file FILE       append the log to FILE instead of stderr; in a pod,
+                        /proc/1/fd/2 puts it in the container's log (kubectl logs),
+                        since kubelet keeps no output of a hook that succeeds
   --help                this text
 )";
 }
@@ -50,7 +53,8 @@ parse_prestop_options(const std::vector<std::string>& args,
   std::map<std::string, std::string*> strings{{"--node-name", &opts.node_name},
                                               {"--driver-name", &opts.driver_name},
                                               {"--kubeconfig", &opts.kubeconfig},
-                                              {"--admin-socket", &opts.admin_socket}};
+                                              {"--admin-socket", &opts.admin_socket},
+                                              {"--log-file", &opts.log_file}};
   for (size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
     std::string value;
@@ -105,7 +109,8 @@ parse_prestop_options(const std::vector<std::string>& args,
   return opts;
 }
 
-int run_prestop(const std::vector<std::string>& args, const kube_factory& make) {
+int run_prestop(const std::vector<std::string>& args, const kube_factory& make,
+                const log_setup& setup_log) {
   auto opts = parse_prestop_options(args, [](const char* var) { return std::getenv(var); });
   if (!opts) {
     std::cerr << "berthd prestop: " << describe(opts.error()) << "\n\n" << prestop_usage();
@@ -114,6 +119,9 @@ int run_prestop(const std::vector<std::string>& args, const kube_factory& make) 
   if (opts->help) {
     std::cout << prestop_usage();
     return 0;
+  }
+  if (setup_log) {
+    setup_log(opts->log_file);
   }
   if (!make) {
     spdlog::error("prestop: this berthd was built without the Kubernetes API client; "

@@ -21,6 +21,9 @@ struct prestop_options {
   long deadline_s = 120;                   ///< keep it below terminationGracePeriodSeconds
   std::string kubeconfig;                  ///< "" = in-cluster
   std::string admin_socket;                ///< default: berthd's --admin-socket default
+  /// Where the log goes ("" = stderr). A preStop hook's output reaches no log of its
+  /// own, so a pod names /proc/1/fd/2: berthd's stderr, i.e. `kubectl logs`.
+  std::string log_file;
   bool help = false;
 };
 
@@ -37,10 +40,15 @@ std::string prestop_usage();
 using kube_factory =
   std::function<caf::expected<std::unique_ptr<kube::kube_api>>(const std::string& kubeconfig)>;
 
-/// Runs the hook; logs through spdlog's default logger. Returns 2 for bad usage (the
+/// Sets up the log for --log-file ("" = stderr).
+using log_setup = std::function<void(const std::string& log_file)>;
+
+/// Runs the hook; logs through spdlog's default logger, set up by `setup_log` when
+/// given. Returns 2 for bad usage (the
 /// message and the usage on stderr), else 0, whatever happened: kubelet ignores a
 /// hook's exit code, the log is what an operator reads. An empty `make` (a berthd
 /// built without the Kubernetes client) logs that and returns 0.
-int run_prestop(const std::vector<std::string>& args, const kube_factory& make);
+int run_prestop(const std::vector<std::string>& args, const kube_factory& make,
+                const log_setup& setup_log = {});
 
 } // namespace berth

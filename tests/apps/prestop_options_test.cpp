@@ -37,13 +37,15 @@ TEST(prestop_options, defaults_and_the_node_name_from_the_environment) {
 
 TEST(prestop_options, every_option_in_both_spellings) {
   auto opts = parse({"--node-name=n1", "--driver-name", "d.example", "--deadline-s=30",
-                     "--kubeconfig", "/etc/kube.conf", "--admin-socket=/tmp/a.sock"});
+                     "--kubeconfig", "/etc/kube.conf", "--admin-socket=/tmp/a.sock",
+                     "--log-file", "/proc/1/fd/2"});
   ASSERT_TRUE(opts) << describe(opts.error());
   EXPECT_EQ(opts->node_name, "n1");
   EXPECT_EQ(opts->driver_name, "d.example");
   EXPECT_EQ(opts->deadline_s, 30);
   EXPECT_EQ(opts->kubeconfig, "/etc/kube.conf");
   EXPECT_EQ(opts->admin_socket, "/tmp/a.sock");
+  EXPECT_EQ(opts->log_file, "/proc/1/fd/2");
 }
 
 TEST(prestop_options, bad_usage_names_the_option) {
