@@ -193,7 +193,7 @@ prestop_outcome wait_for_drain(const prestop_config& cfg, std::shared_ptr<kube::
   st->stop = true;
   st->cv.notify_all();
   // Workers idle in a sleep leave at once; one blocked in a call leaves by the deadline.
-  st->cv.wait_for(lock, std::chrono::milliseconds{200}, [&] { return st->workers == 0; });
+  st->cv.wait_for(lock, std::chrono::milliseconds{50}, [&] { return st->workers == 0; });
   return out;
 }
 

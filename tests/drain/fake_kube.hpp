@@ -67,6 +67,12 @@ public:
     ++rv_;
   }
 
+  /// A BOOKMARK event: a newer resourceVersion, no object.
+  void bookmark() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    push("BOOKMARK", {});
+  }
+
   /// The current watch ends as the server closing it (watch_end::closed).
   void close_watch() {
     std::lock_guard<std::mutex> guard{mtx_};

@@ -156,6 +156,28 @@ TEST_F(prestop_fixture, a_closed_watch_resumes_and_410_gone_lists_again) {
     << sink->text();
 }
 
+TEST_F(prestop_fixture, a_bookmark_moves_the_resource_version_the_next_watch_starts_from) {
+  cordon();
+  kube->add(va("va-1", "n1", "berth.csi.dev", "pv-1"));
+  std::string rv_after_bookmark;
+  std::thread server{[&] {
+    kube->wait_for([](fake_kube& k) { return k.watches_unlocked() >= 1; });
+    kube->bookmark();
+    rv_after_bookmark = kube->resource_version();
+    std::this_thread::sleep_for(100ms);
+    kube->close_watch();
+    kube->wait_for([](fake_kube& k) { return k.watches_unlocked() >= 2; });
+    kube->remove("va-1");
+  }};
+  auto out = run();
+  server.join();
+  EXPECT_EQ(out.result, drain::prestop_result::drained) << sink->text();
+  auto rvs = kube->watch_versions();
+  ASSERT_GE(rvs.size(), 2u);
+  EXPECT_EQ(rvs[1], rv_after_bookmark);
+  EXPECT_EQ(kube->lists(), 1);
+}
+
 TEST_F(prestop_fixture, an_unreachable_api_is_logged_once_retried_with_backoff_until_the_deadline) {
   kube->fail_all(make_error(ec::unavailable, "https://10.96.0.1:443: connect: Connection refused"));
   cfg.deadline = 2s;
