@@ -1,12 +1,49 @@
 // berthd: durable volumes for containers. See docs/architecture.md.
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
 
 #include "apps/daemon.hpp"
+#include "apps/logging.hpp"
+#include "apps/prestop_command.hpp"
 #include "core/errors.hpp"
+#ifdef BERTH_HAVE_KUBE
+#include "protocols/kube/kube_factory.hpp"
+#endif
+
+namespace {
+
+/// `berthd prestop ...`: the preStop hook (apps/prestop_command.hpp).
+int prestop(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  berth::kube_factory make;
+#ifdef BERTH_HAVE_KUBE
+  make = [](const std::string& kubeconfig) { return berth::kube::make_kube_api(kubeconfig); };
+#endif
+  int rc = berth::run_prestop(std::vector<std::string>(argv + 2, argv + argc), make,
+                              [](const std::string& file) {
+                                berth::setup_logging("text", "info", file);
+                              });
+  // A watch may still be blocked in the client on another thread (it ends by the
+  // deadline): leave without running static destructors under it.
+  spdlog::default_logger()->flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(rc);
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string{argv[1]} == "prestop") {
+    return prestop(argc, argv);
+  }
   auto opts = berth::parse_daemon_options(argc, argv);
   if (!opts) {
     std::cerr << "berthd: " << berth::describe(opts.error()) << "\n";

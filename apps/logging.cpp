@@ -3,6 +3,7 @@
 #include <memory>
 
 #include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -40,9 +41,20 @@ public:
 
 } // namespace
 
-void setup_logging(const std::string& format, const std::string& level) {
-  auto logger = std::make_shared<spdlog::logger>(
-    "berthd", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+void setup_logging(const std::string& format, const std::string& level, const std::string& file) {
+  spdlog::sink_ptr sink;
+  std::string file_error;
+  if (!file.empty()) {
+    try {
+      sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(file, false);
+    } catch (const std::exception& e) {
+      file_error = e.what();
+    }
+  }
+  if (!sink) {
+    sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  }
+  auto logger = std::make_shared<spdlog::logger>("berthd", sink);
   if (format == "json") {
     auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
     formatter->add_flag<json_escaped_message>('j').set_pattern(
@@ -54,6 +66,9 @@ void setup_logging(const std::string& format, const std::string& level) {
   logger->set_level(spdlog::level::from_str(level));
   logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);
+  if (!file_error.empty()) {
+    spdlog::warn("cannot log to {}: {}; logging to stderr", file, file_error);
+  }
 }
 
 } // namespace berth

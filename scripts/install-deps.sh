@@ -6,7 +6,14 @@ BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config libcaf-dev libboost1.81-dev 
   libspdlog-dev libgtest-dev googletest libgrpc++-dev protobuf-compiler-grpc protobuf-compiler
   libprotobuf-dev libssl-dev libyaml-cpp-dev)
 RUN_PKGS=(util-linux mount nfs-common)
-TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iproute2)
+TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iproute2
+  python3-yaml)
+# tests/deploy renders deploy/kubernetes with `kubectl kustomize`. Debian's kubernetes-client
+# (kubectl 1.20, kustomize v2.0.3) is installed only when no kubectl is on PATH: a newer one
+# from elsewhere is kept, and the two packages would collide on /usr/bin/kubectl.
+if ! command -v kubectl >/dev/null 2>&1; then
+  TEST_PKGS+=(kubernetes-client)
+fi
 
 want=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "protocols/kube/detail/text.hpp"
+#include "protocols/kube/kube_factory.hpp"
 #include "tests/kube/kube_fixture.hpp"
 #include "tests/persistence/temp_dir.hpp"
 
@@ -261,4 +262,16 @@ TEST(kube_client_tls, client_certificate_from_a_kubeconfig_authenticates) {
 TEST(kube_text, redact_hides_every_occurrence) {
   EXPECT_EQ(detail::redact("a tok b tok", "tok"), "a <redacted> b <redacted>");
   EXPECT_EQ(detail::redact("nothing", ""), "nothing");
+}
+
+TEST_F(kube_client_test, factory_builds_a_client_from_a_kubeconfig) {
+  api.set_node("n1", {true, true, {}});
+  auto made = make_kube_api(api.kubeconfig_path());
+  ASSERT_TRUE(made) << describe(made.error());
+  auto n = (*made)->get_node("n1", in(5s));
+  ASSERT_TRUE(n) << describe(n.error());
+  EXPECT_TRUE(n->unschedulable);
+  auto missing = make_kube_api(api.dir() + "/no-such-kubeconfig");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(describe(missing.error()).find("no-such-kubeconfig"), std::string::npos);
 }
