@@ -13,19 +13,16 @@
 #include "apps/logging.hpp"
 #include "apps/prestop_command.hpp"
 #include "core/errors.hpp"
-#ifdef BERTH_HAVE_KUBE
 #include "protocols/kube/kube_factory.hpp"
-#endif
 
 namespace {
 
 /// `berthd prestop ...`: the preStop hook (apps/prestop_command.hpp).
 int prestop(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
-  berth::kube_factory make;
-#ifdef BERTH_HAVE_KUBE
-  make = [](const std::string& kubeconfig) { return berth::kube::make_kube_api(kubeconfig); };
-#endif
+  berth::kube_factory make = [](const std::string& kubeconfig) {
+    return berth::kube::make_kube_api(kubeconfig);
+  };
   int rc = berth::run_prestop(std::vector<std::string>(argv + 2, argv + argc), make,
                               [](const std::string& file) {
                                 berth::setup_logging("text", "info", file);

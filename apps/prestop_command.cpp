@@ -123,12 +123,6 @@ int run_prestop(const std::vector<std::string>& args, const kube_factory& make,
   if (setup_log) {
     setup_log(opts->log_file);
   }
-  if (!make) {
-    spdlog::error("prestop: this berthd was built without the Kubernetes API client; "
-                  "not waiting for node {} to drain",
-                  opts->node_name);
-    return 0;
-  }
   auto api = make(opts->kubeconfig);
   if (!api) {
     spdlog::error("prestop: cannot set up the Kubernetes API client ({}): {}; not waiting for "

@@ -43,11 +43,10 @@ using kube_factory =
 /// Sets up the log for --log-file ("" = stderr).
 using log_setup = std::function<void(const std::string& log_file)>;
 
-/// Runs the hook; logs through spdlog's default logger, set up by `setup_log` when
-/// given. Returns 2 for bad usage (the
+/// Runs the hook with the Kubernetes client `make` builds; logs through spdlog's
+/// default logger, set up by `setup_log` when given. Returns 2 for bad usage (the
 /// message and the usage on stderr), else 0, whatever happened: kubelet ignores a
-/// hook's exit code, the log is what an operator reads. An empty `make` (a berthd
-/// built without the Kubernetes client) logs that and returns 0.
+/// hook's exit code, the log is what an operator reads.
 int run_prestop(const std::vector<std::string>& args, const kube_factory& make,
                 const log_setup& setup_log = {});
 

@@ -74,10 +74,6 @@ TEST(prestop_options, run_exits_2_with_the_message_and_the_usage) {
   EXPECT_NE(err.find("Usage: berthd prestop"), std::string::npos) << err;
 }
 
-TEST(prestop_options, run_without_a_client_logs_and_exits_0) {
-  EXPECT_EQ(run_prestop({"--node-name", "n1"}, nullptr), 0);
-}
-
 TEST(prestop_options, run_with_a_client_that_cannot_be_set_up_exits_0) {
   kube_factory broken = [](const std::string& file)
     -> caf::expected<std::unique_ptr<kube::kube_api>> {
