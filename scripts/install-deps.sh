@@ -6,8 +6,11 @@ BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config libcaf-dev libboost1.81-dev 
   libspdlog-dev libgtest-dev googletest libgrpc++-dev protobuf-compiler-grpc protobuf-compiler
   libprotobuf-dev libssl-dev libyaml-cpp-dev)
 RUN_PKGS=(util-linux mount nfs-common)
+# prometheus: tests/metrics runs its promtool (`check metrics`) on the writer's output.
+# On a host with systemd the package also enables its own server on :9090; the tests
+# never use that one.
 TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iproute2
-  python3-yaml)
+  python3-yaml prometheus)
 # tests/deploy renders deploy/kubernetes with `kubectl kustomize`. Debian's kubernetes-client
 # (kubectl 1.20, kustomize v2.0.3) is installed only when no kubectl is on PATH: a newer one
 # from elsewhere is kept, and the two packages would collide on /usr/bin/kubectl.
