@@ -28,6 +28,27 @@ caf::error still_hung(const volume_state& st, const std::string& what) {
 
 // -- the queue --------------------------------------------------------------------
 
+caf::error state_refusal(const volume_state& st, const std::string& owner, bool creates,
+                         const std::string& what) {
+  if (!creates && !st.exists) {
+    return no_such_volume(st.rec.name);
+  }
+  if (st.exists && !owner.empty()) {
+    // Docker and CSI are separate namespaces: neither acts on the other's records.
+    if (auto err = check_owner(st.rec, owner, creates)) {
+      return err;
+    }
+  }
+  if (!st.reconciled) {
+    // Its record may not match the host: nothing is served from it, not even a count.
+    return !st.hung.empty() ? still_hung(st, what)
+                            : make_error(ec::aborted, "volume " + st.rec.name
+                                                        + " is not reconciled with the host "
+                                                          "yet; retry later");
+  }
+  return {};
+}
+
 namespace {
 
 void pump(self_ptr self);
@@ -44,21 +65,8 @@ caf::error refusal(self_ptr self, const queued_step& step) {
                                      + " not started: the caller went away (" + why + ")");
   }
   bool creates = step.who == admits::creation;
-  if (!creates && !st.exists) {
-    return no_such_volume(st.rec.name);
-  }
-  if (st.exists && !step.owner.empty()) {
-    // Docker and CSI are separate namespaces: neither acts on the other's records.
-    if (auto err = check_owner(st.rec, step.owner, creates)) {
-      return err;
-    }
-  }
-  if (!st.reconciled) {
-    // Its record may not match the host: nothing is served from it, not even a count.
-    return !st.hung.empty() ? still_hung(st, step.what)
-                            : make_error(ec::aborted, "volume " + st.rec.name
-                                                        + " is not reconciled with the host "
-                                                          "yet; retry later");
+  if (auto err = state_refusal(st, step.owner, creates, step.what)) {
+    return err;
   }
   if (creates && !st.hung.empty()) {
     // A hung call (a Remove, say) may still change what exists: "already exists"

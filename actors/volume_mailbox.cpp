@@ -19,7 +19,6 @@
 
 #include "actors/detail/transitions.hpp"
 #include "actors/modify_rules.hpp"
-#include "actors/volume_rules.hpp"
 
 namespace berth::detail {
 
@@ -33,20 +32,11 @@ void count(self_ptr self, const char* result, uint64_t n = 1) {
 
 /// Why the volume cannot take a modification now, before its content is looked at.
 caf::error refusal(const volume_state& st, const modify_request& req) {
-  if (!st.exists) {
-    return no_such_volume(st.rec.name);
-  }
-  if (!req.owner.empty()) {
-    if (auto err = check_owner(st.rec, req.owner, false)) {
-      return err;
-    }
+  if (auto err = state_refusal(st, req.owner, false, "modification")) {
+    return err;
   }
   if (st.rec.kind != record_kind::volume) {
     return make_error(ec::not_found, "no such volume: " + st.rec.name + " (it is a snapshot)");
-  }
-  if (!st.reconciled) {
-    return make_error(ec::aborted, "volume " + st.rec.name
-                                     + " is not reconciled with the host yet; retry later");
   }
   return {};
 }

@@ -62,6 +62,11 @@ caf::response_promise enqueue_request(self_ptr self, std::string what, admits wh
 /// skips the guards, and is dropped when the volume was removed meanwhile.
 void enqueue_internal(self_ptr self, std::string what, std::function<void()> run);
 
+/// Why a request of `owner` (creating, or not) cannot act on the volume as it is:
+/// no such volume, another owner's record, not reconciled yet; none when it can.
+caf::error state_refusal(const volume_state& st, const std::string& owner, bool creates,
+                         const std::string& what);
+
 /// Ends the running step and starts the next one.
 void finish(self_ptr self);
 
