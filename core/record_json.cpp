@@ -349,4 +349,22 @@ caf::expected<volume_record> record_from_json(const std::string& json) {
   return read_record(doc);
 }
 
+caf::expected<std::vector<volume_record>> records_from_json(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError() || !doc.IsArray()) {
+    return make_error(ec::invalid_argument, "a volume list that is not a JSON array");
+  }
+  std::vector<volume_record> out;
+  out.reserve(doc.Size());
+  for (const auto& v : doc.GetArray()) {
+    auto rec = read_record(v);
+    if (!rec) {
+      return rec.error();
+    }
+    out.push_back(std::move(*rec));
+  }
+  return out;
+}
+
 } // namespace berth

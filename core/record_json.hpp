@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <caf/expected.hpp>
 #include <rapidjson/document.h>
@@ -36,5 +37,9 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v);
 
 /// Parses a JSON string into a record.
 caf::expected<volume_record> record_from_json(const std::string& json);
+
+/// Parses a JSON array of records (the admin API's volume list); fails naming the
+/// first record it cannot read.
+caf::expected<std::vector<volume_record>> records_from_json(const std::string& json);
 
 } // namespace berth

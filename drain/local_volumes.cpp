@@ -1,7 +1,5 @@
 #include "drain/local_volumes.hpp"
 
-#include <rapidjson/document.h>
-
 #include "core/errors.hpp"
 #include "core/record_json.hpp"
 #include "protocols/http/unix_http_client.hpp"
@@ -30,20 +28,15 @@ caf::expected<std::vector<busy_volume>> busy_volumes(unix_http_client& admin) {
                                          + std::to_string(res->status) + " to GET /v1/volumes: "
                                          + res->body.substr(0, 200));
   }
-  rapidjson::Document doc;
-  doc.Parse(res->body.c_str(), res->body.size());
-  if (doc.HasParseError() || !doc.IsArray()) {
-    return make_error(ec::internal, "berthd's admin API sent a volume list that is not a JSON array");
+  auto recs = records_from_json(res->body);
+  if (!recs) {
+    return make_error(ec::internal, "berthd's admin API sent an unreadable volume list: "
+                                      + berth::describe(recs.error()));
   }
   std::vector<busy_volume> out;
-  for (const auto& v : doc.GetArray()) {
-    auto rec = read_record(v);
-    if (!rec) {
-      return make_error(ec::internal, "berthd's admin API sent an unreadable record: "
-                                        + berth::describe(rec.error()));
-    }
-    if (!rec->staging_path.empty() || !rec->published.empty()) {
-      out.push_back({rec->name, !rec->staging_path.empty(), rec->published.size()});
+  for (const auto& rec : *recs) {
+    if (!rec.staging_path.empty() || !rec.published.empty()) {
+      out.push_back({rec.name, !rec.staging_path.empty(), rec.published.size()});
     }
   }
   return out; // the admin API sorts by name

@@ -37,23 +37,6 @@ std::string error_of(const http_response& res) {
   return "HTTP " + std::to_string(res.status) + ": " + res.body.substr(0, 200);
 }
 
-caf::expected<std::vector<volume_record>> parse_list(const std::string& body) {
-  rapidjson::Document doc;
-  doc.Parse(body.c_str(), body.size());
-  if (doc.HasParseError() || !doc.IsArray()) {
-    return make_error(ec::internal, "berthd sent a volume list that is not a JSON array");
-  }
-  std::vector<volume_record> out;
-  for (const auto& v : doc.GetArray()) {
-    auto rec = read_record(v);
-    if (!rec) {
-      return rec.error();
-    }
-    out.push_back(std::move(*rec));
-  }
-  return out;
-}
-
 std::string mount_ids(const volume_record& rec, bool shorten) {
   if (rec.mounts.empty()) {
     return "-";
@@ -390,9 +373,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return exit_ok;
   }
   if (opts->cmd == command::volumes) {
-    auto recs = parse_list(res->body);
+    auto recs = records_from_json(res->body);
     if (!recs) {
-      err << "berthctl: " << describe(recs.error()) << "\n";
+      err << "berthctl: berthd sent " << describe(recs.error()) << "\n";
       return exit_failure;
     }
     out << format_table(*recs);
