@@ -9,6 +9,7 @@
 
 #include "core/limits.hpp"
 #include "protocols/csi/csi_codec.hpp"
+#include "tests/protocols/grpc_status_matchers.hpp"
 
 using namespace berth;
 using namespace berth::csi;
@@ -43,20 +44,7 @@ v1::CreateVolumeRequest create_with(size_t n, const std::string& fs = "") {
   return req;
 }
 
-/// `st` is INVALID_ARGUMENT and its message holds every one of `words`.
-::testing::AssertionResult refused(const grpc::Status& st,
-                                   std::initializer_list<std::string> words) {
-  if (st.error_code() != StatusCode::INVALID_ARGUMENT) {
-    return ::testing::AssertionFailure()
-           << "code " << st.error_code() << " (want INVALID_ARGUMENT): " << st.error_message();
-  }
-  for (const auto& w : words) {
-    if (st.error_message().find(w) == std::string::npos) {
-      return ::testing::AssertionFailure() << "message lacks \"" << w << "\": " << st.error_message();
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using test::refused;
 
 const std::string max_options = std::to_string(limits::max_options);
 

@@ -10,10 +10,12 @@
 
 #include "core/limits.hpp"
 #include "tests/protocols/csi_server_fixture.hpp"
+#include "tests/protocols/grpc_status_matchers.hpp"
 
 using namespace berth;
 namespace v1 = ::csi::v1;
 using grpc::StatusCode;
+using test::refused;
 
 namespace {
 
@@ -68,19 +70,6 @@ protected:
       out["k" + std::to_string(i)] = "v";
     }
     return out;
-  }
-
-  /// Fails unless `st` is INVALID_ARGUMENT and its message names `needle`.
-  static ::testing::AssertionResult refused(const grpc::Status& st, const std::string& needle) {
-    if (st.error_code() != StatusCode::INVALID_ARGUMENT) {
-      return ::testing::AssertionFailure()
-             << "expected INVALID_ARGUMENT, got " << st.error_code() << ": " << st.error_message();
-    }
-    if (st.error_message().find(needle) == std::string::npos) {
-      return ::testing::AssertionFailure()
-             << "\"" << st.error_message() << "\" does not name \"" << needle << "\"";
-    }
-    return ::testing::AssertionSuccess();
   }
 };
 
