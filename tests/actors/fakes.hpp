@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -433,13 +434,35 @@ protected:
   caf::scoped_actor self{*ts.sys};
   volume_actor vol;
 
-  /// Spawns the volume `name` with this backend timeout.
-  void spawn_volume(const std::string& name, std::chrono::milliseconds backend_timeout) {
+  std::string volume_name; ///< the volume spawn_volume made
+
+  /// Spawns the volume `name` with this backend timeout; `adjust` may change the
+  /// rest of its environment (the coalescing window, say).
+  void spawn_volume(const std::string& name, std::chrono::milliseconds backend_timeout,
+                    const std::function<void(volume_env&)>& adjust = {}) {
     auto persistence = ts.sys->spawn(fake_persistence, disk);
     auto env = env_of(storage, exec, persistence, backend_timeout);
+    if (adjust) {
+      adjust(env);
+    }
     volume_record rec;
     rec.name = name;
+    volume_name = name;
     vol = ts.sys->spawn(volume, env, rec, false);
+  }
+
+  /// The volume's committed record, as the actor answers it.
+  volume_record get() {
+    auto rec = ask<volume_record>(self, vol, atom::get_v);
+    EXPECT_TRUE(rec) << describe(rec.error());
+    return rec ? *rec : volume_record{};
+  }
+
+  /// The volume's record as the fake persistence holds it (empty when none).
+  volume_record on_disk() {
+    std::lock_guard<std::mutex> guard{disk->mtx};
+    auto it = disk->records.find(volume_name);
+    return it == disk->records.end() ? volume_record{} : it->second;
   }
 
   /// Waits up to 3 s for `pred`.

@@ -76,18 +76,6 @@ protected:
   caf::error unpublish(const std::string& target) {
     return test::call<atom::ok>(self, vol, atom::unpublish_v, target);
   }
-
-  volume_record get() {
-    auto rec = test::ask<volume_record>(self, vol, atom::get_v);
-    EXPECT_TRUE(rec) << describe(rec.error());
-    return rec ? *rec : volume_record{};
-  }
-
-  volume_record on_disk() {
-    std::lock_guard<std::mutex> guard{disk->mtx};
-    auto it = disk->records.find("pvc-1");
-    return it == disk->records.end() ? volume_record{} : it->second;
-  }
 };
 
 /// A backend timeout short enough to let calls outlive it.

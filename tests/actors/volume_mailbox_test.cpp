@@ -69,14 +69,11 @@ protected:
   }
 
   void spawn() {
-    auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-    auto env = test::env_of(storage, exec, persistence, 3s);
-    env.coalesce_window = window;
-    env.timer = clock.timer();
-    env.counts = counts;
-    volume_record rec;
-    rec.name = "pvc-1";
-    vol = ts.sys->spawn(volume, env, rec, false);
+    spawn_volume("pvc-1", 3s, [this](volume_env& env) {
+      env.coalesce_window = window;
+      env.timer = clock.timer();
+      env.counts = counts;
+    });
   }
 
   void create(uint64_t bytes = 10 * mib) {
@@ -131,17 +128,6 @@ protected:
     return r.wait_for(0s) == std::future_status::ready;
   }
 
-  volume_record get() {
-    auto rec = test::ask<volume_record>(self, vol, atom::get_v);
-    EXPECT_TRUE(rec) << describe(rec.error());
-    return rec ? *rec : volume_record{};
-  }
-
-  volume_record on_disk() {
-    std::lock_guard<std::mutex> guard{disk->mtx};
-    auto it = disk->records.find("pvc-1");
-    return it == disk->records.end() ? volume_record{} : it->second;
-  }
 };
 
 class volume_mailbox_off_test : public volume_mailbox_test {

@@ -26,13 +26,6 @@ protected:
     return mp;
   }
 
-  volume_record get() {
-    volume_record rec;
-    self->request(vol, 5s, atom::get_v)
-      .receive([&](volume_record& out) { rec = out; },
-               [&](caf::error& err) { ADD_FAILURE() << describe(err); });
-    return rec;
-  }
 
   void create() {
     ASSERT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{})) << "create failed";
