@@ -7,6 +7,7 @@
 #include <rapidjson/error/en.h>
 
 #include "core/errors.hpp"
+#include "core/json_text.hpp"
 #include "core/limits.hpp"
 #include "protocols/docker/docker_codec.hpp"
 
@@ -16,19 +17,6 @@ namespace {
 
 caf::error invalid(std::string message) {
   return make_error(ec::invalid_argument, std::move(message));
-}
-
-const char* type_name(const rapidjson::Value& v) {
-  switch (v.GetType()) {
-    case rapidjson::kNullType: return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "a boolean";
-    case rapidjson::kObjectType: return "an object";
-    case rapidjson::kArrayType: return "an array";
-    case rapidjson::kStringType: return "a string";
-    case rapidjson::kNumberType: return "a number";
-  }
-  return "unknown";
 }
 
 std::string quote(const rapidjson::Value& s) {
@@ -51,7 +39,7 @@ caf::error parse_body(std::string_view body, const char* field, const char* exam
                    + rapidjson::GetParseError_En(doc.GetParseError()) + "): send " + example);
   }
   if (!doc.IsObject()) {
-    return invalid(std::string{"request body must be a JSON object, got "} + type_name(doc)
+    return invalid(std::string{"request body must be a JSON object, got "} + json_type_name(doc)
                    + ": send " + example);
   }
   for (const auto& m : doc.GetObject()) {
@@ -76,7 +64,7 @@ caf::expected<uint64_t> decode_resize(std::string_view body) {
   const auto& size = doc["size_bytes"];
   if (!size.IsNumber()) {
     return invalid(std::string{"\"size_bytes\" must be a positive integer (bytes), got "}
-                   + type_name(size));
+                   + json_type_name(size));
   }
   if (!size.IsUint64() || size.GetUint64() == 0) {
     // Zero, negative, fractional or beyond 2^64-1 (RapidJSON keeps the last two as
@@ -103,7 +91,7 @@ caf::expected<option_map> decode_modify(std::string_view body) {
   const auto& params = doc["parameters"];
   if (!params.IsObject()) {
     return invalid(std::string{"\"parameters\" must be an object of strings, got "}
-                   + type_name(params) + ": send " + example);
+                   + json_type_name(params) + ": send " + example);
   }
   if (params.MemberCount() == 0) {
     return invalid(std::string{"\"parameters\" is empty: name at least one, e.g. "} + example);
@@ -126,7 +114,7 @@ caf::expected<option_map> decode_modify(std::string_view body) {
     }
     if (!m.value.IsString()) {
       return invalid("\"parameters\" " + quote(m.name) + " must be a string, got "
-                     + type_name(m.value) + " (write numbers as strings: \"256\")");
+                     + json_type_name(m.value) + " (write numbers as strings: \"256\")");
     }
     if (m.value.GetStringLength() > limits::max_option_value_bytes) {
       return invalid("\"parameters\" " + quote(m.name) + " has a value of "

@@ -8,6 +8,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
+#include "core/json_text.hpp"
 #include "core/limits.hpp"
 #include "core/names.hpp"
 
@@ -21,19 +22,6 @@ constexpr size_t max_quoted = 160;
 
 caf::error invalid(std::string message) {
   return make_error(ec::invalid_argument, std::move(message));
-}
-
-const char* type_name(const rapidjson::Value& v) {
-  switch (v.GetType()) {
-    case rapidjson::kNullType: return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "a boolean";
-    case rapidjson::kObjectType: return "an object";
-    case rapidjson::kArrayType: return "an array";
-    case rapidjson::kStringType: return "a string";
-    case rapidjson::kNumberType: return "a number";
-  }
-  return "unknown";
 }
 
 std::string as_string(const rapidjson::Value& v) {
@@ -52,7 +40,7 @@ caf::error parse_object(std::string_view body, rapidjson::Document& doc) {
                    ": " + rapidjson::GetParseError_En(doc.GetParseError()));
   }
   if (!doc.IsObject()) {
-    return invalid(std::string{"request body must be a JSON object, got "} + type_name(doc));
+    return invalid(std::string{"request body must be a JSON object, got "} + json_type_name(doc));
   }
   return {};
 }
@@ -64,7 +52,7 @@ caf::expected<std::string> required_string(const rapidjson::Value& obj, const ch
     return invalid(std::string{"missing \""} + key + "\"");
   }
   if (!it->value.IsString()) {
-    return invalid(std::string{"\""} + key + "\" must be a string, got " + type_name(it->value));
+    return invalid(std::string{"\""} + key + "\" must be a string, got " + json_type_name(it->value));
   }
   if (it->value.GetStringLength() == 0) {
     return invalid(std::string{"\""} + key + "\" is empty");
@@ -97,7 +85,7 @@ caf::expected<option_map> read_options(const rapidjson::Value& obj) {
   }
   if (!it->value.IsObject()) {
     return invalid(std::string{"\"Opts\" must be an object of strings, got "} +
-                   type_name(it->value));
+                   json_type_name(it->value));
   }
   if (it->value.MemberCount() > limits::max_options) {
     return invalid("\"Opts\" has " + std::to_string(it->value.MemberCount())
@@ -113,7 +101,7 @@ caf::expected<option_map> read_options(const rapidjson::Value& obj) {
     }
     if (!m.value.IsString()) {
       return invalid("option " + quote_input(key) + " must be a string, got " +
-                     type_name(m.value));
+                     json_type_name(m.value));
     }
     if (m.value.GetStringLength() > limits::max_option_value_bytes) {
       return invalid("the value of option " + quote_input(key) + " is "
