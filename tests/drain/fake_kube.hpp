@@ -115,6 +115,8 @@ public:
     return cv_.wait_for(lock, std::chrono::seconds{5}, [&] { return pred(*this); });
   }
   int watches_unlocked() const { return watches_; }
+  /// Watch events the hook has handled (its on_event returned).
+  int delivered_unlocked() const { return delivered_; }
   int lists_unlocked() const { return lists_; }
 
   // -- kube_api ----------------------------------------------------------------
@@ -186,6 +188,8 @@ public:
         lock.unlock();
         bool more = on_event(ev);
         lock.lock();
+        ++delivered_;
+        cv_.notify_all();
         if (!more) {
           return kube::watch_end::stopped;
         }
@@ -235,6 +239,7 @@ private:
   int gets_ = 0;
   int lists_ = 0;
   int watches_ = 0;
+  int delivered_ = 0;
   std::vector<std::string> watch_rvs_;
 };
 

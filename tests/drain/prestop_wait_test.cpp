@@ -134,11 +134,11 @@ TEST_F(prestop_fixture, a_closed_watch_resumes_and_410_gone_lists_again) {
     kube->wait_for([](fake_kube& k) { return k.watches_unlocked() >= 1; });
     kube->remove("va-1");
     rv_after_delete = kube->resource_version();
-    std::this_thread::sleep_for(100ms);
+    kube->wait_for([](fake_kube& k) { return k.delivered_unlocked() >= 1; });
     kube->close_watch(); // mid-stream: the hook watches again from the delete's version
     kube->wait_for([](fake_kube& k) { return k.watches_unlocked() >= 2; });
     kube->remove("va-2");
-    std::this_thread::sleep_for(100ms);
+    kube->wait_for([](fake_kube& k) { return k.delivered_unlocked() >= 2; });
     // An event the watch never sees, then 410: only a fresh LIST learns of it.
     kube->remove_silently("va-3");
     kube->expire_watch();
@@ -164,7 +164,7 @@ TEST_F(prestop_fixture, a_bookmark_moves_the_resource_version_the_next_watch_sta
     kube->wait_for([](fake_kube& k) { return k.watches_unlocked() >= 1; });
     kube->bookmark();
     rv_after_bookmark = kube->resource_version();
-    std::this_thread::sleep_for(100ms);
+    kube->wait_for([](fake_kube& k) { return k.delivered_unlocked() >= 1; });
     kube->close_watch();
     kube->wait_for([](fake_kube& k) { return k.watches_unlocked() >= 2; });
     kube->remove("va-1");
