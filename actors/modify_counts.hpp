@@ -10,6 +10,8 @@
 #include <mutex>
 #include <string>
 
+#include "telemetry/telemetry.hpp" // modify_result
+
 namespace berth {
 
 /// Counters by label, safe to bump from any actor and read from any thread.
@@ -36,19 +38,6 @@ private:
   std::map<std::string, uint64_t> counts_;
 };
 
-/// The labels of modify_counts::requests. Every expand or modify request counts
-/// once as `received` and once more as what happened to it.
-namespace modify_result {
-inline constexpr const char* received = "received";   ///< every request
-inline constexpr const char* merged = "merged";       ///< joined a window another request opened
-inline constexpr const char* satisfied = "satisfied"; ///< already true: no window, no call
-inline constexpr const char* applied = "applied";     ///< its backend call succeeded
-inline constexpr const char* failed = "failed";       ///< its backend call (or the persist) failed
-inline constexpr const char* refused_shrink = "refused_shrink";
-inline constexpr const char* refused_invalid = "refused_invalid";   ///< unknown or immutable key, bad value
-inline constexpr const char* refused_conflict = "refused_conflict"; ///< a second value in the window
-inline constexpr const char* refused_state = "refused_state"; ///< no such volume, another owner, hung
-} // namespace modify_result
 
 struct modify_counts {
   labelled_counter requests;      ///< by modify_result label

@@ -43,6 +43,7 @@
 #include "protocols/http/unix_http_server.hpp"
 #include "recovery/loop_sweep.hpp"
 #include "recovery/reconcile.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace berth {
 
@@ -300,6 +301,13 @@ int run_daemon(const daemon_options& opts) {
     return 1;
   }
   auto backends = make_backends(opts);
+  std::vector<std::string> backend_names;
+  for (const auto& [name, b] : backends) {
+    backend_names.push_back(name);
+  }
+  // What berthd counts: the adapters, volumes and persistence count into it, and the
+  // metrics endpoint, /readyz and berthctl status read it.
+  auto stats = std::make_shared<telemetry>(backend_names);
   auto st = std::make_shared<file_store>(opts.state_dir + "/state",
                                          uint64_t{opts.journal_reserve_mb} << 20);
   auto state = load_state(*st, opts);
@@ -330,6 +338,7 @@ int run_daemon(const daemon_options& opts) {
     return 1;
   }
   test_crash_point("start-compacted");
+  stats->ready.state_loaded = true;
 
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::berth>();
@@ -369,6 +378,7 @@ int run_daemon(const daemon_options& opts) {
     exec->stop();
     return 1;
   }
+  stats->ready.serving = true;
   spdlog::info("berthd ready");
   test_crash_point("start-serving");
   auto sig = wait_for_signal();
