@@ -5,48 +5,21 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <mutex>
-#include <optional>
 
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
 #include "core/errors.hpp"
+#include "protocols/http/detail/http_listener.hpp"
 
 namespace berth {
 
 namespace asio = boost::asio;
-namespace http = boost::beast::http;
 using local = asio::local::stream_protocol;
 using boost::system::error_code;
 
 namespace {
-
-constexpr const char* json_type = "application/json";
-
-/// `{"Err":msg}` (the shape Docker reads) for errors the transport answers itself.
-std::string transport_error(const std::string& msg) {
-  std::string out = "{\"Err\":\"";
-  for (char c : msg) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) >= 0x20) {
-      out += c;
-    }
-  }
-  out += "\"}";
-  return out;
-}
 
 /// True when something accepts connections on `path`.
 bool answers(const std::string& path) {
@@ -58,318 +31,6 @@ bool answers(const std::string& path) {
 }
 
 } // namespace
-
-namespace detail {
-
-// -- listener ----------------------------------------------------------------
-
-/// What the server and its sessions share; outlives the server object while
-/// sessions still run.
-struct http_listener : std::enable_shared_from_this<http_listener> {
-  http_listener(asio::io_context& ctx, handler_fn fn, http_server_limits lim, std::string label)
-    : io(ctx), handler(std::move(fn)), limits(lim), body_limit(lim.body_limit),
-      name(std::move(label)), acceptor(ctx), retry(ctx) {
-  }
-
-  asio::io_context& io;
-  const handler_fn handler;
-  const http_server_limits limits;
-  const size_t body_limit;
-  const std::string name;
-  std::atomic<bool> stopped{false};
-  std::atomic<size_t> in_flight{0};
-  std::atomic<size_t> connections{0};
-
-  std::mutex mtx; ///< guards everything below
-  local::acceptor acceptor;
-  asio::steady_timer retry; ///< backs off after accept errors (EMFILE)
-  std::string path;
-  bool bound = false;
-  dev_t dev = 0;
-  ino_t ino = 0;
-
-  std::atomic<bool> paused{false}; ///< at the connection cap: no accept pending
-
-  /// Starts one asynchronous accept, unless at the cap. Requires `mtx`.
-  void accept_next();
-
-  /// A session ended: resumes accepting if the cap had paused it.
-  void session_closed();
-};
-
-// -- session -----------------------------------------------------------------
-
-/// One connection: reads a request, hands it to the handler, writes the reply
-/// when it comes, repeats while keep-alive.
-class http_session : public std::enable_shared_from_this<http_session> {
-public:
-  http_session(local::socket socket, std::shared_ptr<http_listener> owner)
-    : socket_(std::move(socket)), owner_(std::move(owner)), timer_(socket_.get_executor()) {
-    ++owner_->connections;
-  }
-
-  ~http_session() {
-    owner_->session_closed();
-  }
-
-  void start() {
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->read_next(); });
-  }
-
-  /// Posts a response onto this session's strand (from any thread).
-  void post_reply(unsigned status, std::string content_type, std::string body) {
-    asio::post(socket_.get_executor(),
-               [self = shared_from_this(), status, content_type = std::move(content_type),
-                body = std::move(body)]() mutable {
-                 self->write(status, std::move(content_type), std::move(body), true);
-               });
-  }
-
-private:
-  /// Waits for the next request: at most the idle timeout for its first byte, then
-  /// at most the request deadline for all of it.
-  void read_next() {
-    parser_.emplace();
-    parser_->body_limit(static_cast<std::uint64_t>(owner_->body_limit));
-    if (buffer_.size() > 0) {
-      read_request(); // a pipelined request has begun already
-      return;
-    }
-    arm(owner_->limits.idle_timeout, "sent no request");
-    socket_.async_wait(local::socket::wait_read, [self = shared_from_this()](error_code err) {
-      if (err) {
-        self->disarm();
-        self->close();
-        return;
-      }
-      self->read_request();
-    });
-  }
-
-  void read_request() {
-    arm(owner_->limits.request_deadline, "sent no complete request");
-    http::async_read(socket_, buffer_, *parser_,
-                     [self = shared_from_this()](error_code err, size_t) { self->on_read(err); });
-  }
-
-  /// Closes the connection unless disarm() comes first; `why` goes into the log.
-  void arm(std::chrono::milliseconds limit, const char* why) {
-    auto gen = ++timer_gen_;
-    timer_.expires_after(limit);
-    timer_.async_wait([self = shared_from_this(), gen, limit, why](error_code err) {
-      if (err || gen != self->timer_gen_) {
-        return; // cancelled, or re-armed since
-      }
-      spdlog::info("{}: closing a connection that {} within {} ms", self->owner_->name, why,
-                   limit.count());
-      self->close();
-    });
-  }
-
-  void disarm() {
-    ++timer_gen_;
-    timer_.cancel();
-  }
-
-  void on_read(error_code err) {
-    disarm();
-    if (err) {
-      on_read_error(err);
-      return;
-    }
-    auto req = parser_->release();
-    keep_alive_ = req.keep_alive();
-    version_ = req.version();
-    ++owner_->in_flight;
-    from_ = caller::tracked();
-    answering_ = false;
-    watch_peer(from_);
-    auto pending = std::make_shared<pending_reply>(shared_from_this());
-    reply_fn reply = [pending](unsigned status, std::string content_type, std::string body) {
-      pending->send(status, std::move(content_type), std::move(body));
-    };
-    try {
-      owner_->handler(std::string{req.method_string()}, std::string{req.target()},
-                      std::move(req.body()), std::move(reply), from_);
-    } catch (const std::exception& e) {
-      spdlog::error("{}: handler failed: {}", owner_->name, e.what());
-      pending->send(500, json_type, transport_error(std::string{"internal error: "} + e.what()));
-    } catch (...) {
-      spdlog::error("{}: handler failed with an unknown exception", owner_->name);
-      pending->send(500, json_type, transport_error("internal error"));
-    }
-  }
-
-  /// While the request waits for its answer, notices the client closing the
-  /// connection (dockerd does so when it gives up on a call): `from` leaves.
-  /// Bytes of a next request (pipelining) end the watch without a verdict. Once
-  /// the answer is being written, a close proves nothing (the client may have read
-  /// it and hung up): the write's own outcome decides then.
-  void watch_peer(caller from) {
-    socket_.async_wait(local::socket::wait_read, [self = shared_from_this(), from](error_code err) {
-      if (err || self->answering_) {
-        return; // closed or cancelled here, or answered: the write path decides
-      }
-      char byte = 0;
-      auto n = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
-        from.leave("the client closed the connection");
-      }
-    });
-  }
-
-  void on_read_error(error_code err) {
-    static const auto& http_category = http::make_error_code(http::error::bad_target).category();
-    if (err == http::error::body_limit) {
-      keep_alive_ = false;
-      write(413, json_type,
-            transport_error("request body exceeds the limit of " +
-                            std::to_string(owner_->body_limit) + " bytes"),
-            false);
-    } else if (err == http::error::header_limit) {
-      keep_alive_ = false;
-      write(431, json_type, transport_error("request header too large"), false);
-    } else if (err.category() == http_category && err != http::error::end_of_stream &&
-               err != http::error::partial_message) {
-      keep_alive_ = false;
-      spdlog::debug("{}: malformed request: {}", owner_->name, err.message());
-      write(400, json_type, transport_error("malformed HTTP request: " + err.message()), false);
-    } else {
-      close(); // the peer closed or the connection broke: nobody to answer
-    }
-  }
-
-  /// Writes a response; `counted` when it answers a request in in_flight.
-  void write(unsigned status, std::string content_type, std::string body, bool counted) {
-    if (status < 100 || status > 999) {
-      status = 500;
-    }
-    res_ = {};
-    res_.version(version_);
-    res_.result(status);
-    res_.set(http::field::server, "berth");
-    res_.set(http::field::content_type, content_type);
-    res_.body() = std::move(body);
-    bool close_after = !keep_alive_ || owner_->stopped;
-    res_.keep_alive(!close_after);
-    res_.prepare_payload();
-    if (counted) {
-      answering_ = true;
-    }
-    http::async_write(socket_, res_,
-                      [self = shared_from_this(), close_after, counted](error_code err, size_t) {
-                        if (counted) {
-                          if (err) {
-                            self->from_.leave("its answer could not be written: "
-                                              + err.message());
-                          } else {
-                            self->from_.answered();
-                          }
-                          --self->owner_->in_flight;
-                        }
-                        if (err || close_after) {
-                          self->close();
-                        } else {
-                          self->read_next();
-                        }
-                      });
-  }
-
-  void close() {
-    error_code ignored;
-    socket_.shutdown(local::socket::shutdown_send, ignored);
-    socket_.close(ignored);
-  }
-
-  /// Sends the reply once; answers 500 if dropped without a reply.
-  struct pending_reply {
-    explicit pending_reply(std::shared_ptr<http_session> s) : session(std::move(s)) {
-    }
-    ~pending_reply() {
-      if (!done) {
-        spdlog::error("{}: a request was dropped without a reply", session->owner_->name);
-        send(500, json_type, transport_error("internal error: the request got no reply"));
-      }
-    }
-    void send(unsigned status, std::string content_type, std::string body) {
-      if (!done.exchange(true)) {
-        session->post_reply(status, std::move(content_type), std::move(body));
-      }
-    }
-    std::shared_ptr<http_session> session;
-    std::atomic<bool> done{false};
-  };
-
-  local::socket socket_;
-  std::shared_ptr<http_listener> owner_;
-  asio::steady_timer timer_; ///< the idle timeout or the request deadline
-  uint64_t timer_gen_ = 0;   ///< guards a timer whose cancel raced its expiry
-  boost::beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> res_;
-  bool keep_alive_ = true;
-  unsigned version_ = 11;
-  caller from_;            ///< the client of the request in flight
-  bool answering_ = false; ///< its answer is being written (strand only)
-};
-
-void http_listener::session_closed() {
-  --connections;
-  if (!paused.load() || stopped.load()) {
-    return;
-  }
-  // Posted, never inline: a session may end where `mtx` is held (the accept handler).
-  asio::post(io, [self = shared_from_this()] {
-    std::lock_guard<std::mutex> guard{self->mtx};
-    if (self->paused.exchange(false) && !self->stopped && self->acceptor.is_open()) {
-      spdlog::info("{}: below the cap of {} connections again, accepting on {}", self->name,
-                   self->limits.max_connections, self->path);
-      self->accept_next();
-    }
-  });
-}
-
-void http_listener::accept_next() {
-  if (connections.load() >= limits.max_connections) {
-    // Waiting, not refusing: a client in the backlog gets served when a slot frees,
-    // rather than an error it would have to retry.
-    paused = true;
-    if (connections.load() >= limits.max_connections) { // a close since resumes it
-      spdlog::warn("{}: {} connections open, the cap; new connections on {} wait until one "
-                   "closes", name, connections.load(), path);
-      return;
-    }
-    paused = false;
-  }
-  acceptor.async_accept(
-    asio::make_strand(io), [self = shared_from_this()](error_code err, local::socket socket) {
-      if (err == asio::error::operation_aborted) {
-        return;
-      }
-      if (!err) {
-        // Before taking `mtx`: ending a session takes it too.
-        std::make_shared<http_session>(std::move(socket), self)->start();
-      }
-      std::lock_guard<std::mutex> guard{self->mtx};
-      if (self->stopped || !self->acceptor.is_open()) {
-        return;
-      }
-      if (!err) {
-        self->accept_next();
-        return;
-      }
-      spdlog::warn("{}: accept on {} failed: {}; retrying", self->name, self->path, err.message());
-      self->retry.expires_after(std::chrono::milliseconds(100));
-      self->retry.async_wait([self](error_code timer_err) {
-        std::lock_guard<std::mutex> guard{self->mtx};
-        if (!timer_err && !self->stopped && self->acceptor.is_open()) {
-          self->accept_next();
-        }
-      });
-    });
-}
-
-} // namespace detail
 
 // -- server --------------------------------------------------------------------
 
@@ -390,7 +51,7 @@ unix_http_server::unix_http_server(asio::io_context& io, handler_fn handler, siz
 
 unix_http_server::unix_http_server(asio::io_context& io, handler_fn handler,
                                    http_server_limits lim, std::string name)
-  : listener_(std::make_shared<detail::http_listener>(io, std::move(handler), lim,
+  : listener_(std::make_shared<detail::http_listener<local>>(io, std::move(handler), lim,
                                                       std::move(name))) {
 }
 
@@ -402,7 +63,7 @@ caf::error unix_http_server::listen(const std::string& path) {
   auto& l = *listener_;
   std::lock_guard<std::mutex> guard{l.mtx};
   if (l.bound) {
-    return make_error(ec::invalid_argument, l.name + " server already listens on " + l.path);
+    return make_error(ec::invalid_argument, l.name + " server already listens on " + l.where);
   }
   if (path.empty()) {
     return make_error(ec::invalid_argument, l.name + " socket path is empty");
@@ -466,9 +127,9 @@ caf::error unix_http_server::listen(const std::string& path) {
     ::unlink(path.c_str());
     return fail("chown");
   }
-  l.path = path;
-  l.dev = st.st_dev;
-  l.ino = st.st_ino;
+  l.where = path;
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
   l.bound = true;
   l.stopped = false;
   l.accept_next();
@@ -488,10 +149,10 @@ void unix_http_server::stop() {
   l.bound = false;
   // Remove the file only while it is still ours, not a successor's.
   struct stat st {};
-  if (::stat(l.path.c_str(), &st) == 0 && st.st_dev == l.dev && st.st_ino == l.ino) {
-    ::unlink(l.path.c_str());
+  if (::stat(l.where.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_) {
+    ::unlink(l.where.c_str());
   }
-  spdlog::info("{}: stopped accepting on {}", l.name, l.path);
+  spdlog::info("{}: stopped accepting on {}", l.name, l.where);
 }
 
 size_t unix_http_server::in_flight() const {

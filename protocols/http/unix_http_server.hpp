@@ -4,52 +4,30 @@
 // Docker plugin API and the admin API. Each connection is a session on its own
 // strand; a request goes to the handler, whose reply may come from any thread
 // (an actor's response handler) and is written back on the session's strand.
+// tcp_http_server is its TCP twin: the same sessions (detail/http_listener.hpp).
 //
 //   client ─▶ acceptor ─▶ session (strand) ─▶ handler ─▶ actor ... ─▶ reply_fn
 //                              ▲                                        │
 //                              └──────────── post(write) ◀──────────────┘
 
-#include <chrono>
+#include <sys/types.h>
+
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <caf/error.hpp>
 
-#include "core/caller.hpp"
-#include "core/limits.hpp"
+#include "protocols/http/http_handler.hpp"
 
 namespace berth {
 
-/// Delivers a response. Callable from any thread; only the first call counts.
-/// A reply_fn destroyed without being called answers 500, so a lost reply
-/// never leaves a client hanging.
-using reply_fn = std::function<void(unsigned status, std::string content_type, std::string body)>;
-
-/// Handles one request; must call `reply` exactly once, now or later. `from` is the
-/// client: gone once it closes the connection before its answer, or the answer
-/// cannot be written; answered once the answer was written.
-using handler_fn = std::function<void(const std::string& method, const std::string& target,
-                                      std::string body, reply_fn reply, const caller& from)>;
-
 namespace detail {
+template <class Protocol>
 struct http_listener;
 } // namespace detail
-
-/// What one server allows a client (defaults from core/limits.hpp).
-struct http_server_limits {
-  size_t body_limit = 1 << 20; ///< a larger request body is answered 413
-  /// A request must arrive whole within this time of its first byte, else the
-  /// connection is closed (logged).
-  std::chrono::milliseconds request_deadline = limits::http_request_deadline;
-  /// An open connection without a request for this long is closed.
-  std::chrono::milliseconds idle_timeout = limits::http_idle_timeout;
-  /// Connections served at once; at the cap accepting pauses (logged), so new
-  /// connections wait in the listen backlog until one closes.
-  size_t max_connections = limits::max_http_connections;
-};
 
 /// Serves HTTP/1.1 (keep-alive, many concurrent connections) on a unix socket.
 /// Runs on the caller's io_context, which must outlive every pending reply.
@@ -87,7 +65,10 @@ public:
   size_t connections() const;
 
 private:
-  std::shared_ptr<detail::http_listener> listener_;
+  std::shared_ptr<detail::http_listener<boost::asio::local::stream_protocol>> listener_;
+  dev_t dev_ = 0; ///< the socket file bound (under the listener's mutex): stop() removes
+  ino_t ino_ = 0; ///< it only while it is still this one, not a successor's
+
 };
 
 } // namespace berth
