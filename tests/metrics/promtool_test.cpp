@@ -13,6 +13,7 @@
 
 #include "core/errors.hpp"
 #include "protocols/metrics/atomic_metrics.hpp"
+#include "protocols/metrics/collect.hpp"
 #include "protocols/metrics/exposition.hpp"
 
 using namespace berth::metrics;
@@ -120,4 +121,20 @@ TEST(promtool, refuses_a_broken_page_so_the_check_above_can_fail) {
   auto res = promtool_check("# HELP x_total X.\n# TYPE x_total counter\n"
                             "x_total{a=\"say \"hi\"\"} 1\n");
   EXPECT_NE(res.status, 0) << res.output;
+}
+
+TEST(promtool, accepts_berthds_whole_page) {
+  if (!have_promtool()) {
+    GTEST_SKIP() << "promtool is not installed (Debian package prometheus; "
+                    "scripts/install-deps.sh --test installs it): not checked by Prometheus";
+  }
+  berth::telemetry t{{"block", "local"}};
+  t.operations.record("docker", "mount", "ok", 0.002);
+  t.operations.record("csi", "NodeStageVolume", "not_found", 0.01);
+  t.backends.call_duration.at("block", "stage").observe(0.3);
+  t.persistence.fsync_duration.observe(0.001);
+  auto page = scrape(t);
+  ASSERT_TRUE(page) << berth::describe(page.error());
+  auto res = promtool_check(*page);
+  EXPECT_EQ(res.status, 0) << "promtool said:\n" << res.output << "\non this page:\n" << *page;
 }

@@ -1,0 +1,180 @@
+#include "protocols/metrics/collect.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "core/errors.hpp"
+#include "protocols/metrics/exposition.hpp"
+
+namespace berth::metrics {
+
+namespace {
+
+family make(std::string name, std::string help, metric_type type) {
+  family f;
+  f.name = std::move(name);
+  f.help = std::move(help);
+  f.type = type;
+  return f;
+}
+
+family gauge(std::string name, std::string help, double value) {
+  auto f = make(std::move(name), std::move(help), metric_type::gauge);
+  f.values.push_back(series{{}, value});
+  return f;
+}
+
+/// A counter family with one label, one series per key of `table`.
+family by_label(std::string name, std::string help, const char* label_name,
+                const counter_table& table) {
+  auto f = make(std::move(name), std::move(help), metric_type::counter);
+  for (const auto& [key, n] : table.snapshot()) {
+    f.values.push_back(series{{{label_name, key}}, static_cast<double>(n)});
+  }
+  return f;
+}
+
+family histogram(std::string name, std::string help, const atomic_histogram& h) {
+  auto f = make(std::move(name), std::move(help), metric_type::histogram);
+  f.histograms.push_back(histogram_series{{}, h.snapshot()});
+  return f;
+}
+
+void add_operations(const telemetry& t, std::vector<family>& out) {
+  auto total = make("berth_operations_total",
+                    "Requests answered, by protocol (docker, csi, admin), operation and outcome "
+                    "code (ok, or the error's code).",
+                    metric_type::counter);
+  auto duration = make("berth_operation_duration_seconds",
+                       "How long requests took from arrival to answer, by protocol and "
+                       "operation.",
+                       metric_type::histogram);
+  for (auto& row : t.operations.snapshot()) {
+    if (row.duration.count == 0) {
+      continue;
+    }
+    for (const auto& [code, n] : row.codes) {
+      if (n > 0) {
+        total.values.push_back(series{
+          {{"protocol", row.key.first}, {"operation", row.key.second}, {"code", code}},
+          static_cast<double>(n)});
+      }
+    }
+    duration.histograms.push_back(histogram_series{
+      {{"protocol", row.key.first}, {"operation", row.key.second}}, std::move(row.duration)});
+  }
+  out.push_back(std::move(total));
+  out.push_back(std::move(duration));
+}
+
+void add_volumes(const telemetry& t, std::vector<family>& out) {
+  auto volumes = make("berth_volumes",
+                      "Volumes and snapshots berth holds, by backend, kind and state (idle, "
+                      "mounted, staged, published).",
+                      metric_type::gauge);
+  for (const auto& row : t.volumes.snapshot()) {
+    volumes.values.push_back(
+      series{{{"backend", row.backend}, {"kind", row.kind}, {"state", row.state}},
+             static_cast<double>(row.volumes)});
+  }
+  out.push_back(std::move(volumes));
+  const auto& v = t.volumes;
+  out.push_back(gauge("berth_mount_ids", "Docker mount IDs held, over all volumes.",
+                      static_cast<double>(v.mount_ids.value())));
+  out.push_back(gauge("berth_csi_staged", "Volumes staged on this node (NodeStageVolume).",
+                      static_cast<double>(v.csi_staged.value())));
+  out.push_back(gauge("berth_csi_published",
+                      "CSI publications (target paths), over all volumes.",
+                      static_cast<double>(v.csi_published.value())));
+  out.push_back(gauge("berth_volumes_uncertain",
+                      "Volumes whose backend call hung past the backend timeout.",
+                      static_cast<double>(v.uncertain.value())));
+  out.push_back(gauge("berth_reconcile_pending_volumes",
+                      "Loaded volumes whose first reconciliation with the host has not "
+                      "finished.",
+                      static_cast<double>(v.reconcile_pending.value())));
+}
+
+void add_persistence(const telemetry& t, std::vector<family>& out) {
+  const auto& p = t.persistence;
+  auto appends = make("berth_journal_appends_total", "Records appended to the journal.",
+                      metric_type::counter);
+  appends.values.push_back(series{{}, static_cast<double>(p.journal_appends.value())});
+  out.push_back(std::move(appends));
+  out.push_back(histogram("berth_journal_fsync_duration_seconds",
+                          "How long one fsync of the journal took.", p.fsync_duration));
+  out.push_back(histogram("berth_group_commit_records",
+                          "Records made durable by one fsync (group commit).",
+                          p.group_commit_records));
+  out.push_back(gauge("berth_journal_bytes", "The journal file's size.",
+                      static_cast<double>(p.journal_bytes.value())));
+  out.push_back(histogram("berth_snapshot_duration_seconds",
+                          "How long one compaction (snapshot written, journal emptied) took.",
+                          p.snapshot_duration));
+}
+
+void add_backends(const telemetry& t, std::vector<family>& out) {
+  auto calls = make("berth_backend_call_duration_seconds",
+                    "How long backend calls took, by backend and call.",
+                    metric_type::histogram);
+  const auto& table = t.backends.call_duration;
+  for (size_t i = 0; i < table.keys().size(); ++i) {
+    auto data = table.row(i).snapshot();
+    if (data.count == 0) {
+      continue;
+    }
+    const auto& [backend, call] = table.keys()[i];
+    calls.histograms.push_back(
+      histogram_series{{{"backend", backend}, {"call", call}}, std::move(data)});
+  }
+  out.push_back(std::move(calls));
+  out.push_back(by_label("berth_backend_timeouts_total",
+                         "Backend calls abandoned past --backend-timeout-ms, by backend.",
+                         "backend", t.backends.timeouts));
+}
+
+} // namespace
+
+std::vector<family> collect(const telemetry& t, const process_stats* proc,
+                            const build_info& build) {
+  std::vector<family> out;
+  add_operations(t, out);
+  add_volumes(t, out);
+  out.push_back(by_label("berth_modify_requests_total",
+                         "Expand and modify requests: every one counts as received and once "
+                         "more as what happened to it.",
+                         "result", t.modify_requests));
+  out.push_back(by_label("berth_modify_backend_calls_total",
+                         "Backend calls made for expand and modify requests (after "
+                         "coalescing), by backend.",
+                         "backend", t.modify_backend_calls));
+  add_persistence(t, out);
+  add_backends(t, out);
+  out.push_back(by_label("berth_reconcile_actions_total",
+                         "What start-up reconciliation with the host did, by action.", "action",
+                         t.reconcile_actions));
+  out.push_back(gauge("berth_ready", "1 when berthd is ready (/readyz answers 200), else 0.",
+                      not_ready_reason(t).empty() ? 1 : 0));
+  auto info = make("berth_build_info", "The version and revision berthd was built from.",
+                   metric_type::gauge);
+  info.values.push_back(series{{{"version", build.version}, {"revision", build.revision}}, 1});
+  out.push_back(std::move(info));
+  if (proc != nullptr) {
+    out.push_back(gauge("process_start_time_seconds",
+                        "Start time of the process since the Unix epoch, in seconds.",
+                        proc->start_time_seconds));
+    out.push_back(gauge("process_resident_memory_bytes", "Resident memory size, in bytes.",
+                        proc->resident_memory_bytes));
+    out.push_back(gauge("process_open_fds", "Open file descriptors.", proc->open_fds));
+  }
+  return out;
+}
+
+caf::expected<std::string> scrape(const telemetry& t) {
+  auto proc = read_process_stats();
+  if (!proc) {
+    spdlog::warn("metrics: process_* left out of this scrape: {}", describe(proc.error()));
+  }
+  return render(collect(t, proc ? &*proc : nullptr, this_build()));
+}
+
+} // namespace berth::metrics

@@ -1,0 +1,28 @@
+#pragma once
+
+// berthd's metric families, built from the telemetry everything counts into: the one
+// place their names, types, labels and HELP texts are written (issue 10's table). A
+// scrape reads atomics only: it never asks an actor and never waits for the hot path.
+
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "protocols/metrics/metric_families.hpp"
+#include "protocols/metrics/process_stats.hpp"
+#include "telemetry/telemetry.hpp"
+
+namespace berth::metrics {
+
+/// Every family of `t`, plus berth_build_info from `build` and the process_* families
+/// from `proc` (none when null). Operation and backend-call series appear only once
+/// counted (count > 0); the other tables list every label value, zeros included.
+std::vector<family> collect(const telemetry& t, const process_stats* proc,
+                            const build_info& build);
+
+/// One exposition page of this process: collect() with /proc/self and this build,
+/// rendered (exposition.hpp). Without /proc the process_* families are left out.
+caf::expected<std::string> scrape(const telemetry& t);
+
+} // namespace berth::metrics
