@@ -114,6 +114,8 @@ using registry_actor = caf::typed_actor<
   /// The records of one owner (owner_docker, owner_csi), sorted by name.
   replies_to<atom::list, std::string>::with<std::vector<volume_record>>,
   /// Waits until every volume is idle (graceful stop).
-  replies_to<atom::drain>::with<atom::ok>>;
+  replies_to<atom::drain>::with<atom::ok>,
+  /// Answers at once: the registry is alive and reads its mailbox (/healthz).
+  replies_to<atom::ping>::with<atom::ok>>;
 
 } // namespace berth

@@ -342,6 +342,7 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
       return forward<volume_stats>(self, name, atom::stats_v, std::move(path));
     },
     [self](atom::drain) { return drain(self); },
+    [](atom::ping) { return atom::ok_v; },
   };
 }
 

@@ -44,5 +44,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_ATOM(berth, berth::atom, stats, "stats")
   CAF_ADD_ATOM(berth, berth::atom, modify, "modify")
   CAF_ADD_ATOM(berth, berth::atom, close_window, "closewin")
+  CAF_ADD_ATOM(berth, berth::atom, ping, "ping")
 
 CAF_END_TYPE_ID_BLOCK(berth)

@@ -64,6 +64,19 @@ inline constexpr std::chrono::milliseconds http_idle_timeout{120000};
 /// (accepting pauses) until one closes.
 inline constexpr size_t max_http_connections = 256;
 
+// -- the metrics endpoint (protocols/metrics, --metrics-address) ------------------------
+
+/// /healthz answers 503 when the registry (a ping) or the persistence actor (a flush,
+/// which waits for a group commit in progress) does not answer within this time. Under
+/// a Kubernetes probe's default timeout (1 s) with room for the reply.
+inline constexpr std::chrono::milliseconds health_answer_timeout{800};
+
+/// The largest request body the metrics endpoint reads: its requests are GETs.
+inline constexpr size_t max_metrics_request_bytes = 4096;
+
+/// Connections the metrics endpoint serves at once (scrapers and probes).
+inline constexpr size_t max_metrics_connections = 64;
+
 // -- the Kubernetes API client (protocols/kube), for `berthd prestop` --------------------
 
 /// The largest response body (a Node, one page of a LIST, a Status) the client reads.

@@ -150,6 +150,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       return out;
     },
     [](atom::drain) { return atom::ok_v; },
+    [](atom::ping) { return atom::ok_v; },
     // The rest of CSI is not what the Docker and admin tests exercise: refused plainly.
     // A CSI create only records the name and kind (Docker tests seed snapshots with it).
     [self](atom::create, std::string& name, volume_spec& spec) -> caf::result<volume_record> {
