@@ -2,7 +2,7 @@
 
 // Start-up and shutdown of berthd:
 //
-//   load state (snapshot + journal, or an ECS import) ─▶ reconcile with mountinfo
+//   metrics endpoint (/readyz 503 until ready) ─▶ load state (snapshot + journal, or an ECS import) ─▶ reconcile with mountinfo
 //     ─▶ detach loop devices no record stages ─▶ compact (records the boot id)
 //     ─▶ persistence + registry actors
 //     ─▶ Docker and admin sockets, CSI gRPC socket ─▶ sigwait ─▶ graceful stop
@@ -25,6 +25,7 @@
 
 #include "actors/registry.hpp"
 #include "apps/logging.hpp"
+#include "apps/metrics_endpoint.hpp"
 #include "apps/state_lock.hpp"
 #include "backends/block_backend.hpp"
 #include "backends/local_backend.hpp"
@@ -308,6 +309,24 @@ int run_daemon(const daemon_options& opts) {
   // What berthd counts: the adapters, volumes and persistence count into it, and the
   // metrics endpoint, /readyz and berthctl status read it.
   auto stats = std::make_shared<telemetry>(backend_names);
+
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::berth>();
+  // Work stealing parks idle workers in 10 ms sleeps (CAF 0.17's relaxed polling), which
+  // shows up directly as request latency; the sharing policy wakes a worker per message.
+  cfg.set("scheduler.policy", caf::atom("sharing"));
+  caf::actor_system sys{cfg};
+  // Up before the state loads, so probes see "alive, not ready" during a long load.
+  std::unique_ptr<metrics_endpoint> metrics;
+  if (opts.metrics_address.empty()) {
+    spdlog::info("metrics endpoint off (--metrics-address is empty)");
+  } else {
+    metrics = std::make_unique<metrics_endpoint>(sys, stats);
+    if (auto bound = metrics->start(opts.metrics_address); !bound) {
+      spdlog::critical("{}", describe(bound.error()));
+      return 1;
+    }
+  }
   auto st = std::make_shared<file_store>(opts.state_dir + "/state",
                                          uint64_t{opts.journal_reserve_mb} << 20);
   auto state = load_state(*st, opts);
@@ -340,12 +359,6 @@ int run_daemon(const daemon_options& opts) {
   test_crash_point("start-compacted");
   stats->ready.state_loaded = true;
 
-  caf::actor_system_config cfg;
-  cfg.add_message_types<caf::id_block::berth>();
-  // Work stealing parks idle workers in 10 ms sleeps (CAF 0.17's relaxed polling), which
-  // shows up directly as request latency; the sharing policy wakes a worker per message.
-  cfg.set("scheduler.policy", caf::atom("sharing"));
-  caf::actor_system sys{cfg};
   auto exec = std::make_shared<executor>(opts.executor_threads, 1 << 16);
   auto persistence = spawn_persistence(sys, st, *state);
   registry_config rc;
@@ -363,6 +376,9 @@ int run_daemon(const daemon_options& opts) {
   }
   state->volumes.clear();
   auto reg = sys.spawn(registry, std::move(rc), std::move(records));
+  if (metrics) {
+    metrics->attach(reg, persistence);
+  }
 
   servers srv;
   if (auto err = start_servers(srv, sys, reg, backends, opts)) {
@@ -383,7 +399,11 @@ int run_daemon(const daemon_options& opts) {
   test_crash_point("start-serving");
   auto sig = wait_for_signal();
   spdlog::info("signal {} received, stopping", sig);
+  stats->ready.stopping = true; // /readyz: 503 while stopping
   stop_gracefully(srv, sys, reg, persistence, opts);
+  if (metrics) {
+    metrics->stop();
+  }
   exec->stop();
   spdlog::info("berthd stopped");
   return 0;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/errors.hpp"
+#include "protocols/http/tcp_http_server.hpp"
 
 namespace berth {
 
@@ -41,6 +42,9 @@ Usage: berthd [options]
   --docker-socket PATH      Docker plugin socket; empty turns it off
                             (default /run/docker/plugins/berth.sock)
   --admin-socket PATH       berthctl socket; empty turns it off (default /run/berth/admin.sock)
+  --metrics-address HOST:PORT  serve /metrics (Prometheus), /healthz and /readyz on
+                            this TCP address; port 0 takes any free port (logged);
+                            empty turns it off (default 127.0.0.1:9808)
   --log-format text|json    log line format (default text)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   --import-ecs-state FILE   import an amazon-ecs-volume-plugin state file when the
@@ -110,6 +114,16 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
      }},
     {"--docker-socket", [&](const std::string& v) { opts.docker_socket = v; return caf::error{}; }},
     {"--admin-socket", [&](const std::string& v) { opts.admin_socket = v; return caf::error{}; }},
+    {"--metrics-address", [&](const std::string& v) -> caf::error {
+       if (!v.empty()) {
+         if (auto hp = parse_host_port(v); !hp) {
+           return usage_error("--metrics-address: " + describe(hp.error())
+                              + "; an empty value turns the endpoint off");
+         }
+       }
+       opts.metrics_address = v;
+       return {};
+     }},
     {"--log-format", [&](const std::string& v) -> caf::error {
        if (v != "text" && v != "json") {
          return usage_error("--log-format must be text or json, got \"" + v + "\"");

@@ -21,6 +21,9 @@ struct daemon_options {
   size_t journal_reserve_mb = 32;
   std::string docker_socket = "/run/docker/plugins/berth.sock";
   std::string admin_socket = "/run/berth/admin.sock";
+  /// /metrics, /healthz and /readyz on TCP: HOST:PORT (port 0: any free port); empty
+  /// turns the endpoint off.
+  std::string metrics_address = "127.0.0.1:9808";
   std::string log_format = "text"; ///< text | json
   std::string log_level = "info";
   std::string import_ecs_state;    ///< amazon-ecs-volume-plugin state file to import

@@ -234,6 +234,9 @@ telemetry::telemetry(const std::vector<std::string>& backends)
 }
 
 std::string not_ready_reason(const telemetry& t) {
+  if (t.ready.stopping.load()) {
+    return "berthd is stopping";
+  }
   if (!t.ready.state_loaded.load()) {
     return "the state is loading";
   }

@@ -150,6 +150,7 @@ struct backend_stats {
 struct readiness {
   std::atomic<bool> state_loaded{false}; ///< the state is loaded and compacted
   std::atomic<bool> serving{false};      ///< every configured socket accepts
+  std::atomic<bool> stopping{false};     ///< a graceful stop has begun (SIGTERM)
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
 };
 
@@ -172,7 +173,8 @@ struct telemetry {
 };
 
 /// Why berthd is not ready ("" when it is): the state is still loading, volumes are
-/// still reconciling with the host (how many), or the sockets are not accepting yet.
+/// still reconciling with the host (how many), the sockets are not accepting yet, or
+/// berthd is stopping.
 /// /readyz and berthctl status say the same thing.
 std::string not_ready_reason(const telemetry& t);
 

@@ -1,4 +1,5 @@
-// berthd's options: --kubelet-dir and --modify-cooldown-ms (the others have no test yet).
+// berthd's options: --kubelet-dir, --modify-cooldown-ms, --coalesce-window-ms and
+// --metrics-address (the others have no test yet).
 #include "apps/daemon_options.hpp"
 
 #include <gtest/gtest.h>
@@ -67,6 +68,31 @@ TEST(daemon_options, modify_cooldown_defaults_to_none_and_takes_milliseconds) {
     ASSERT_FALSE(refused) << "accepted \"" << bad << "\"";
     EXPECT_NE(describe(refused.error()).find("--modify-cooldown-ms"), std::string::npos)
       << describe(refused.error());
+  }
+}
+
+TEST(daemon_options, metrics_address_defaults_to_loopback_9808_and_empty_turns_it_off) {
+  auto opts = parse({});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->metrics_address, "127.0.0.1:9808");
+  opts = parse({"--metrics-address", ""});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->metrics_address, "");
+  opts = parse({"--metrics-address=127.0.0.1:0"});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->metrics_address, "127.0.0.1:0");
+  opts = parse({"--metrics-address", "[::1]:9100"});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->metrics_address, "[::1]:9100");
+}
+
+TEST(daemon_options, a_metrics_address_that_does_not_parse_is_refused_naming_it) {
+  for (const char* bad : {"9808", "localhost", "127.0.0.1:70000", "::1:9808"}) {
+    auto opts = parse({"--metrics-address", bad});
+    ASSERT_FALSE(opts) << "accepted \"" << bad << "\"";
+    auto msg = describe(opts.error());
+    EXPECT_NE(msg.find("--metrics-address"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(bad), std::string::npos) << msg;
   }
 }
 

@@ -150,7 +150,10 @@ std::string berthd_process::start() {
                                    "--node-id",
                                    "test-node",
                                    "--kubelet-dir",
-                                   kubelet_dir()};
+                                   kubelet_dir(),
+                                   // Tests run in parallel: never the fixed default port.
+                                   "--metrics-address",
+                                   "127.0.0.1:0"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   std::string line = "==== start:";

@@ -40,7 +40,8 @@ if start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
 fi
 
 out=$(timeout 300 "$BENCH" restart --berthd "$BERTHD" --state-dir "$E2E_TMP/restart-state" \
-  --socket "$E2E_TMP/restart.sock" --volumes 100 --ids-per-volume 2 --concurrency 4 2>&1)
+  --socket "$E2E_TMP/restart.sock" --volumes 100 --ids-per-volume 2 --concurrency 4 \
+  --berthd-arg --metrics-address=127.0.0.1:0 2>&1)
 rc=$?
 echo "$out"
 check "berth-bench restart exits 0" 0 "$rc"

@@ -318,13 +318,18 @@ berthd_answers() {
   [[ "$out" == *Implements* ]]
 }
 
+# Every berthd a test starts serves metrics on a free port, never the fixed default
+# (127.0.0.1:9808): tests run in parallel. A later --metrics-address in EXTRA ARGS wins.
+METRICS_ARGS=(--metrics-address 127.0.0.1:0)
+
 # start_berthd STATEDIR SOCK ADMIN [EXTRA ARGS...]: starts berthd in the background and
 # waits (30 s) until the plugin socket answers. Sets BERTHD_PID. Returns 1 when it does not come up.
 start_berthd() {
   local state="$1" sock="$2" admin="$3"
   shift 3
-  echo "==== $(date +%H:%M:%S) start: $BERTHD --state-dir $state --docker-socket $sock --admin-socket $admin $*" >>"$BERTHD_LOG"
-  "$BERTHD" --state-dir "$state" --docker-socket "$sock" --admin-socket "$admin" "$@" >>"$BERTHD_LOG" 2>&1 &
+  echo "==== $(date +%H:%M:%S) start: $BERTHD --state-dir $state --docker-socket $sock --admin-socket $admin ${METRICS_ARGS[*]} $*" >>"$BERTHD_LOG"
+  "$BERTHD" --state-dir "$state" --docker-socket "$sock" --admin-socket "$admin" \
+    "${METRICS_ARGS[@]}" "$@" >>"$BERTHD_LOG" 2>&1 &
   BERTHD_PID=$!
   local deadline=$((SECONDS + 30))
   while ! berthd_answers "$sock"; do

@@ -134,6 +134,8 @@ TEST(Readiness, NamesWhatIsMissingUntilEverythingIsDone) {
   EXPECT_EQ(not_ready_reason(t), "the sockets are not accepting yet");
   t.ready.serving = true;
   EXPECT_EQ(not_ready_reason(t), "");
+  t.ready.stopping = true;
+  EXPECT_EQ(not_ready_reason(t), "berthd is stopping");
 }
 
 } // namespace
