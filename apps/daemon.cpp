@@ -329,6 +329,7 @@ int run_daemon(const daemon_options& opts) {
   }
   auto st = std::make_shared<file_store>(opts.state_dir + "/state",
                                          uint64_t{opts.journal_reserve_mb} << 20);
+  test_hold_point("start-loading"); // tests see /readyz while loading (metrics_e2e.sh)
   auto state = load_state(*st, opts);
   if (!state) {
     spdlog::critical("cannot load state: {}", describe(state.error()));

@@ -1,10 +1,12 @@
 #include "persistence/crash_point.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -35,6 +37,25 @@ void test_crash_point(const char* step) {
   spdlog::default_logger()->flush();
   std::fflush(nullptr);
   ::_exit(137);
+}
+
+void test_hold_point(const char* step) {
+  const char* env = std::getenv("BERTH_TEST_HOLD_AT");
+  if (env == nullptr || *env == '\0') {
+    return;
+  }
+  std::string value = env;
+  auto colon = value.find(':');
+  if (colon == std::string::npos || value.compare(0, colon, step) != 0 || colon + 1 == value.size()) {
+    return;
+  }
+  auto file = value.substr(colon + 1);
+  spdlog::warn("TEST ONLY: BERTH_TEST_HOLD_AT={}: holding at step {} while {} exists", env, step,
+               file);
+  while (::access(file.c_str(), F_OK) == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  spdlog::warn("TEST ONLY: step {} released ({} is gone)", step, file);
 }
 
 } // namespace berth

@@ -1,6 +1,7 @@
 #pragma once
 
-// Test-only crash points: the steps of start-up and compaction can be killed one by one.
+// Test-only crash points: the steps of start-up and compaction can be killed one by one,
+// and held (test_hold_point) so a test sees berthd between two steps.
 
 namespace berth {
 
@@ -8,5 +9,10 @@ namespace berth {
 /// this process reaches it), logs that and ends the process with _exit(137), leaving the
 /// files as a kill -9 at that point would. Does nothing when the variable is unset.
 void test_crash_point(const char* step);
+
+/// TEST ONLY. When $BERTH_TEST_HOLD_AT is "STEP:FILE" and STEP is `step`, logs that and
+/// waits, polling, while FILE exists: the test removes FILE to let the process go on.
+/// Does nothing when the variable is unset or names another step.
+void test_hold_point(const char* step);
 
 } // namespace berth
