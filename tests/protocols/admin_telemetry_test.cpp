@@ -1,5 +1,5 @@
-// GET /v1/status and /v1/operations and the counting of admin requests, against a
-// telemetry holding known values.
+// GET /v1/status and /v1/operations, the counting of admin requests, and berthctl status
+// against a telemetry holding known values.
 
 #include "protocols/admin/admin_telemetry.hpp"
 
@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "protocols/admin/berthctl_status.hpp"
 #include "protocols/http/unix_http_client.hpp"
 #include "tests/protocols/admin_fixture.hpp"
 
@@ -202,4 +203,59 @@ TEST_F(admin_telemetry_test, every_admin_request_is_counted_by_route_and_code) {
   auto sum = (*find_op(again, "admin", "list"))["duration"]["sum"].GetDouble();
   EXPECT_GT(sum, 0.0);
   EXPECT_LT(sum, 10.0);
+}
+
+TEST_F(admin_telemetry_test, berthctl_status_prints_text_and_json) {
+  fill(*stats);
+  stats->ready.state_loaded = true;
+  stats->ready.serving = true;
+  std::string out;
+  std::string err;
+  ASSERT_EQ(ctl({"status"}, out, err), 0) << err;
+  EXPECT_EQ(out.rfind("version:    berthd " BERTH_VERSION " (revision ", 0), 0u) << out;
+  EXPECT_NE(out.find("\nready:      yes\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nvolumes:    3 (1 idle, 1 mounted, 0 staged, 1 published); 1 snapshot\n"
+                     "mounts:     2 Docker mount IDs; CSI 1 staged, 2 published\n"
+                     "journal:    12.1 KiB (12345 bytes), 7 appends\n"
+                     "last fsync: 1.50ms (2 fsyncs)\n"),
+            std::string::npos)
+    << out;
+  ASSERT_EQ(ctl({"status", "--json"}, out, err), 0) << err;
+  auto status = cli::parse_status(out);
+  ASSERT_TRUE(status) << describe(status.error()) << out;
+  EXPECT_EQ(status->journal_bytes, 12345);
+  EXPECT_TRUE(status->ready);
+}
+
+TEST_F(admin_telemetry_test, berthctl_top_json_prints_one_view_of_an_interval) {
+  unix_http_client client{path};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(client.get("/v1/volumes")->status, 200u);
+  }
+  std::string out;
+  std::string err;
+  ASSERT_EQ(ctl({"top", "--json", "--interval", "0.2"}, out, err), 0) << err;
+  auto doc = parse(out);
+  ASSERT_TRUE(doc.IsObject()) << out;
+  EXPECT_GE(doc["interval_seconds"].GetDouble(), 0.2);
+  const rapidjson::Value* list = nullptr;
+  const rapidjson::Value* ops = nullptr;
+  for (const auto& row : doc["operations"].GetArray()) {
+    std::string op = row["operation"].GetString();
+    if (op == "list") {
+      list = &row;
+    } else if (op == "operations") {
+      ops = &row;
+    }
+  }
+  ASSERT_NE(list, nullptr) << out;
+  EXPECT_EQ((*list)["total"].GetUint64(), 3u);
+  EXPECT_DOUBLE_EQ((*list)["rate_per_second"].GetDouble(), 0.0) << "nothing listed meanwhile";
+  EXPECT_TRUE((*list)["p50_seconds"].IsNull()) << "no list answered in the interval";
+  // top's own first sample was answered in the interval.
+  ASSERT_NE(ops, nullptr) << out;
+  EXPECT_EQ((*ops)["total"].GetUint64(), 1u);
+  EXPECT_GT((*ops)["rate_per_second"].GetDouble(), 0.0);
+  EXPECT_TRUE((*ops)["p50_seconds"].IsNumber());
+  EXPECT_STREQ(doc["operations"][0]["operation"].GetString(), "operations") << "by rate";
 }
