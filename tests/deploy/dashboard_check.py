@@ -7,7 +7,8 @@ Offline, always:
     variable; panels do not overlap;
   - every expression, with Grafana's variables replaced, parses: promtool check rules on a
     temporary rules file with one recording rule per expression;
-  - every metric it names is a family of docs/running.md's "Metrics" table (a histogram
+  - docs/running.md's "Metrics" table lists the families protocols/metrics writes, no more;
+  - every metric it names is a family of that table (a histogram
     through its _bucket, _sum or _count), every label it names is one of that family's (or a
     target label), histogram_quantile() reads _bucket series by `le`, and rate()/increase()
     read counters only;
@@ -216,6 +217,25 @@ def family_of(name, families):
         if name.endswith(suffix) and families.get(base, ("",))[0] == "histogram":
             return (base,) + families[base]
     return None
+
+
+def check_docs_against_source(src, families):
+    """The Metrics table names the families the endpoint writes: the "berth_..." and
+    "process_..." literals of protocols/metrics/*.cpp. Returns (problems, notes)."""
+    where = os.path.join(src, "protocols", "metrics")
+    written = set()
+    for name in sorted(os.listdir(where)) if os.path.isdir(where) else []:
+        if name.endswith(".cpp"):
+            with open(os.path.join(where, name)) as f:
+                written |= set(re.findall(r'"((?:berth|process)_[a-z0-9_]+)"', f.read()))
+    if not written:
+        return [], [f"NOTE: protocols/metrics/*.cpp names no family yet: {DOCS}'s Metrics "
+                    "table is not compared with the endpoint"]
+    problems = [f"protocols/metrics writes {n}, which {DOCS}'s Metrics table lacks"
+                for n in sorted(written - set(families))]
+    problems += [f"{DOCS}'s Metrics table lists {n}, which protocols/metrics does not write"
+                 for n in sorted(set(families) - written)]
+    return problems, []
 
 
 # -- offline checks ------------------------------------------------------------------------------
@@ -761,6 +781,8 @@ def main():
     except (OSError, Failure) as e:
         print(f"FAIL - {e}")
         return 1
+    report(f"{DOCS}'s Metrics table and protocols/metrics",
+           *check_docs_against_source(src, families))
     report("structure", check_structure(dash))
     report("metric and label names", check_names(dash, families))
     report("promtool check rules (every expression)", check_promql(dash, promtool))
