@@ -327,10 +327,15 @@ int run_daemon(const daemon_options& opts) {
   auto report = reconcile_boot(*state, read_boot_id());
   auto strays = unmount_strays(*state, *mount_points, opts.state_dir + "/volumes",
                                *backends.at("local"));
+  stats->reconcile_actions.add("cleared", report.cleared);
+  stats->reconcile_actions.add("stray_unmounted", strays);
   spdlog::info("{} volume(s) loaded: {}, {} cleared, {} stray mount(s) detached",
                state->volumes.size(), report.new_boot ? "new boot" : "same boot",
                report.cleared, strays);
-  sweep_loop_devices(*state, backends); // before any stage can attach; logs each detach
+  // Before any stage can attach; logs each detach.
+  auto loops = sweep_loop_devices(*state, backends);
+  stats->reconcile_actions.add("loop_detached", loops.detached);
+  stats->reconcile_actions.add("loop_detach_failed", loops.failed);
   test_crash_point("start-reconciled");
   // Makes the boot decision durable; a crash at any step of it is safe (file_store).
   if (auto err = st->compact(*state)) {
@@ -354,7 +359,7 @@ int run_daemon(const daemon_options& opts) {
   rc.persistence = persistence;
   rc.backend_timeout = opts.backend_timeout;
   rc.coalesce_window = opts.coalesce_window;
-  rc.counts = std::make_shared<modify_counts>(); // read by the metrics endpoint (issue 10)
+  rc.stats = stats;
   rc.host_mounts = std::make_shared<const std::set<std::string>>(std::move(*mount_points));
   std::vector<volume_record> records;
   records.reserve(state->volumes.size());
