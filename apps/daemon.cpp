@@ -338,10 +338,13 @@ int run_daemon(const daemon_options& opts) {
   stats->reconcile_actions.add("loop_detach_failed", loops.failed);
   test_crash_point("start-reconciled");
   // Makes the boot decision durable; a crash at any step of it is safe (file_store).
+  auto compact_started = std::chrono::steady_clock::now();
   if (auto err = st->compact(*state)) {
     spdlog::critical("cannot write state: {}", describe(err));
     return 1;
   }
+  stats->persistence.snapshot_duration.observe(
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - compact_started).count());
   test_crash_point("start-compacted");
   stats->ready.state_loaded = true;
 
@@ -352,7 +355,9 @@ int run_daemon(const daemon_options& opts) {
   cfg.set("scheduler.policy", caf::atom("sharing"));
   caf::actor_system sys{cfg};
   auto exec = std::make_shared<executor>(opts.executor_threads, 1 << 16);
-  auto persistence = spawn_persistence(sys, st, *state);
+  persistence_config pc;
+  pc.stats = stats;
+  auto persistence = spawn_persistence(sys, st, *state, pc);
   registry_config rc;
   rc.backends = backends;
   rc.exec = exec;
