@@ -138,8 +138,10 @@ struct servers {
 };
 
 caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
-                     const backend_map& backends, const daemon_options& opts) {
+                     const backend_map& backends, std::shared_ptr<telemetry> stats,
+                     const daemon_options& opts) {
   csi_config cfg;
+  cfg.stats = std::move(stats);
   cfg.endpoint = opts.csi_endpoint;
   cfg.driver_name = opts.csi_driver_name;
   cfg.node_id = opts.node_id;
@@ -157,9 +159,10 @@ caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
 }
 
 caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
-                         const backend_map& backends, const daemon_options& opts) {
+                         const backend_map& backends, std::shared_ptr<telemetry> stats,
+                         const daemon_options& opts) {
   if (!opts.docker_socket.empty()) {
-    srv.docker = std::make_unique<docker_api>(sys, reg);
+    srv.docker = std::make_unique<docker_api>(sys, reg, stats);
     auto* api = srv.docker.get();
     srv.listeners.push_back(std::make_unique<unix_http_server>(
       srv.io,
@@ -192,7 +195,7 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
     srv.threads.emplace_back([&srv] { srv.io.run(); });
   }
   if (!opts.csi_endpoint.empty()) {
-    return start_csi(srv, sys, reg, backends, opts);
+    return start_csi(srv, sys, reg, backends, std::move(stats), opts);
   }
   return {};
 }
@@ -375,7 +378,7 @@ int run_daemon(const daemon_options& opts) {
   auto reg = sys.spawn(registry, std::move(rc), std::move(records));
 
   servers srv;
-  if (auto err = start_servers(srv, sys, reg, backends, opts)) {
+  if (auto err = start_servers(srv, sys, reg, backends, stats, opts)) {
     spdlog::critical("{}", describe(err));
     stop_servers(srv, std::chrono::steady_clock::now());
     srv.guard.reset();
