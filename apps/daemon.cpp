@@ -159,8 +159,8 @@ caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
 }
 
 caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
-                         const backend_map& backends, std::shared_ptr<telemetry> stats,
-                         const daemon_options& opts) {
+                         const backend_map& backends, const daemon_options& opts,
+                         const std::shared_ptr<telemetry>& stats) {
   if (!opts.docker_socket.empty()) {
     srv.docker = std::make_unique<docker_api>(sys, reg, stats);
     auto* api = srv.docker.get();
@@ -177,7 +177,7 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
     spdlog::info("Docker volume plugin listening on {}", opts.docker_socket);
   }
   if (!opts.admin_socket.empty()) {
-    srv.admin = std::make_unique<admin_api>(sys, reg);
+    srv.admin = std::make_unique<admin_api>(sys, reg, stats);
     auto* api = srv.admin.get();
     srv.listeners.push_back(std::make_unique<unix_http_server>(
       srv.io,
@@ -195,7 +195,7 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
     srv.threads.emplace_back([&srv] { srv.io.run(); });
   }
   if (!opts.csi_endpoint.empty()) {
-    return start_csi(srv, sys, reg, backends, std::move(stats), opts);
+    return start_csi(srv, sys, reg, backends, stats, opts);
   }
   return {};
 }
@@ -378,7 +378,7 @@ int run_daemon(const daemon_options& opts) {
   auto reg = sys.spawn(registry, std::move(rc), std::move(records));
 
   servers srv;
-  if (auto err = start_servers(srv, sys, reg, backends, stats, opts)) {
+  if (auto err = start_servers(srv, sys, reg, backends, opts, stats)) {
     spdlog::critical("{}", describe(err));
     stop_servers(srv, std::chrono::steady_clock::now());
     srv.guard.reset();

@@ -75,6 +75,18 @@ inline constexpr size_t max_kube_watch_line_bytes = 16u << 20;
 /// The largest kubeconfig, token, certificate or key file the client reads.
 inline constexpr size_t max_kube_file_bytes = 4u << 20;
 
+// -- berthctl -----------------------------------------------------------------------------
+
+/// The shortest refresh interval of `berthctl top --interval`: each refresh is a request
+/// to berthd, so a shorter one would load the daemon it is meant to watch.
+inline constexpr std::chrono::milliseconds min_top_interval{100};
+
+/// The longest refresh interval of `berthctl top --interval`.
+inline constexpr std::chrono::milliseconds max_top_interval{std::chrono::hours(1)};
+
+/// The longest unix socket path (--socket): sockaddr_un's 108 bytes less the NUL.
+inline constexpr size_t max_socket_path_bytes = 107;
+
 // -- what the bounds add up to -------------------------------------------------------------
 
 /// The longest JSON string a client string of `n` bytes becomes: quotes, and every byte a

@@ -8,9 +8,9 @@ BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config libcaf-dev libboost1.81-dev 
 RUN_PKGS=(util-linux mount nfs-common)
 # prometheus: tests/metrics runs its promtool (`check metrics`) on the writer's output.
 # On a host with systemd the package also enables its own server on :9090; the tests
-# never use that one.
+# never use that one. tmux: tests/e2e/top_e2e.sh runs `berthctl top` in a real terminal.
 TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iproute2
-  python3-yaml prometheus)
+  python3-yaml prometheus tmux)
 # tests/deploy renders deploy/kubernetes with `kubectl kustomize`. Debian's kubernetes-client
 # (kubectl 1.20, kustomize v2.0.3) is installed only when no kubectl is on PATH: a newer one
 # from elsewhere is kept, and the two packages would collide on /usr/bin/kubectl.

@@ -7,6 +7,7 @@
 #include "core/names.hpp"
 #include "core/record_json.hpp"
 #include "protocols/admin/admin_codec.hpp"
+#include "protocols/admin/admin_telemetry.hpp"
 #include "protocols/bridge.hpp"
 #include "protocols/docker/docker_codec.hpp"
 
@@ -27,8 +28,37 @@ std::string error_body(std::string_view message) {
   return {buf.GetString(), buf.GetSize()};
 }
 
-void fail(const reply_fn& reply, unsigned status, std::string_view message) {
-  reply(status, json_type, error_body(message));
+/// What a request asks for: its route (an operation name of telemetry, or "other"),
+/// the method the route takes, and for a volume route the volume's name.
+struct parsed_target {
+  const char* route = other_label;
+  const char* method = "GET";
+  std::string_view name;
+};
+
+parsed_target parse_target(std::string_view path) {
+  parsed_target t;
+  if (path == "/v1/status") {
+    t.route = "status";
+  } else if (path == "/v1/operations") {
+    t.route = "operations";
+  } else if (path == volumes_path) {
+    t.route = "list";
+  } else if (path.size() > volumes_path.size() + 1
+             && path.substr(0, volumes_path.size() + 1) == "/v1/volumes/") {
+    // /v1/volumes/NAME or /v1/volumes/NAME/ACTION (a name holds no '/').
+    auto rest = path.substr(volumes_path.size() + 1);
+    auto slash = rest.find('/');
+    t.name = rest.substr(0, slash);
+    auto action = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+    if (action.empty()) {
+      t.route = "get";
+    } else if (action == "resize" || action == "modify") {
+      t.route = action == "resize" ? "resize" : "modify";
+      t.method = "POST";
+    }
+  }
+  return t;
 }
 
 } // namespace
@@ -53,8 +83,39 @@ unsigned http_status_of(const caf::error& err) {
   }
 }
 
-admin_api::admin_api(caf::actor_system& sys, registry_actor registry)
-  : registry_(std::move(registry)), gw_(sys) {
+// -- responder -----------------------------------------------------------------------
+
+admin_api::responder::responder(reply_fn reply, std::shared_ptr<telemetry> stats,
+                                const char* route)
+  : reply_(std::move(reply)), stats_(std::move(stats)), route_(route),
+    start_(std::chrono::steady_clock::now()) {
+}
+
+void admin_api::responder::ok(std::string body) const {
+  answer(200, std::move(body), code_of(caf::error{}));
+}
+
+void admin_api::responder::fail(unsigned status, const caf::error& err) const {
+  answer(status, error_body(describe(err)), code_of(err));
+}
+
+void admin_api::responder::fail(const caf::error& err) const {
+  fail(http_status_of(err), err);
+}
+
+void admin_api::responder::answer(unsigned status, std::string body,
+                                  std::string_view code) const {
+  auto seconds =
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  stats_->operations.record("admin", route_, code, seconds);
+  reply_(status, json_type, std::move(body));
+}
+
+// -- dispatch ------------------------------------------------------------------------
+
+admin_api::admin_api(caf::actor_system& sys, registry_actor registry,
+                     std::shared_ptr<telemetry> stats)
+  : registry_(std::move(registry)), stats_(std::move(stats)), gw_(sys) {
 }
 
 void admin_api::handle(const std::string& method, const std::string& target, std::string body,
@@ -63,59 +124,60 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   if (path.size() > 1 && path.back() == '/') {
     path.remove_suffix(1);
   }
-  bool is_list = path == volumes_path;
-  bool is_one = path.size() > volumes_path.size() + 1 &&
-                path.substr(0, volumes_path.size() + 1) == "/v1/volumes/";
-  if (!is_list && !is_one) {
-    fail(reply, 404, "unknown endpoint " + docker::quote_input(path));
+  auto t = parse_target(path);
+  responder r{std::move(reply), stats_, t.route};
+  if (t.route == std::string_view{other_label}) {
+    auto hint = t.name.empty() ? "" : ": a volume has /resize and /modify";
+    r.fail(404, make_error(ec::not_found,
+                           "unknown endpoint " + docker::quote_input(path) + hint));
     return;
   }
-  // /v1/volumes/NAME or /v1/volumes/NAME/ACTION (a name holds no '/').
-  auto rest = is_one ? path.substr(volumes_path.size() + 1) : std::string_view{};
-  auto slash = rest.find('/');
-  auto action = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
-  if (!action.empty() && action != "resize" && action != "modify") {
-    fail(reply, 404, "unknown endpoint " + docker::quote_input(path)
-                       + ": a volume has /resize and /modify");
+  if (method != t.method) {
+    r.fail(405, make_error(ec::unsupported, "method " + docker::quote_input(method)
+                                              + " not allowed: use " + t.method));
     return;
   }
-  auto allowed = action.empty() ? "GET" : "POST";
-  if (method != allowed) {
-    fail(reply, 405, "method " + docker::quote_input(method) + " not allowed: use " + allowed);
+  std::string_view route = t.route;
+  if (route == "status") {
+    r.ok(admin::status_json(*stats_, std::chrono::system_clock::now()));
     return;
   }
-  if (is_list) {
-    list(std::move(reply));
+  if (route == "operations") {
+    r.ok(admin::operations_json(*stats_, std::chrono::steady_clock::now()));
     return;
   }
-  auto name = std::string{rest.substr(0, slash)};
+  if (route == "list") {
+    list(std::move(r));
+    return;
+  }
+  auto name = std::string{t.name};
   if (!is_valid_volume_name(name)) {
-    fail(reply, 400,
-         "invalid volume name " + docker::quote_input(name) +
-           ": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+    r.fail(make_error(ec::invalid_argument,
+                      "invalid volume name " + docker::quote_input(name)
+                        + ": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}"));
     return;
   }
-  if (action.empty()) {
-    get(std::move(name), std::move(reply));
+  if (route == "get") {
+    get(std::move(name), std::move(r));
     return;
   }
   modify_request req; // owner "": the admin may modify any record
-  if (action == "resize") {
+  if (route == "resize") {
     auto size = admin::decode_resize(body);
     if (!size) {
-      fail(reply, 400, describe(size.error()));
+      r.fail(400, size.error());
       return;
     }
     req.required_bytes = *size;
   } else {
     auto params = admin::decode_modify(body);
     if (!params) {
-      fail(reply, 400, describe(params.error()));
+      r.fail(400, params.error());
       return;
     }
     req.parameters = std::move(*params);
   }
-  modify(std::move(name), std::move(req), std::move(reply));
+  modify(std::move(name), std::move(req), std::move(r));
 }
 
 // -- routes --------------------------------------------------------------------------
@@ -129,18 +191,16 @@ std::string admin_json(volume_record& rec) {
   return record_to_json(rec, record_shape::full);
 }
 
-auto on_error(reply_fn reply) {
-  return [reply = std::move(reply)](caf::error& err) {
-    fail(reply, http_status_of(err), describe(err));
-  };
+auto on_error(admin_api::responder r) {
+  return [r = std::move(r)](caf::error& err) { r.fail(err); };
 }
 
 } // namespace
 
-void admin_api::list(reply_fn reply) {
+void admin_api::list(responder r) {
   gw_.ask(
     registry_, query_timeout,
-    [reply](std::vector<volume_record>& recs) {
+    [r](std::vector<volume_record>& recs) {
       rapidjson::StringBuffer buf;
       rapidjson::Writer<rapidjson::StringBuffer> w{buf};
       w.StartArray();
@@ -149,24 +209,22 @@ void admin_api::list(reply_fn reply) {
         write_record(w, rec, record_shape::full);
       }
       w.EndArray();
-      reply(200, json_type, std::string{buf.GetString(), buf.GetSize()});
+      r.ok(std::string{buf.GetString(), buf.GetSize()});
     },
-    on_error(reply), atom::list_v);
+    on_error(r), atom::list_v);
 }
 
-void admin_api::get(std::string name, reply_fn reply) {
+void admin_api::get(std::string name, responder r) {
   gw_.ask(
-    registry_, query_timeout,
-    [reply](volume_record& rec) { reply(200, json_type, admin_json(rec)); }, on_error(reply),
+    registry_, query_timeout, [r](volume_record& rec) { r.ok(admin_json(rec)); }, on_error(r),
     atom::get_v, std::move(name));
 }
 
-void admin_api::modify(std::string name, modify_request req, reply_fn reply) {
+void admin_api::modify(std::string name, modify_request req, responder r) {
   // A transition: the mailbox's window and the backend call bound it, not the adapter.
   gw_.ask(
-    registry_, transition_timeout,
-    [reply](volume_record& rec) { reply(200, json_type, admin_json(rec)); }, on_error(reply),
-    atom::modify_v, std::move(name), std::move(req));
+    registry_, transition_timeout, [r](volume_record& rec) { r.ok(admin_json(rec)); },
+    on_error(r), atom::modify_v, std::move(name), std::move(req));
 }
 
 } // namespace berth

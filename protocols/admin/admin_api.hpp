@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <memory>
 #include <string>
 
 #include <caf/actor_system.hpp>
@@ -7,6 +9,7 @@
 #include "actors/actors.hpp"
 #include "protocols/bridge.hpp"
 #include "protocols/http/unix_http_server.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace berth {
 
@@ -16,23 +19,53 @@ namespace berth {
 ///   GET  /v1/volumes/NAME         -> record; 404 {"error":"..."} if unknown, 400 if NAME is invalid
 ///   POST /v1/volumes/NAME/resize  {"size_bytes": N}            -> the record after the change
 ///   POST /v1/volumes/NAME/modify  {"parameters": {"K": "V"}}   -> the record after the change
+///   GET  /v1/status               -> version, uptime, readiness, volume counts, journal
+///                                    (admin::status_json)
+///   GET  /v1/operations           -> counts by code and latency histograms per
+///                                    (protocol, operation) (admin::operations_json)
 /// resize and modify go through the volume's coalescing mailbox like CSI's expand and
 /// modify, for any record (owner ""). Errors are {"error":"..."} with a status that
 /// matches the berth error code (http_status_of); a malformed body is 400 naming the field.
+/// Every request is counted in telemetry::operations as ("admin", route) with its
+/// code_of() and its time from arrival to answer; a request for no route counts as
+/// ("admin", "other").
 class admin_api {
 public:
-  admin_api(caf::actor_system& sys, registry_actor registry);
+  /// @param stats what status and operations read, and where requests are counted.
+  admin_api(caf::actor_system& sys, registry_actor registry, std::shared_ptr<telemetry> stats);
 
   /// A handler_fn for unix_http_server; never blocks.
   void handle(const std::string& method, const std::string& target, std::string body,
               reply_fn reply);
 
+  /// Answers one request and counts it once (route, code, latency). Copies share the count.
+  class responder {
+  public:
+    responder(reply_fn reply, std::shared_ptr<telemetry> stats, const char* route);
+
+    /// 200 with a JSON body; counted as "ok".
+    void ok(std::string body) const;
+    /// `status` with {"error": describe(err)}; counted as code_of(err).
+    void fail(unsigned status, const caf::error& err) const;
+    /// http_status_of(err) with {"error": describe(err)}.
+    void fail(const caf::error& err) const;
+
+  private:
+    void answer(unsigned status, std::string body, std::string_view code) const;
+
+    reply_fn reply_;
+    std::shared_ptr<telemetry> stats_;
+    const char* route_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
 private:
-  void list(reply_fn reply);
-  void get(std::string name, reply_fn reply);
-  void modify(std::string name, modify_request req, reply_fn reply);
+  void list(responder r);
+  void get(std::string name, responder r);
+  void modify(std::string name, modify_request req, responder r);
 
   registry_actor registry_;
+  std::shared_ptr<telemetry> stats_;
   gateway gw_;
 };
 

@@ -1,8 +1,11 @@
 #include "protocols/admin/berthctl_cli.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iterator>
 #include <ostream>
 
@@ -11,7 +14,10 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 #include "core/record_json.hpp"
+#include "protocols/admin/berthctl_status.hpp"
+#include "protocols/admin/berthctl_top.hpp"
 #include "protocols/http/unix_http_client.hpp"
 
 namespace berth::cli {
@@ -35,6 +41,20 @@ std::string error_of(const http_response& res) {
     }
   }
   return "HTTP " + std::to_string(res.status) + ": " + res.body.substr(0, 200);
+}
+
+/// The berth code of an admin API error status (admin_api's http_status_of, reversed
+/// where it is one to one).
+ec http_error_code(unsigned status) {
+  switch (status) {
+    case 400: return ec::invalid_argument;
+    case 404: return ec::not_found;
+    case 409: return ec::failed_precondition;
+    case 429: return ec::resource_exhausted;
+    case 503: return ec::unavailable;
+    case 504: return ec::timeout;
+    default: return ec::internal;
+  }
 }
 
 std::string mount_ids(const volume_record& rec, bool shorten) {
@@ -92,6 +112,7 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   bool help = false;
   bool version = false;
+  bool interval = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& arg = args[i];
     if (arg == "-h" || arg == "--help") {
@@ -107,6 +128,22 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
       opts.socket = args[++i];
     } else if (arg.rfind("--socket=", 0) == 0) {
       opts.socket = arg.substr(9);
+    } else if (arg == "--interval" || arg.rfind("--interval=", 0) == 0) {
+      std::string text;
+      if (arg == "--interval") {
+        if (i + 1 == args.size()) {
+          return usage_error("--interval needs a number of seconds, e.g. --interval 2");
+        }
+        text = args[++i];
+      } else {
+        text = arg.substr(11);
+      }
+      auto d = parse_interval(text);
+      if (!d) {
+        return d.error();
+      }
+      opts.interval = *d;
+      interval = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
       return usage_error("unknown option \"" + arg + "\"");
     } else {
@@ -115,6 +152,11 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
   }
   if (opts.socket.empty()) {
     return usage_error("--socket needs a path");
+  }
+  if (opts.socket.size() > limits::max_socket_path_bytes) {
+    return usage_error("--socket path \"" + opts.socket.substr(0, 60) + "...\" is "
+                       + std::to_string(opts.socket.size()) + " bytes; a unix socket path has at "
+                       + "most " + std::to_string(limits::max_socket_path_bytes));
   }
   if (help) {
     opts.cmd = command::help;
@@ -135,6 +177,11 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
       return usage_error("volumes takes no arguments, got \"" + positional[1] + "\"");
     }
     opts.cmd = command::volumes;
+  } else if (cmd == "status" || cmd == "top") {
+    if (positional.size() > 1) {
+      return usage_error(cmd + " takes no arguments, got \"" + positional[1] + "\"");
+    }
+    opts.cmd = cmd == "status" ? command::status : command::top;
   } else if (cmd == "inspect") {
     if (positional.size() != 2) {
       return usage_error(positional.size() < 2 ? "inspect needs a volume name"
@@ -176,7 +223,54 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
   } else {
     return usage_error("unknown command \"" + cmd + "\"");
   }
+  if (interval && opts.cmd != command::top) {
+    return usage_error("--interval is an option of top only");
+  }
   return opts;
+}
+
+caf::expected<std::chrono::milliseconds> parse_interval(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return usage_error("invalid --interval \"" + std::string{text} + "\": " + why);
+  };
+  const std::string s{text};
+  bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || c == '.';
+  });
+  char* end = nullptr;
+  double secs = plain ? std::strtod(s.c_str(), &end) : 0;
+  if (!plain || end != s.c_str() + s.size() || !std::isfinite(secs)) {
+    return bad("give seconds, e.g. 1 or 0.5");
+  }
+  auto min = limits::min_top_interval.count() / 1000.0;
+  auto max = limits::max_top_interval.count() / 1000.0;
+  if (secs < min || secs > max) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "give between %g and %g seconds", min, max);
+    return bad(buf);
+  }
+  return std::chrono::milliseconds{static_cast<int64_t>(std::llround(secs * 1000))};
+}
+
+std::string unreachable_message(const std::string& socket, int connect_errno,
+                                const std::string& detail) {
+  switch (connect_errno) {
+    case ENOENT:
+    case ENOTDIR:
+      return "berthd is not running: there is no socket at " + socket
+             + ". Start it (systemctl start berthd), or give the socket it listens on "
+               "(berthd --admin-socket) with --socket PATH.";
+    case ECONNREFUSED:
+      return "berthd is not running: nothing accepts connections on " + socket
+             + " (the socket of a berthd that stopped?). Start it (systemctl start berthd), "
+               "or give the socket it listens on (berthd --admin-socket) with --socket PATH.";
+    case EACCES:
+    case EPERM:
+      return "permission denied on " + socket
+             + ": berthd's admin socket is for root and its group (mode 0660). Run berthctl "
+               "as root (sudo berthctl ...), or give a socket you may use with --socket PATH.";
+    default: return "cannot reach berthd at " + detail;
+  }
 }
 
 caf::expected<uint64_t> parse_size(std::string_view text) {
@@ -257,7 +351,9 @@ std::string usage() {
            "       berthctl [--socket PATH] inspect NAME [--json]\n"
            "       berthctl [--socket PATH] resize NAME SIZE [--json]\n"
            "       berthctl [--socket PATH] modify NAME KEY=VALUE... [--json]\n"
-           "       berthctl --help | --version\n"
+           "       berthctl [--socket PATH] status [--json]\n"
+           "       berthctl [--socket PATH] top [--interval SECONDS] [--json]\n"
+           "       berthctl --help | --version [--json]\n"
            "\n"
            "Inspects and operates a running berthd through its admin socket.\n"
            "  volumes       list every record: name, owner (docker or csi), kind, backend,\n"
@@ -272,6 +368,12 @@ std::string usage() {
            "                resize and modify go through the volume's coalescing window,\n"
            "                like CSI's ControllerExpandVolume and ControllerModifyVolume,\n"
            "                and print the size, parameters and modifications after it\n"
+           "  status        version, uptime, whether berthd is ready (and why not), volume\n"
+           "                and mount counts, journal size, the last fsync's latency\n"
+           "  top           a live view of operations per second and p50/p99 latency per\n"
+           "                operation, sorted by rate; q quits. --interval SECONDS between\n"
+           "                refreshes (default 1; 0.1 to 3600). With --json: the view of\n"
+           "                one interval, then exit (no terminal needed)\n"
            "  --json        print the JSON that berthd returns\n"
            "  --socket PATH the admin socket (default "} +
          default_socket + ")\n";
@@ -335,6 +437,21 @@ std::string format_change(const volume_record& rec, command cmd) {
          + std::to_string(rec.modifications) + "\n";
 }
 
+caf::expected<std::string> admin_request(unix_http_client& client, const std::string& socket,
+                                         const std::string& target,
+                                         const std::string* post_body) {
+  auto res = post_body != nullptr ? client.post(target, *post_body, "application/json")
+                                  : client.get(target);
+  if (!res) {
+    return make_error(ec::unavailable, unreachable_message(socket, client.connect_errno(),
+                                                           describe(res.error())));
+  }
+  if (res->status != 200) {
+    return make_error(http_error_code(res->status), error_of(*res));
+  }
+  return std::move(res->body);
+}
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto opts = parse_args(args);
   if (!opts) {
@@ -346,10 +463,35 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return exit_ok;
   }
   if (opts->cmd == command::version) {
-    out << "berthctl " << BERTH_VERSION << "\n";
+    if (opts->json) {
+      out << R"({"berthctl":")" << BERTH_VERSION << "\"}\n";
+    } else {
+      out << "berthctl " << BERTH_VERSION << "\n";
+    }
     return exit_ok;
   }
+  if (opts->cmd == command::top) {
+    return run_top(*opts, out, err);
+  }
   unix_http_client client{opts->socket};
+  if (opts->cmd == command::status) {
+    auto body = admin_request(client, opts->socket, "/v1/status");
+    if (!body) {
+      err << "berthctl: " << describe(body.error()) << "\n";
+      return exit_failure;
+    }
+    if (opts->json) {
+      out << *body << "\n";
+      return exit_ok;
+    }
+    auto status = parse_status(*body);
+    if (!status) {
+      err << "berthctl: berthd sent " << describe(status.error()) << "\n";
+      return exit_failure;
+    }
+    out << format_status(*status);
+    return exit_ok;
+  }
   bool change = opts->cmd == command::resize || opts->cmd == command::modify;
   std::string target = "/v1/volumes";
   if (opts->cmd != command::volumes) {
@@ -358,22 +500,18 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (change) {
     target += opts->cmd == command::resize ? "/resize" : "/modify";
   }
-  auto res = change ? client.post(target, change_body(*opts), "application/json")
-                    : client.get(target);
-  if (!res) {
-    err << "berthctl: cannot reach berthd at " << describe(res.error()) << "\n";
-    return exit_failure;
-  }
-  if (res->status != 200) {
-    err << "berthctl: " << error_of(*res) << "\n";
+  auto post = change_body(*opts);
+  auto body = admin_request(client, opts->socket, target, change ? &post : nullptr);
+  if (!body) {
+    err << "berthctl: " << describe(body.error()) << "\n";
     return exit_failure;
   }
   if (opts->json) {
-    out << res->body << "\n";
+    out << *body << "\n";
     return exit_ok;
   }
   if (opts->cmd == command::volumes) {
-    auto recs = records_from_json(res->body);
+    auto recs = records_from_json(*body);
     if (!recs) {
       err << "berthctl: berthd sent " << describe(recs.error()) << "\n";
       return exit_failure;
@@ -381,7 +519,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     out << format_table(*recs);
     return exit_ok;
   }
-  auto rec = record_from_json(res->body);
+  auto rec = record_from_json(*body);
   if (!rec) {
     err << "berthctl: berthd sent an unreadable record: " << describe(rec.error()) << "\n";
     return exit_failure;

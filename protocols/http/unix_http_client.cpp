@@ -1,5 +1,7 @@
 #include "protocols/http/unix_http_client.hpp"
 
+#include <cerrno>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -54,6 +56,7 @@ caf::expected<http_response> unix_http_client::send(const std::string& method,
   req.prepare_payload();
   // A kept-alive connection the server closed meanwhile fails on first use
   // without the request having been handled: retry once on a fresh one.
+  connect_errno_ = 0;
   for (int attempt = 0;; ++attempt) {
     bool reused = impl_->socket.is_open();
     error_code err;
@@ -63,6 +66,7 @@ caf::expected<http_response> unix_http_client::send(const std::string& method,
       if (err) {
         error_code ignored;
         impl_->socket.close(ignored);
+        connect_errno_ = err.value() != 0 ? err.value() : EIO;
         return failure("connect", err);
       }
     }

@@ -32,6 +32,12 @@ public:
   /// GETs `target`.
   caf::expected<http_response> get(const std::string& target);
 
+  /// The errno of the last failed connect (ENOENT, ECONNREFUSED, EACCES, ...); 0 when
+  /// the last request connected (or reused its connection), so a failure was later.
+  int connect_errno() const noexcept {
+    return connect_errno_;
+  }
+
 private:
   struct impl;
   caf::expected<http_response> send(const std::string& method, const std::string& target,
@@ -39,6 +45,7 @@ private:
 
   std::string path_;
   std::unique_ptr<impl> impl_;
+  int connect_errno_ = 0;
 };
 
 } // namespace berth

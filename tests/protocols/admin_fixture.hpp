@@ -29,6 +29,8 @@ protected:
   /// What the fake registry's modify records and answers.
   std::shared_ptr<fake_modify> modifying = std::make_shared<fake_modify>();
   registry_actor reg;
+  /// What the admin API reads for status and operations, and counts its requests in.
+  std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
   std::unique_ptr<admin_api> api;
   test::io_threads io;
   std::unique_ptr<unix_http_server> srv;
@@ -37,7 +39,7 @@ protected:
     cfg.add_message_types<caf::id_block::berth>();
     sys = std::make_unique<caf::actor_system>(cfg);
     reg = sys->spawn(fake_registry_with, std::string{"2026-01-02T03:04:05Z"}, modifying);
-    api = std::make_unique<admin_api>(*sys, reg);
+    api = std::make_unique<admin_api>(*sys, reg, stats);
     srv = std::make_unique<unix_http_server>(
       io.io,
       [this](const std::string& method, const std::string& target, std::string body,

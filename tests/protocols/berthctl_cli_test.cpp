@@ -1,6 +1,12 @@
 #include "protocols/admin/berthctl_cli.hpp"
 
+#include <cerrno>
+#include <cstdio>
 #include <sstream>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -57,10 +63,129 @@ TEST(berthctl_cli, exit_codes) {
   EXPECT_EQ(run({"--help"}, out, err), exit_ok);
   EXPECT_EQ(run({"--version"}, out, err), exit_ok);
   EXPECT_NE(out.str().find(std::string{"berthctl "} + BERTH_VERSION), std::string::npos);
-  std::ostringstream err2;
-  EXPECT_EQ(run({"--socket", "/nonexistent/berth.sock", "volumes"}, out, err2), exit_failure);
-  EXPECT_EQ(err2.str(), "berthctl: cannot reach berthd at /nonexistent/berth.sock: connect: No "
-                        "such file or directory\n");
+}
+
+TEST(berthctl_cli, says_berthd_is_not_running_when_there_is_no_socket) {
+  std::ostringstream out;
+  for (auto* cmd : {"volumes", "status", "top"}) {
+    std::ostringstream err;
+    EXPECT_EQ(run({"--socket", "/nonexistent/berth.sock", cmd, "--json"}, out, err),
+              exit_failure);
+    EXPECT_EQ(err.str(), "berthctl: berthd is not running: there is no socket at "
+                         "/nonexistent/berth.sock. Start it (systemctl start berthd), or give "
+                         "the socket it listens on (berthd --admin-socket) with --socket PATH.\n")
+      << cmd;
+  }
+}
+
+TEST(berthctl_cli, says_berthd_is_not_running_when_nobody_accepts_on_the_socket) {
+  // A socket file that nobody listens on: what a berthd killed with SIGKILL leaves.
+  char dir_template[] = "/tmp/berthctl-test.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  std::string path = std::string{dir_template} + "/admin.sock";
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ::close(fd);
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(run({"--socket", path, "status"}, out, err), exit_failure);
+  EXPECT_EQ(err.str(), "berthctl: berthd is not running: nothing accepts connections on " + path
+                         + " (the socket of a berthd that stopped?). Start it (systemctl start "
+                           "berthd), or give the socket it listens on (berthd --admin-socket) "
+                           "with --socket PATH.\n");
+  ::unlink(path.c_str());
+  ::rmdir(dir_template);
+}
+
+TEST(berthctl_cli, unreachable_messages_name_the_socket_and_what_to_do) {
+  const std::string sock = "/run/berth/admin.sock";
+  auto missing = unreachable_message(sock, ENOENT, "x");
+  EXPECT_EQ(missing, "berthd is not running: there is no socket at /run/berth/admin.sock. Start "
+                     "it (systemctl start berthd), or give the socket it listens on (berthd "
+                     "--admin-socket) with --socket PATH.");
+  EXPECT_EQ(unreachable_message(sock, ENOTDIR, "x"), missing);
+  EXPECT_EQ(unreachable_message(sock, ECONNREFUSED, "x"),
+            "berthd is not running: nothing accepts connections on /run/berth/admin.sock (the "
+            "socket of a berthd that stopped?). Start it (systemctl start berthd), or give the "
+            "socket it listens on (berthd --admin-socket) with --socket PATH.");
+  auto denied = unreachable_message(sock, EACCES, "x");
+  EXPECT_EQ(denied, "permission denied on /run/berth/admin.sock: berthd's admin socket is for "
+                    "root and its group (mode 0660). Run berthctl as root (sudo berthctl ...), "
+                    "or give a socket you may use with --socket PATH.");
+  EXPECT_EQ(unreachable_message(sock, EPERM, "x"), denied);
+  // Connected, then the exchange failed; or another connect error: the client's words.
+  EXPECT_EQ(unreachable_message(sock, 0, "/run/berth/admin.sock: read: end of stream"),
+            "cannot reach berthd at /run/berth/admin.sock: read: end of stream");
+  EXPECT_EQ(unreachable_message(sock, EAGAIN, "/run/berth/admin.sock: connect: busy"),
+            "cannot reach berthd at /run/berth/admin.sock: connect: busy");
+}
+
+TEST(berthctl_cli, top_without_a_terminal_says_so_unless_json) {
+  if (::isatty(STDIN_FILENO) == 1 || ::isatty(STDOUT_FILENO) == 1) {
+    GTEST_SKIP() << "standard input or output is a terminal here; the refusal needs neither";
+  }
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(run({"--socket", "/nonexistent/berth.sock", "top"}, out, err), exit_failure);
+  EXPECT_EQ(err.str(), "berthctl: top needs a terminal, and its standard input and output are "
+                       "not one. Run it in a terminal, or use `berthctl top --json` for one "
+                       "sample of the view.\n");
+}
+
+TEST(berthctl_cli, parses_status_top_and_the_interval) {
+  auto st = parse_args({"status", "--json"});
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->cmd, command::status);
+  EXPECT_TRUE(st->json);
+  auto top = parse_args({"top"});
+  ASSERT_TRUE(top);
+  EXPECT_EQ(top->cmd, command::top);
+  EXPECT_EQ(top->interval, std::chrono::milliseconds(1000));
+  auto fast = parse_args({"top", "--interval", "0.25"});
+  ASSERT_TRUE(fast) << describe(fast.error());
+  EXPECT_EQ(fast->interval, std::chrono::milliseconds(250));
+  auto eq = parse_args({"--interval=2", "top", "--json"});
+  ASSERT_TRUE(eq) << describe(eq.error());
+  EXPECT_EQ(eq->interval, std::chrono::milliseconds(2000));
+  EXPECT_TRUE(eq->json);
+  EXPECT_EQ(usage_error({"status", "x"}), "status takes no arguments, got \"x\"");
+  EXPECT_EQ(usage_error({"top", "x"}), "top takes no arguments, got \"x\"");
+  EXPECT_EQ(usage_error({"volumes", "--interval", "2"}), "--interval is an option of top only");
+  EXPECT_EQ(usage_error({"top", "--interval"}),
+            "--interval needs a number of seconds, e.g. --interval 2");
+  EXPECT_EQ(usage_error({"--socket", std::string(108, 'a'), "status"}),
+            "--socket path \"" + std::string(60, 'a') + "...\" is 108 bytes; a unix socket path "
+            "has at most 107");
+}
+
+TEST(berthctl_cli, intervals_are_seconds_within_bounds) {
+  EXPECT_EQ(*parse_interval("1"), std::chrono::milliseconds(1000));
+  EXPECT_EQ(*parse_interval("0.1"), std::chrono::milliseconds(100));
+  EXPECT_EQ(*parse_interval("3600"), std::chrono::milliseconds(3600000));
+  EXPECT_EQ(*parse_interval("1.5"), std::chrono::milliseconds(1500));
+  for (std::string text : {"", "x", "1s", "-1", "+1", "1e3", "inf", "nan", " 1", "0x10", "1..2"}) {
+    auto got = parse_interval(text);
+    ASSERT_FALSE(got) << text;
+    EXPECT_EQ(describe(got.error()),
+              "invalid --interval \"" + text + "\": give seconds, e.g. 1 or 0.5");
+  }
+  for (std::string text : {"0", "0.05", "0.099", "3600.5", "99999"}) {
+    auto got = parse_interval(text);
+    ASSERT_FALSE(got) << text;
+    EXPECT_EQ(describe(got.error()),
+              "invalid --interval \"" + text + "\": give between 0.1 and 3600 seconds");
+  }
+}
+
+TEST(berthctl_cli, version_json) {
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(run({"--version", "--json"}, out, err), exit_ok);
+  EXPECT_EQ(out.str(), std::string{R"({"berthctl":")"} + BERTH_VERSION + "\"}\n");
 }
 
 TEST(berthctl_cli, formats_a_table_with_short_ids) {
@@ -184,8 +309,11 @@ TEST(berthctl_cli, formats_sizes_and_changes) {
     << text;
 }
 
-TEST(berthctl_cli, usage_names_resize_and_modify) {
+TEST(berthctl_cli, usage_names_resize_modify_status_and_top) {
   auto text = usage();
+  EXPECT_NE(text.find("berthctl [--socket PATH] status [--json]"), std::string::npos);
+  EXPECT_NE(text.find("berthctl [--socket PATH] top [--interval SECONDS] [--json]"),
+            std::string::npos);
   EXPECT_NE(text.find("resize NAME SIZE"), std::string::npos);
   EXPECT_NE(text.find("modify NAME KEY=VALUE..."), std::string::npos);
 }
