@@ -31,7 +31,7 @@ volume_actor spawn_volume(self_ptr self, volume_record rec, bool exists) {
   env.backend_timeout = cfg.backend_timeout;
   env.coalesce_window = cfg.coalesce_window;
   env.timer = cfg.timer;
-  env.counts = cfg.counts;
+  env.stats = cfg.stats;
   if (exists) {
     env.reconcile_with = cfg.host_mounts;
   }

@@ -25,7 +25,9 @@ struct registry_config {
   /// The coalescing mailbox of every volume (volume_env has the same fields).
   std::chrono::milliseconds coalesce_window{2000};
   window_timer timer;
-  std::shared_ptr<modify_counts> counts;
+  /// What berthd counts (every volume's env gets it). Null only in tests that do not
+  /// look: each volume then counts into a private one.
+  std::shared_ptr<telemetry> stats;
 };
 
 /// One name: its actor, and creations not yet answered.

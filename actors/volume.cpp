@@ -28,11 +28,21 @@ std::string short_id(const std::string& id) {
 volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
                                    volume_env env, volume_record rec, bool exists) {
   self->state.env = std::move(env);
+  auto& stats = self->state.env.stats;
+  if (!stats) {
+    // Only a test leaves it out; counting into a private one keeps every use safe.
+    stats = std::make_shared<telemetry>(std::vector<std::string>{self->state.env.storage->name()});
+  }
   self->state.rec = std::move(rec);
   self->state.exists = exists;
+  if (exists) {
+    stats->volumes.replace(nullptr, &self->state.rec); // loaded from state
+  }
   if (exists && self->state.env.reconcile_with) {
     // Loaded from state: it agrees with the host before it serves anything.
     self->state.reconciled = false;
+    self->state.first_reconcile_pending = true;
+    stats->volumes.reconcile_pending.add(1);
     enqueue_internal(self, "reconcile", [self] {
       auto seen = std::move(self->state.env.reconcile_with); // only the first uses it
       run_reconcile(self, std::move(seen));

@@ -14,9 +14,9 @@
 #include <caf/response_promise.hpp>
 
 #include "actors/actors.hpp"
-#include "actors/modify_counts.hpp"
 #include "backends/backend.hpp"
 #include "backends/executor.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace berth {
 
@@ -36,8 +36,10 @@ struct volume_env {
   std::shared_ptr<const std::set<std::string>> reconcile_with;
   /// How long the first expand or modify waits for others to merge with (0: none).
   std::chrono::milliseconds coalesce_window{2000};
-  window_timer timer;                    ///< empty: real time
-  std::shared_ptr<modify_counts> counts; ///< shared by all volumes; may be null
+  window_timer timer; ///< empty: real time
+  /// What berthd counts, shared by all volumes: the mailbox's counts, the volume
+  /// gauges (kept equal to the committed records), backend call durations.
+  std::shared_ptr<telemetry> stats;
 };
 
 /// Settles a backend side effect that succeeded after its caller was told it timed
@@ -52,7 +54,8 @@ using late_undo = std::function<void()>;
 struct hung_call {
   std::string what;    ///< e.g. "stage", for the log and the error
   std::string started; ///< RFC 3339, when the call started
-  std::chrono::steady_clock::time_point since;
+  std::chrono::steady_clock::time_point since; ///< when it timed out
+  std::chrono::steady_clock::time_point began; ///< when it was submitted (its duration)
   late_undo settle;    ///< empty when a late success needs nothing
 };
 
@@ -91,12 +94,15 @@ struct volume_state {
   bool busy = false;   ///< a transition is running
   /// The record agrees with the host: false until the first reconcile settles.
   bool reconciled = true;
+  /// Counted in telemetry's reconcile_pending until the first reconcile finishes.
+  bool first_reconcile_pending = false;
   std::deque<queued_step> queue;
 
   uint64_t next_token = 1;
   uint64_t current_token = 0; ///< the backend call the continuation waits for
   std::string current_call;   ///< e.g. "mount", for logs and timeouts
   std::string current_started; ///< RFC 3339, when the current call was submitted
+  std::chrono::steady_clock::time_point current_began; ///< the same, for its duration
   executor::ticket current_ticket;
   std::function<void(caf::error)> continuation;
   late_undo current_undo;     ///< settles the current call if it lands after its timeout

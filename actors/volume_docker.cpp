@@ -53,7 +53,9 @@ late_undo undo_late_mount(self_ptr self) {
 transition<none> creation(self_ptr self, volume_record next) {
   transition<none> t;
   t.what = "create";
-  t.work = on_backend(self, "create", [next](backend& b) { return b.create(next); });
+  // A snapshot's create is timed as "snapshot" (berth_backend_call_duration_seconds).
+  auto call = next.kind == record_kind::snapshot ? "snapshot" : "create";
+  t.work = on_backend(self, call, [next](backend& b) { return b.create(next); });
   t.apply = [next](const volume_record&, none) { return next; };
   t.undo = [self](const volume_record& unsaved, done_fn done) {
     call_backend(self, "remove", [unsaved](backend& b) { return b.remove(unsaved); },
@@ -183,10 +185,7 @@ void forget_removed(self_ptr self, const std::string& why, done_fn then) {
       then(perr);
       return;
     }
-    auto& st = self->state;
-    st.exists = false;
-    st.rec = volume_record{};
-    st.rec.name = name;
+    forget_record(self);
     spdlog::info("volume {} removed{}", name, why);
     then({});
   });
@@ -245,7 +244,9 @@ void run_remove(self_ptr self, caf::response_promise rp, record_kind kind) {
       answer(self, rp, err);
       return;
     }
-    set_unmounted(self->state.rec);
+    auto next = self->state.rec;
+    set_unmounted(next);
+    commit_record(self, std::move(next));
     remove_storage(self, rp);
   });
 }

@@ -136,6 +136,11 @@ void when_idle(self_ptr self, caf::response_promise rp) {
 
 void retire(self_ptr self) {
   auto& st = self->state;
+  // The actor ends: what it counted as pending or uncertain leaves the gauges with it.
+  end_first_reconcile(self);
+  if (!st.hung.empty()) {
+    st.env.stats->volumes.uncertain.add(-1);
+  }
   for (auto& step : st.queue) {
     if (step.refuse) {
       step.refuse(no_such_volume(st.rec.name));
@@ -149,9 +154,57 @@ void retire(self_ptr self) {
   self->quit();
 }
 
+// -- the committed record -----------------------------------------------------------
+
+void commit_record(self_ptr self, volume_record next, bool creates) {
+  auto& st = self->state;
+  bool existed = st.exists;
+  st.exists = existed || creates;
+  st.env.stats->volumes.replace(existed ? &st.rec : nullptr, st.exists ? &next : nullptr);
+  st.rec = std::move(next);
+}
+
+void forget_record(self_ptr self) {
+  auto& st = self->state;
+  if (st.exists) {
+    st.env.stats->volumes.replace(&st.rec, nullptr);
+  }
+  auto name = std::move(st.rec.name);
+  st.exists = false;
+  st.rec = volume_record{};
+  st.rec.name = std::move(name);
+}
+
+void end_first_reconcile(self_ptr self) {
+  auto& st = self->state;
+  if (st.first_reconcile_pending) {
+    st.first_reconcile_pending = false;
+    st.env.stats->volumes.reconcile_pending.add(-1);
+  }
+}
+
 // -- backend calls ----------------------------------------------------------------
 
 namespace {
+
+/// The label of a call (`what`, as call_backend got it) in backend_call_names().
+std::string_view call_label(const std::string& what) {
+  if (what == "lazy unmount") {
+    return "lazy_unmount";
+  }
+  if (what == "grow") {
+    return "node_expand"; // NodeExpandVolume's filesystem grow
+  }
+  return what;
+}
+
+/// Counts a call that returned after `began` into its (backend, call) histogram.
+void observe_call(volume_state& st, const std::string& what,
+                  std::chrono::steady_clock::time_point began) {
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+  st.env.stats->backends.call_duration.at(st.env.storage->name(), call_label(what))
+    .observe(took.count());
+}
 
 /// The one place a backend call starts.
 void submit_call(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
@@ -185,6 +238,7 @@ void submit_call(self_ptr self, std::string what, std::function<caf::error(backe
   st.current_token = token;
   st.current_call = what;
   st.current_started = now_rfc3339();
+  st.current_began = std::chrono::steady_clock::now();
   st.current_ticket = std::move(ticket);
   st.continuation = std::move(then);
   st.current_undo = std::move(late);
@@ -206,6 +260,7 @@ void call_backend_despite_hung(self_ptr self, std::string what,
 void on_call_done(self_ptr self, uint64_t token, caf::error err) {
   auto& st = self->state;
   if (token == st.current_token) {
+    observe_call(st, st.current_call, st.current_began);
     st.current_token = 0;
     st.current_ticket = nullptr;
     auto k = std::move(st.continuation);
@@ -218,6 +273,12 @@ void on_call_done(self_ptr self, uint64_t token, caf::error err) {
   }
   auto call = std::move(it->second);
   st.hung.erase(it);
+  // Counted when it returns, late: the histogram's tail shows how long hung calls
+  // really took (one that never returns shows only in backends.timeouts).
+  observe_call(st, call.what, call.began);
+  if (st.hung.empty()) {
+    st.env.stats->volumes.uncertain.add(-1);
+  }
   spdlog::warn("volume {}: {} (started {}) returned after its timeout ({}){}", st.rec.name,
                call.what, call.started, err ? describe(err) : "succeeded",
                st.hung.empty() ? "; the volume is certain again" : "");
@@ -235,6 +296,8 @@ void on_call_deadline(self_ptr self, uint64_t token) {
   st.current_token = 0;
   auto limit = std::to_string(st.env.backend_timeout.count()) + " ms";
   caf::error timed_out;
+  // Both kinds count as timeouts: the caller got ec::timeout either way.
+  st.env.stats->backends.timeouts.add(st.env.storage->name());
   if (st.env.exec->abandon(st.current_ticket) == executor::abandoned::dropped) {
     // It never started (every worker was busy): nothing happened, nothing is uncertain.
     timed_out = make_error(ec::timeout, st.current_call + " of volume " + st.rec.name
@@ -244,8 +307,11 @@ void on_call_deadline(self_ptr self, uint64_t token) {
     spdlog::warn("volume {}: {} did not return within {}; the volume is uncertain until "
                  "it does, and starts no other backend call",
                  st.rec.name, st.current_call, limit);
+    if (st.hung.empty()) {
+      st.env.stats->volumes.uncertain.add(1);
+    }
     st.hung.emplace(token, hung_call{st.current_call, st.current_started,
-                                     std::chrono::steady_clock::now(),
+                                     std::chrono::steady_clock::now(), st.current_began,
                                      std::move(st.current_undo)});
     timed_out = make_error(ec::timeout, st.current_call + " of volume " + st.rec.name
                                           + " did not finish within " + limit);

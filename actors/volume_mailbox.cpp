@@ -25,9 +25,7 @@ namespace berth::detail {
 namespace {
 
 void count(self_ptr self, const char* result, uint64_t n = 1) {
-  if (auto& counts = self->state.env.counts) {
-    counts->requests.add(result, n);
-  }
+  self->state.env.stats->modify_requests.add(result, n);
 }
 
 /// Why the volume cannot take a modification now, before its content is looked at.
@@ -74,7 +72,7 @@ late_undo adopt_late(self_ptr self, modification m) {
         spdlog::error("volume {}: a late modification ({}) not saved: {}", next.name,
                       describe(left), describe(err));
       } else {
-        self->state.rec = next;
+        commit_record(self, next);
         spdlog::info("volume {}: adopted a modification that returned after its timeout ({})",
                      next.name, describe(left));
       }
@@ -106,9 +104,7 @@ void apply_window(self_ptr self, modify_window batch) {
   transition<none> t;
   t.what = "modification (" + describe(m) + ")";
   t.work = [self, rec, m, storage](std::function<void(caf::expected<none>)> then) {
-    if (auto& counts = self->state.env.counts) {
-      counts->backend_calls.add(storage);
-    }
+    self->state.env.stats->modify_backend_calls.add(storage);
     on_backend(self, "modify", [rec, m](backend& b) { return b.modify(rec, m); },
                adopt_late(self, m))(std::move(then));
   };

@@ -30,6 +30,7 @@ void commit_reconciled(self_ptr self, volume_record next) {
       spdlog::error("volume {}: reconciled record not saved: {}", st.rec.name, describe(err));
     }
     st.reconciled = true;
+    end_first_reconcile(self);
     finish(self);
   };
   if (next == st.rec) {
@@ -38,7 +39,7 @@ void commit_reconciled(self_ptr self, volume_record next) {
   }
   persist(self, next, [self, next, done](caf::error err) mutable {
     if (!err) {
-      self->state.rec = std::move(next);
+      commit_record(self, std::move(next));
     }
     done(err);
   });
@@ -49,25 +50,32 @@ void commit_reconciled(self_ptr self, volume_record next) {
 void detail::run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::string>> seen) {
   auto& st = self->state;
   auto rec = st.rec;
+  auto stats = st.env.stats;
   if (seen && !needs_host_work(rec, *st.env.storage, *seen)) {
     reconcile_report report; // only the record changes: no backend call, no executor
-    commit_reconciled(self, reconcile_volume(rec, *st.env.storage, *seen, report));
+    auto next = reconcile_volume(rec, *st.env.storage, *seen, report);
+    count_reconcile_actions(report, stats->reconcile_actions);
+    commit_reconciled(self, std::move(next));
     return;
   }
   call_backend<volume_record>(
     self, "reconcile",
-    [rec, seen](backend& b) -> caf::expected<volume_record> {
+    [rec, seen, stats](backend& b) -> caf::expected<volume_record> {
       std::set<std::string> fresh;
       if (!seen) {
         auto points = read_mount_points();
         if (!points) {
           spdlog::error("volume {}: cannot reconcile: {}", rec.name, describe(points.error()));
+          stats->reconcile_actions.add("reconcile_failed");
           return rec;
         }
         fresh = std::move(*points);
       }
       reconcile_report report;
-      return reconcile_volume(rec, b, seen ? *seen : fresh, report);
+      auto next = reconcile_volume(rec, b, seen ? *seen : fresh, report);
+      // Counted here, on the worker: what it did happened even if it returns late.
+      count_reconcile_actions(report, stats->reconcile_actions);
+      return next;
     },
     [self](caf::expected<volume_record> out) {
       if (!out) {
@@ -75,6 +83,8 @@ void detail::run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::st
         // need the host fail as retryable meanwhile.
         spdlog::error("volume {}: reconciliation did not finish: {}", self->state.rec.name,
                       describe(out.error()));
+        self->state.env.stats->reconcile_actions.add("reconcile_failed");
+        end_first_reconcile(self); // a timed-out one counts as finished: it is uncertain now
         finish(self);
         return;
       }

@@ -139,8 +139,10 @@ struct servers {
 };
 
 caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
-                     const backend_map& backends, const daemon_options& opts) {
+                     const backend_map& backends, std::shared_ptr<telemetry> stats,
+                     const daemon_options& opts) {
   csi_config cfg;
+  cfg.stats = std::move(stats);
   cfg.endpoint = opts.csi_endpoint;
   cfg.driver_name = opts.csi_driver_name;
   cfg.node_id = opts.node_id;
@@ -161,7 +163,7 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
                          const backend_map& backends, const daemon_options& opts,
                          const std::shared_ptr<telemetry>& stats) {
   if (!opts.docker_socket.empty()) {
-    srv.docker = std::make_unique<docker_api>(sys, reg);
+    srv.docker = std::make_unique<docker_api>(sys, reg, stats);
     auto* api = srv.docker.get();
     srv.listeners.push_back(std::make_unique<unix_http_server>(
       srv.io,
@@ -194,7 +196,7 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
     srv.threads.emplace_back([&srv] { srv.io.run(); });
   }
   if (!opts.csi_endpoint.empty()) {
-    return start_csi(srv, sys, reg, backends, opts);
+    return start_csi(srv, sys, reg, backends, stats, opts);
   }
   return {};
 }
@@ -348,28 +350,38 @@ int run_daemon(const daemon_options& opts) {
   auto report = reconcile_boot(*state, read_boot_id());
   auto strays = unmount_strays(*state, *mount_points, opts.state_dir + "/volumes",
                                *backends.at("local"));
+  stats->reconcile_actions.add("cleared", report.cleared);
+  stats->reconcile_actions.add("stray_unmounted", strays);
   spdlog::info("{} volume(s) loaded: {}, {} cleared, {} stray mount(s) detached",
                state->volumes.size(), report.new_boot ? "new boot" : "same boot",
                report.cleared, strays);
-  sweep_loop_devices(*state, backends); // before any stage can attach; logs each detach
+  // Before any stage can attach; logs each detach.
+  auto loops = sweep_loop_devices(*state, backends);
+  stats->reconcile_actions.add("loop_detached", loops.detached);
+  stats->reconcile_actions.add("loop_detach_failed", loops.failed);
   test_crash_point("start-reconciled");
   // Makes the boot decision durable; a crash at any step of it is safe (file_store).
+  auto compact_started = std::chrono::steady_clock::now();
   if (auto err = st->compact(*state)) {
     spdlog::critical("cannot write state: {}", describe(err));
     return 1;
   }
+  stats->persistence.snapshot_duration.observe(
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - compact_started).count());
   test_crash_point("start-compacted");
   stats->ready.state_loaded = true;
 
   auto exec = std::make_shared<executor>(opts.executor_threads, 1 << 16);
-  auto persistence = spawn_persistence(sys, st, *state);
+  persistence_config pc;
+  pc.stats = stats;
+  auto persistence = spawn_persistence(sys, st, *state, pc);
   registry_config rc;
   rc.backends = backends;
   rc.exec = exec;
   rc.persistence = persistence;
   rc.backend_timeout = opts.backend_timeout;
   rc.coalesce_window = opts.coalesce_window;
-  rc.counts = std::make_shared<modify_counts>(); // read by the metrics endpoint (issue 10)
+  rc.stats = stats;
   rc.host_mounts = std::make_shared<const std::set<std::string>>(std::move(*mount_points));
   std::vector<volume_record> records;
   records.reserve(state->volumes.size());

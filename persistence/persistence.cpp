@@ -10,6 +10,7 @@
 // The `commit` message queues behind everything already in the mailbox, so all of it joins
 // the batch; whatever arrives while the fsync blocks forms the next batch.
 
+#include <chrono>
 #include <exception>
 
 #include <caf/typed_event_based_actor.hpp>
@@ -59,12 +60,39 @@ void answer_all(self_ptr self, const caf::error& err) {
   }
 }
 
+using clock = std::chrono::steady_clock;
+
+double seconds_since(clock::time_point t0) {
+  return std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+/// One store::append of `entries`, timed and counted (telemetry::persistence).
+caf::error append(self_ptr self, const std::vector<journal_entry>& entries) {
+  auto& st = self->state;
+  auto& stats = st.cfg.stats->persistence;
+  auto t0 = clock::now();
+  auto err = st.st->append(entries);
+  auto took = seconds_since(t0);
+  stats.fsync_duration.observe(took);
+  stats.last_fsync_seconds.store(took, std::memory_order_relaxed);
+  if (!err) {
+    stats.journal_appends.add(entries.size());
+    stats.group_commit_records.observe(static_cast<double>(entries.size()));
+  }
+  stats.journal_bytes.set(static_cast<int64_t>(st.st->journal_bytes()));
+  return err;
+}
+
 void maybe_compact(self_ptr self) {
   auto& st = self->state;
   if (st.st->journal_bytes() <= st.cfg.compact_after_bytes) {
     return;
   }
-  if (auto err = st.st->compact(st.state)) {
+  auto t0 = clock::now();
+  auto err = st.st->compact(st.state);
+  st.cfg.stats->persistence.snapshot_duration.observe(seconds_since(t0));
+  st.cfg.stats->persistence.journal_bytes.set(static_cast<int64_t>(st.st->journal_bytes()));
+  if (err) {
     // Not fatal: the journal still holds everything; try again after the next commit.
     spdlog::error("compaction failed: {}", describe(err));
   } else {
@@ -80,7 +108,7 @@ void commit_one_by_one(self_ptr self) {
   st.batch.clear();
   st.waiting.clear();
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (auto err = st.st->append({batch[i]})) {
+    if (auto err = append(self, {batch[i]})) {
       spdlog::error("state change of volume {} not saved: {}", batch[i].record.name,
                     describe(err));
       waiting[i].deliver(err);
@@ -100,7 +128,7 @@ void commit(self_ptr self) {
     answer_all(self, {});
     return;
   }
-  if (auto err = st.st->append(st.batch)) {
+  if (auto err = append(self, st.batch)) {
     if (err == ec::out_of_range && st.batch.size() > 1) {
       // One record too large for the journal refuses the whole write; the others of the
       // batch are innocent: write them one by one so that only that one fails.
@@ -126,6 +154,11 @@ persistence(persistence_actor::stateful_pointer<persistence_state> self,
   self->state.st = std::move(st);
   self->state.state = std::move(initial);
   self->state.cfg = cfg;
+  if (!self->state.cfg.stats) {
+    self->state.cfg.stats = std::make_shared<telemetry>(std::vector<std::string>{});
+  }
+  self->state.cfg.stats->persistence.journal_bytes.set(
+    static_cast<int64_t>(self->state.st->journal_bytes()));
   return {
     [self](atom::put, volume_record& rec) -> caf::result<atom::ok> {
       try {

@@ -8,6 +8,7 @@
 
 #include "actors/actors.hpp"
 #include "persistence/store.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace berth {
 
@@ -15,6 +16,9 @@ namespace berth {
 struct persistence_config {
   /// Compact (snapshot + empty journal) once the journal grows past this.
   size_t compact_after_bytes = 64u << 20;
+  /// Where the actor counts appends, fsync and compaction times and the journal's size
+  /// (telemetry::persistence). Null: a private one (tests that do not look).
+  std::shared_ptr<telemetry> stats;
 };
 
 /// State of the persistence actor.

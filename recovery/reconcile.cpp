@@ -54,6 +54,7 @@ void reconcile_csi(volume_record& rec, backend& storage, const std::set<std::str
     spdlog::error("reconcile: volume {}: published but not staged; clearing", rec.name);
     clear_csi(rec);
     ++report.failed;
+    ++report.restage_failed;
     return;
   }
   bool staged_on_host = !rec.staged_block && mount_points.count(rec.staging_path) > 0;
@@ -64,12 +65,14 @@ void reconcile_csi(volume_record& rec, backend& storage, const std::set<std::str
                     rec.name, rec.staging_path, describe(device.error()));
       clear_csi(rec);
       ++report.failed;
+      ++report.restage_failed;
       return;
     }
     if (*device != rec.device) {
       spdlog::warn("reconcile: volume {}: staged again at {} on {}", rec.name, rec.staging_path,
                    *device);
       ++report.remounted;
+      ++report.restaged;
     }
     rec.device = *device;
   }
@@ -84,12 +87,14 @@ void reconcile_csi(volume_record& rec, backend& storage, const std::set<std::str
                     describe(made.error()));
       it = rec.published.erase(it);
       ++report.failed;
+      ++report.republish_failed;
       continue;
     }
     it->second.created = it->second.created || *made;
     spdlog::warn("reconcile: volume {}: publication at {} had vanished, published again",
                  rec.name, it->first);
     ++report.remounted;
+    ++report.republished;
     ++it;
   }
 }
@@ -181,6 +186,7 @@ volume_record reconcile_volume(volume_record rec, backend& storage,
       if (auto err = storage.unmount(rec, true)) {
         spdlog::error("reconcile: volume {}: cannot unmount {}: {}", rec.name, mp,
                       describe(err));
+        ++report.unmount_failed;
         return rec;
       }
       spdlog::warn("reconcile: volume {}: unmounted {} that no mount ID holds", rec.name, mp);
@@ -210,6 +216,22 @@ volume_record reconcile_volume(volume_record rec, backend& storage,
   rec.mountpoint = *remade;
   ++report.remounted;
   return rec;
+}
+
+void count_reconcile_actions(const reconcile_report& report, counter_table& actions) {
+  auto add = [&actions](const char* action, size_t n) {
+    if (n > 0) {
+      actions.add(action, n);
+    }
+  };
+  add("remounted", report.remounted - report.restaged - report.republished);
+  add("restaged", report.restaged);
+  add("republished", report.republished);
+  add("unmounted", report.unmounted);
+  add("reconcile_failed", report.unmount_failed);
+  add("mount_failed", report.failed - report.restage_failed - report.republish_failed);
+  add("restage_failed", report.restage_failed);
+  add("republish_failed", report.republish_failed);
 }
 
 } // namespace berth

@@ -17,17 +17,28 @@
 
 #include "backends/backend.hpp"
 #include "persistence/store.hpp"
+#include "telemetry/tables.hpp"
 
 namespace berth {
 
-/// What reconciliation changed, for the log.
+/// What reconciliation changed, for the log and telemetry::reconcile_actions.
 struct reconcile_report {
   bool new_boot = false;
-  size_t remounted = 0;     ///< same boot, counted mounts whose host mount had vanished
+  size_t remounted = 0;     ///< same boot: host mounts, stagings and publications remade
+  size_t restaged = 0;      ///< of remounted: CSI stagings made again
+  size_t republished = 0;   ///< of remounted: CSI publications made again
   size_t unmounted = 0;     ///< host mounts the state lacks (crash before commit)
+  size_t unmount_failed = 0; ///< such mounts that could not be detached (see the log)
   size_t cleared = 0;       ///< new boot: volumes whose counts were dropped
-  size_t failed = 0;        ///< mounts that could not be remade (see the log)
+  size_t failed = 0;        ///< what could not be remade (see the log)
+  size_t restage_failed = 0;   ///< of failed: stagings (and a publication without one)
+  size_t republish_failed = 0; ///< of failed: publications
 };
+
+/// Adds what `report` says a volume's reconciliation did to `actions` (labels of
+/// reconcile_action_names(): remounted, restaged, republished, unmounted,
+/// mount_failed, restage_failed, republish_failed, reconcile_failed).
+void count_reconcile_actions(const reconcile_report& report, counter_table& actions);
 
 /// The boot decision: same boot (or an imported ECS state, or an unknown boot id)
 /// keeps every count; a new boot clears every count, mount, staging and

@@ -105,9 +105,15 @@ const std::vector<std::string>& backend_call_names() {
 }
 
 const std::vector<std::string>& reconcile_action_names() {
+  // At start (apps/daemon.cpp): cleared (volumes a new boot released), stray_unmounted,
+  // loop_detached, loop_detach_failed. In each volume's reconciliation
+  // (count_reconcile_actions): remounted, restaged, republished, unmounted and their
+  // failures; reconcile_failed: it did not finish (timed out, refused) or could not
+  // detach a mount no ID holds.
   static const std::vector<std::string> names{
-    "cleared",   "remounted",  "unmounted",      "mount_failed",  "stray_unmounted",
-    "restaged",  "republished", "loop_detached", "reconcile_failed"};
+    "cleared",         "remounted",        "unmounted",       "mount_failed",
+    "stray_unmounted", "restaged",         "republished",     "loop_detached",
+    "reconcile_failed", "restage_failed",  "republish_failed", "loop_detach_failed"};
   return names;
 }
 

@@ -164,7 +164,7 @@ struct telemetry {
 
   operation_table operations;
   volume_gauges volumes;
-  counter_table modify_requests;      ///< by modify_result (actors/modify_counts.hpp)
+  counter_table modify_requests;      ///< by modify_result (actors/volume_mailbox.cpp)
   counter_table modify_backend_calls; ///< by backend
   persistence_stats persistence;
   backend_stats backends;

@@ -89,6 +89,17 @@ void when_idle(self_ptr self, caf::response_promise rp);
 /// The registry forgot the volume: refuses what is queued, then quits.
 void retire(self_ptr self);
 
+// -- the committed record -----------------------------------------------------------
+
+/// Makes `next` the committed record (`creates`: the volume exists from now on) and
+/// moves the volume gauges (telemetry::volumes) from the old record to it. Every
+/// change of the committed record goes through here, so the gauges always equal a
+/// recount over the records.
+void commit_record(self_ptr self, volume_record next, bool creates = false);
+
+/// The volume was removed: it holds no record from now on (gauges follow).
+void forget_record(self_ptr self);
+
 // -- backend calls ----------------------------------------------------------------
 
 /// A backend call reported back (atom::done).
@@ -213,7 +224,6 @@ void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T
     }
     auto next = t.apply(st.rec, *out);
     persist(self, next, [self, t, end, next, result = std::move(*out)](caf::error perr) mutable {
-      auto& st = self->state;
       if (perr) {
         if (!t.undo) {
           spdlog::error("volume {}: {} not saved: {}", next.name, t.what, describe(perr));
@@ -230,10 +240,7 @@ void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T
         });
         return;
       }
-      st.rec = next;
-      if (t.creates) {
-        st.exists = true;
-      }
+      commit_record(self, next, t.creates);
       spdlog::info("{}", t.committed(next, result));
       end(std::move(result));
     });
@@ -262,7 +269,7 @@ void commit(self_ptr self, caf::response_promise rp, volume_record next, Reply r
       answer(self, rp, err);
       return;
     }
-    self->state.rec = std::move(next);
+    commit_record(self, std::move(next));
     spdlog::info("{}", line);
     answer(self, rp, std::move(reply));
   });
@@ -282,6 +289,10 @@ void unmount_host(self_ptr self, const volume_record& rec, done_fn then);
 /// backend work reconciles here; otherwise on the executor, reading mountinfo
 /// afresh. Until the first one settles the volume serves nothing.
 void run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::string>> seen);
+
+/// The first reconciliation of a loaded volume ended (committed, failed or timed
+/// out): it leaves telemetry's reconcile_pending. Later ones do nothing.
+void end_first_reconcile(self_ptr self);
 
 /// A late settle that reconciles the volume with the host: for a call whose late
 /// success the record cannot express (an unmount, an unstage, an unpublish).

@@ -17,7 +17,8 @@ grpc::Status not_a_volume(const std::string& id) {
 
 controller_service::controller_service(gateway& gw, registry_actor registry,
                                        const csi_config& cfg)
-  : gw_(gw), registry_(std::move(registry)), env_(make_codec_env(cfg)), backends_(cfg.backends) {
+  : gw_(gw), registry_(std::move(registry)), env_(make_codec_env(cfg)), backends_(cfg.backends),
+    stats_(cfg.stats) {
 }
 
 // -- volumes ----------------------------------------------------------------------
@@ -25,7 +26,7 @@ controller_service::controller_service(gateway& gw, registry_actor registry,
 grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerContext* ctx,
                                                            const v1::CreateVolumeRequest* req,
                                                            v1::CreateVolumeResponse* resp) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "CreateVolume");
   volume_spec spec;
   if (auto st = decode_create_volume(*req, env_, spec); !st.ok()) {
     return finish_now(r, st);
@@ -50,10 +51,11 @@ grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerC
   return r;
 }
 
-grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerContext*,
+                                                          const char* rpc,
                                                           const std::string& name,
                                                           const char* field, record_kind kind) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, rpc);
   if (auto st = require(name, field); !st.ok()) {
     return finish_now(r, st);
   }
@@ -68,7 +70,7 @@ grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerCo
       if (err.category() == caf::atom("berth") && static_cast<ec>(err.code()) == ec::not_found) {
         r->Finish(grpc::Status::OK); // already gone, or never of this kind
       } else {
-        r->Finish(to_status(err));
+        r->fail(err);
       }
     },
     atom::remove_v, name, std::string{owner_csi}, kind);
@@ -78,28 +80,30 @@ grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* controller_service::DeleteVolume(grpc::CallbackServerContext* ctx,
                                                            const v1::DeleteVolumeRequest* req,
                                                            v1::DeleteVolumeResponse*) {
-  return remove_kind(ctx, req->volume_id(), "volume_id", record_kind::volume);
+  return remove_kind(ctx, "DeleteVolume", req->volume_id(), "volume_id", record_kind::volume);
 }
 
 grpc::ServerUnaryReactor* controller_service::ControllerPublishVolume(
-  grpc::CallbackServerContext* ctx, const v1::ControllerPublishVolumeRequest*,
+  grpc::CallbackServerContext*, const v1::ControllerPublishVolumeRequest*,
   v1::ControllerPublishVolumeResponse*) {
-  return finish_now(ctx->DefaultReactor(), unimplemented("ControllerPublishVolume"));
+  return finish_now(start(stats_, "ControllerPublishVolume"),
+                    unimplemented("ControllerPublishVolume"));
 }
 
 grpc::ServerUnaryReactor* controller_service::ControllerUnpublishVolume(
-  grpc::CallbackServerContext* ctx, const v1::ControllerUnpublishVolumeRequest*,
+  grpc::CallbackServerContext*, const v1::ControllerUnpublishVolumeRequest*,
   v1::ControllerUnpublishVolumeResponse*) {
-  return finish_now(ctx->DefaultReactor(), unimplemented("ControllerUnpublishVolume"));
+  return finish_now(start(stats_, "ControllerUnpublishVolume"),
+                    unimplemented("ControllerUnpublishVolume"));
 }
 
 // ControllerModifyVolume and ControllerExpandVolume are one message, atom::modify: the
 // volume's coalescing mailbox merges those that arrive within its window into one
 // backend call (DESIGN bug 5), and answers each with the record that call left.
 grpc::ServerUnaryReactor* controller_service::ControllerModifyVolume(
-  grpc::CallbackServerContext* ctx, const v1::ControllerModifyVolumeRequest* req,
+  grpc::CallbackServerContext*, const v1::ControllerModifyVolumeRequest* req,
   v1::ControllerModifyVolumeResponse*) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "ControllerModifyVolume");
   modify_request change;
   if (auto st = decode_modify(*req, change); !st.ok()) {
     return finish_now(r, st);
@@ -114,9 +118,9 @@ grpc::ServerUnaryReactor* controller_service::ControllerModifyVolume(
 }
 
 grpc::ServerUnaryReactor* controller_service::ValidateVolumeCapabilities(
-  grpc::CallbackServerContext* ctx, const v1::ValidateVolumeCapabilitiesRequest* req,
+  grpc::CallbackServerContext*, const v1::ValidateVolumeCapabilitiesRequest* req,
   v1::ValidateVolumeCapabilitiesResponse* resp) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "ValidateVolumeCapabilities");
   if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
     return finish_now(r, st);
   }
@@ -148,10 +152,10 @@ grpc::ServerUnaryReactor* controller_service::ValidateVolumeCapabilities(
   return r;
 }
 
-grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerContext*,
                                                           const v1::ListVolumesRequest* req,
                                                           v1::ListVolumesResponse* resp) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "ListVolumes");
   if (req->max_entries() < 0) {
     return finish_now(r, invalid_argument("max_entries " + std::to_string(req->max_entries())
                                             + " is negative"));
@@ -181,10 +185,10 @@ grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerCo
   return r;
 }
 
-grpc::ServerUnaryReactor* controller_service::GetCapacity(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* controller_service::GetCapacity(grpc::CallbackServerContext*,
                                                           const v1::GetCapacityRequest* req,
                                                           v1::GetCapacityResponse* resp) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "GetCapacity");
   auto it = req->parameters().find("backend");
   auto name = it == req->parameters().end() ? env_.default_backend : it->second;
   auto backend = backends_.find(name);
@@ -213,7 +217,7 @@ grpc::ServerUnaryReactor* controller_service::GetCapacity(grpc::CallbackServerCo
 }
 
 grpc::ServerUnaryReactor* controller_service::ControllerGetCapabilities(
-  grpc::CallbackServerContext* ctx, const v1::ControllerGetCapabilitiesRequest*,
+  grpc::CallbackServerContext*, const v1::ControllerGetCapabilitiesRequest*,
   v1::ControllerGetCapabilitiesResponse* resp) {
   using rpc = v1::ControllerServiceCapability::RPC;
   for (auto type : {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY,
@@ -222,13 +226,13 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetCapabilities(
                     rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME}) {
     resp->add_capabilities()->mutable_rpc()->set_type(type);
   }
-  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+  return finish_now(start(stats_, "ControllerGetCapabilities"), grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* controller_service::ControllerExpandVolume(
-  grpc::CallbackServerContext* ctx, const v1::ControllerExpandVolumeRequest* req,
+  grpc::CallbackServerContext*, const v1::ControllerExpandVolumeRequest* req,
   v1::ControllerExpandVolumeResponse* resp) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "ControllerExpandVolume");
   if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
     return finish_now(r, st);
   }
@@ -259,9 +263,9 @@ grpc::ServerUnaryReactor* controller_service::ControllerExpandVolume(
 }
 
 grpc::ServerUnaryReactor* controller_service::ControllerGetVolume(
-  grpc::CallbackServerContext* ctx, const v1::ControllerGetVolumeRequest* req,
+  grpc::CallbackServerContext*, const v1::ControllerGetVolumeRequest* req,
   v1::ControllerGetVolumeResponse* resp) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "ControllerGetVolume");
   if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
     return finish_now(r, st);
   }
@@ -289,7 +293,7 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetVolume(
 grpc::ServerUnaryReactor* controller_service::CreateSnapshot(grpc::CallbackServerContext* ctx,
                                                              const v1::CreateSnapshotRequest* req,
                                                              v1::CreateSnapshotResponse* resp) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "CreateSnapshot");
   volume_spec spec;
   if (auto st = decode_create_snapshot(*req, env_, spec); !st.ok()) {
     return finish_now(r, st);
@@ -314,13 +318,14 @@ grpc::ServerUnaryReactor* controller_service::CreateSnapshot(grpc::CallbackServe
 grpc::ServerUnaryReactor* controller_service::DeleteSnapshot(grpc::CallbackServerContext* ctx,
                                                              const v1::DeleteSnapshotRequest* req,
                                                              v1::DeleteSnapshotResponse*) {
-  return remove_kind(ctx, req->snapshot_id(), "snapshot_id", record_kind::snapshot);
+  return remove_kind(ctx, "DeleteSnapshot", req->snapshot_id(), "snapshot_id",
+                     record_kind::snapshot);
 }
 
-grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServerContext*,
                                                             const v1::ListSnapshotsRequest* req,
                                                             v1::ListSnapshotsResponse* resp) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "ListSnapshots");
   if (req->max_entries() < 0) {
     return finish_now(r, invalid_argument("max_entries " + std::to_string(req->max_entries())
                                             + " is negative"));

@@ -7,6 +7,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/node_path.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace berth {
 
@@ -27,6 +28,9 @@ struct csi_config {
   std::string default_backend = "block";
   /// Backends by name; GetCapacity asks them directly (a statvfs).
   std::map<std::string, std::shared_ptr<backend>> backends;
+  /// Where every RPC is counted (telemetry::operations, protocol "csi"). Null: a
+  /// private one (tests that do not look).
+  std::shared_ptr<telemetry> stats;
 };
 
 } // namespace berth

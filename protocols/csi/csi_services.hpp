@@ -20,6 +20,7 @@
 #include "protocols/bridge.hpp"
 #include "protocols/csi/csi_codec.hpp"
 #include "protocols/csi/csi_config.hpp"
+#include "protocols/csi/counted_reactor.hpp"
 #include "protocols/csi/status.hpp"
 
 #include "csi.grpc.pb.h"
@@ -32,7 +33,7 @@ codec_env make_codec_env(const csi_config& cfg);
 /// Finishes `r` with what `encode()` returns; an exception becomes INTERNAL, so
 /// the call is always finished exactly once.
 template <class F>
-void finish(grpc::ServerUnaryReactor* r, F&& encode) noexcept {
+void finish(counted_reactor* r, F&& encode) noexcept {
   grpc::Status st;
   try {
     st = encode();
@@ -46,12 +47,12 @@ void finish(grpc::ServerUnaryReactor* r, F&& encode) noexcept {
 }
 
 /// An error callback for gateway::ask that finishes `r` with the mapped status.
-inline auto on_error(grpc::ServerUnaryReactor* r) {
-  return [r](caf::error& err) { r->Finish(to_status(err)); };
+inline auto on_error(counted_reactor* r) {
+  return [r](caf::error& err) { r->fail(err); };
 }
 
 /// A reply callback for gateway::ask on a transition answered with atom::ok.
-inline auto finish_ok(grpc::ServerUnaryReactor* r) {
+inline auto finish_ok(counted_reactor* r) {
   return [r](atom::ok) { r->Finish(grpc::Status::OK); };
 }
 
@@ -68,7 +69,7 @@ inline caller caller_of(const grpc::CallbackServerContext* ctx) {
 }
 
 /// Finishes `r` at once with `st` (a synchronous answer or a refusal); returns `r`.
-inline grpc::ServerUnaryReactor* finish_now(grpc::ServerUnaryReactor* r, grpc::Status st) {
+inline grpc::ServerUnaryReactor* finish_now(counted_reactor* r, grpc::Status st) {
   r->Finish(st);
   return r;
 }
@@ -91,6 +92,7 @@ public:
 private:
   std::string name_;
   std::string version_;
+  std::shared_ptr<telemetry> stats_;
 };
 
 // -- Controller -----------------------------------------------------------------
@@ -146,13 +148,14 @@ private:
   /// Delete{Volume,Snapshot}: removes `name` (the request's `field`) if it is a
   /// record of `kind`; unknown (or of the other kind) is success (idempotent).
   grpc::ServerUnaryReactor* remove_kind(grpc::CallbackServerContext* ctx,
-                                        const std::string& name, const char* field,
-                                        record_kind kind);
+                                        const char* rpc, const std::string& name,
+                                        const char* field, record_kind kind);
 
   gateway& gw_;
   registry_actor registry_;
   codec_env env_;
   std::map<std::string, std::shared_ptr<backend>> backends_;
+  std::shared_ptr<telemetry> stats_;
 };
 
 // -- Node -----------------------------------------------------------------------
@@ -192,6 +195,7 @@ private:
   codec_env env_;
   int64_t max_volumes_;
   std::string kubelet_dir_; ///< node paths must lie below it
+  std::shared_ptr<telemetry> stats_;
 };
 
 } // namespace berth::csi

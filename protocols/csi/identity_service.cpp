@@ -14,19 +14,19 @@ codec_env make_codec_env(const csi_config& cfg) {
 }
 
 identity_service::identity_service(const csi_config& cfg)
-  : name_(cfg.driver_name), version_(cfg.version) {
+  : name_(cfg.driver_name), version_(cfg.version), stats_(cfg.stats) {
 }
 
-grpc::ServerUnaryReactor* identity_service::GetPluginInfo(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* identity_service::GetPluginInfo(grpc::CallbackServerContext*,
                                                           const v1::GetPluginInfoRequest*,
                                                           v1::GetPluginInfoResponse* resp) {
   resp->set_name(name_);
   resp->set_vendor_version(version_);
-  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+  return finish_now(start(stats_, "GetPluginInfo"), grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor*
-identity_service::GetPluginCapabilities(grpc::CallbackServerContext* ctx,
+identity_service::GetPluginCapabilities(grpc::CallbackServerContext*,
                                         const v1::GetPluginCapabilitiesRequest*,
                                         v1::GetPluginCapabilitiesResponse* resp) {
   using service = v1::PluginCapability::Service;
@@ -35,15 +35,15 @@ identity_service::GetPluginCapabilities(grpc::CallbackServerContext* ctx,
   }
   resp->add_capabilities()->mutable_volume_expansion()->set_type(
     v1::PluginCapability::VolumeExpansion::ONLINE);
-  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+  return finish_now(start(stats_, "GetPluginCapabilities"), grpc::Status::OK);
 }
 
-grpc::ServerUnaryReactor* identity_service::Probe(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* identity_service::Probe(grpc::CallbackServerContext*,
                                                   const v1::ProbeRequest*,
                                                   v1::ProbeResponse* resp) {
   // berthd serves CSI only after its state is loaded and reconciled.
   resp->mutable_ready()->set_value(true);
-  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+  return finish_now(start(stats_, "Probe"), grpc::Status::OK);
 }
 
 } // namespace berth::csi

@@ -40,7 +40,7 @@ grpc::Status check_paths(const std::string& id, const std::string& path, const c
 /// field (`refusal`) is sent only once a lookup found the volume. Only a refused
 /// request pays for the lookup.
 grpc::ServerUnaryReactor* refuse_if_known(gateway& gw, const registry_actor& registry,
-                                          grpc::ServerUnaryReactor* r, const std::string& id,
+                                          counted_reactor* r, const std::string& id,
                                           grpc::Status refusal) {
   gw.ask(
     registry, query_timeout,
@@ -70,13 +70,14 @@ node_service::node_service(gateway& gw, registry_actor registry, const csi_confi
     registry_(std::move(registry)),
     env_(make_codec_env(cfg)),
     max_volumes_(cfg.max_volumes_per_node),
-    kubelet_dir_(cfg.kubelet_dir) {
+    kubelet_dir_(cfg.kubelet_dir),
+    stats_(cfg.stats) {
 }
 
 grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerContext* ctx,
                                                         const v1::NodeStageVolumeRequest* req,
                                                         v1::NodeStageVolumeResponse*) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "NodeStageVolume");
   stage_request stage;
   if (auto st = decode_stage(*req, stage); !st.ok()) {
     return finish_now(r, st);
@@ -94,10 +95,10 @@ grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerCont
   return r;
 }
 
-grpc::ServerUnaryReactor* node_service::NodeUnstageVolume(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* node_service::NodeUnstageVolume(grpc::CallbackServerContext*,
                                                           const v1::NodeUnstageVolumeRequest* req,
                                                           v1::NodeUnstageVolumeResponse*) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "NodeUnstageVolume");
   if (auto st = check_paths(req->volume_id(), req->staging_target_path(), "staging_target_path");
       !st.ok()) {
     return finish_now(r, st);
@@ -118,7 +119,7 @@ grpc::ServerUnaryReactor* node_service::NodeUnstageVolume(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* node_service::NodePublishVolume(grpc::CallbackServerContext* ctx,
                                                           const v1::NodePublishVolumeRequest* req,
                                                           v1::NodePublishVolumeResponse*) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "NodePublishVolume");
   publish_request publish;
   if (auto st = decode_publish(*req, publish); !st.ok()) {
     return finish_now(r, st);
@@ -144,10 +145,10 @@ grpc::ServerUnaryReactor* node_service::NodePublishVolume(grpc::CallbackServerCo
 }
 
 grpc::ServerUnaryReactor*
-node_service::NodeUnpublishVolume(grpc::CallbackServerContext* ctx,
+node_service::NodeUnpublishVolume(grpc::CallbackServerContext*,
                                   const v1::NodeUnpublishVolumeRequest* req,
                                   v1::NodeUnpublishVolumeResponse*) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "NodeUnpublishVolume");
   if (auto st = check_paths(req->volume_id(), req->target_path(), "target_path"); !st.ok()) {
     return finish_now(r, st);
   }
@@ -164,10 +165,10 @@ node_service::NodeUnpublishVolume(grpc::CallbackServerContext* ctx,
   return r;
 }
 
-grpc::ServerUnaryReactor* node_service::NodeGetVolumeStats(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* node_service::NodeGetVolumeStats(grpc::CallbackServerContext*,
                                                            const v1::NodeGetVolumeStatsRequest* req,
                                                            v1::NodeGetVolumeStatsResponse* resp) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "NodeGetVolumeStats");
   if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
     return finish_now(r, st);
   }
@@ -188,10 +189,10 @@ grpc::ServerUnaryReactor* node_service::NodeGetVolumeStats(grpc::CallbackServerC
   return r;
 }
 
-grpc::ServerUnaryReactor* node_service::NodeExpandVolume(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* node_service::NodeExpandVolume(grpc::CallbackServerContext*,
                                                          const v1::NodeExpandVolumeRequest* req,
                                                          v1::NodeExpandVolumeResponse* resp) {
-  auto* r = ctx->DefaultReactor();
+  auto* r = start(stats_, "NodeExpandVolume");
   if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
     return finish_now(r, st);
   }
@@ -223,7 +224,7 @@ grpc::ServerUnaryReactor* node_service::NodeExpandVolume(grpc::CallbackServerCon
 }
 
 grpc::ServerUnaryReactor*
-node_service::NodeGetCapabilities(grpc::CallbackServerContext* ctx,
+node_service::NodeGetCapabilities(grpc::CallbackServerContext*,
                                   const v1::NodeGetCapabilitiesRequest*,
                                   v1::NodeGetCapabilitiesResponse* resp) {
   using rpc = v1::NodeServiceCapability::RPC;
@@ -231,17 +232,17 @@ node_service::NodeGetCapabilities(grpc::CallbackServerContext* ctx,
                     rpc::VOLUME_CONDITION, rpc::SINGLE_NODE_MULTI_WRITER}) {
     resp->add_capabilities()->mutable_rpc()->set_type(type);
   }
-  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+  return finish_now(start(stats_, "NodeGetCapabilities"), grpc::Status::OK);
 }
 
-grpc::ServerUnaryReactor* node_service::NodeGetInfo(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* node_service::NodeGetInfo(grpc::CallbackServerContext*,
                                                     const v1::NodeGetInfoRequest*,
                                                     v1::NodeGetInfoResponse* resp) {
   resp->set_node_id(env_.node_id);
   resp->set_max_volumes_per_node(max_volumes_);
   (*resp->mutable_accessible_topology()->mutable_segments())[topology_key(env_.driver_name)] =
     env_.node_id;
-  return finish_now(ctx->DefaultReactor(), grpc::Status::OK);
+  return finish_now(start(stats_, "NodeGetInfo"), grpc::Status::OK);
 }
 
 } // namespace berth::csi

@@ -1,4 +1,5 @@
 #include "protocols/csi/status.hpp"
+#include "protocols/csi/counted_reactor.hpp"
 
 #include <caf/atom.hpp>
 #include <caf/sec.hpp>
@@ -52,6 +53,29 @@ grpc::Status invalid_argument(std::string message) {
 
 grpc::Status not_found(std::string message) {
   return {grpc::StatusCode::NOT_FOUND, std::move(message)};
+}
+
+std::string_view code_of_status(grpc::StatusCode code) noexcept {
+  switch (code) {
+    case grpc::StatusCode::OK: return "ok";
+    case grpc::StatusCode::INVALID_ARGUMENT: return to_string(ec::invalid_argument);
+    case grpc::StatusCode::NOT_FOUND: return to_string(ec::not_found);
+    case grpc::StatusCode::ALREADY_EXISTS: return to_string(ec::already_exists);
+    case grpc::StatusCode::FAILED_PRECONDITION: return to_string(ec::failed_precondition);
+    case grpc::StatusCode::OUT_OF_RANGE: return to_string(ec::out_of_range);
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return to_string(ec::resource_exhausted);
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return to_string(ec::timeout);
+    case grpc::StatusCode::UNAVAILABLE: return to_string(ec::unavailable);
+    case grpc::StatusCode::ABORTED: return to_string(ec::aborted);
+    case grpc::StatusCode::UNIMPLEMENTED: return to_string(ec::unsupported);
+    case grpc::StatusCode::INTERNAL: return to_string(ec::internal);
+    default: return other_label;
+  }
+}
+
+counted_reactor* start(const std::shared_ptr<telemetry>& stats, std::string_view rpc) {
+  static const auto fallback = std::make_shared<telemetry>(std::vector<std::string>{});
+  return new counted_reactor(stats ? stats : fallback, rpc);
 }
 
 } // namespace berth::csi

@@ -8,76 +8,118 @@ namespace berth {
 
 namespace {
 
-/// Answers `body` with status 200 and the plugin content type.
-void ok(const reply_fn& reply, std::string body) {
-  reply(200, docker::content_type, std::move(body));
-}
+using clock = std::chrono::steady_clock;
 
-/// Answers a handled error: 200 {"Err":"..."}, which Docker reports as is.
-void fail(const reply_fn& reply, const caf::error& err) {
-  reply(200, docker::content_type, docker::encode_error(describe(err)));
-}
+/// One request's answer: writes it and counts it in telemetry::operations once.
+class answer {
+public:
+  answer(reply_fn reply, std::shared_ptr<telemetry> stats, std::string_view operation)
+    : reply_(std::move(reply)), stats_(std::move(stats)), operation_(operation),
+      arrived_(clock::now()) {
+  }
 
-/// An error callback for ask() that answers through `reply`.
-auto on_error(reply_fn reply) {
-  return [reply](caf::error& err) { fail(reply, err); };
+  /// Answers `body` with status 200 and the plugin content type.
+  void ok(std::string body) const {
+    send(200, std::move(body), {});
+  }
+
+  /// Answers a handled error: 200 {"Err":"..."}, which Docker reports as is.
+  void fail(const caf::error& err) const {
+    send(200, docker::encode_error(describe(err)), err);
+  }
+
+  /// Answers a request refused before it reached an endpoint (404, 405).
+  void refuse(unsigned status, std::string message) const {
+    send(status, docker::encode_error(std::move(message)),
+         make_error(ec::invalid_argument, "refused"));
+  }
+
+  /// An error callback for ask() that answers through this.
+  auto on_error() const {
+    return [a = *this](caf::error& err) { a.fail(err); };
+  }
+
+private:
+  void send(unsigned status, std::string body, const caf::error& err) const {
+    std::chrono::duration<double> took = clock::now() - arrived_;
+    stats_->operations.record("docker", operation_, code_of(err), took.count());
+    reply_(status, docker::content_type, std::move(body));
+  }
+
+  reply_fn reply_;
+  std::shared_ptr<telemetry> stats_;
+  std::string_view operation_; ///< a static string: "mount", "other"
+  clock::time_point arrived_;
+};
+
+/// The operation label of a plugin endpoint ("/VolumeDriver.Mount": "mount"), or
+/// "other" for an unknown one.
+std::string_view operation_of(const std::string& endpoint) {
+  static constexpr std::pair<const char*, const char*> endpoints[] = {
+    {"/Plugin.Activate", "activate"},      {"/VolumeDriver.Create", "create"},
+    {"/VolumeDriver.Remove", "remove"},    {"/VolumeDriver.Mount", "mount"},
+    {"/VolumeDriver.Unmount", "unmount"},  {"/VolumeDriver.Path", "path"},
+    {"/VolumeDriver.Get", "get"},          {"/VolumeDriver.List", "list"},
+    {"/VolumeDriver.Capabilities", "capabilities"}};
+  for (const auto& [path, op] : endpoints) {
+    if (endpoint == path) {
+      return op;
+    }
+  }
+  return other_label;
 }
 
 } // namespace
 
-docker_api::docker_api(caf::actor_system& sys, registry_actor registry)
-  : registry_(std::move(registry)), gw_(sys) {
+docker_api::docker_api(caf::actor_system& sys, registry_actor registry,
+                       std::shared_ptr<telemetry> stats)
+  : registry_(std::move(registry)), gw_(sys), stats_(std::move(stats)) {
+  if (!stats_) {
+    stats_ = std::make_shared<telemetry>(std::vector<std::string>{});
+  }
 }
 
 void docker_api::handle(const std::string& method, const std::string& target, std::string body,
                         reply_fn reply, const caller& from) {
   auto endpoint = target.substr(0, target.find('?'));
-  static constexpr const char* endpoints[] = {
-    "/Plugin.Activate",     "/VolumeDriver.Create", "/VolumeDriver.Remove",
-    "/VolumeDriver.Mount",  "/VolumeDriver.Unmount", "/VolumeDriver.Path",
-    "/VolumeDriver.Get",    "/VolumeDriver.List",   "/VolumeDriver.Capabilities"};
-  bool known = false;
-  for (const char* e : endpoints) {
-    known = known || endpoint == e;
-  }
-  if (!known) {
-    reply(404, docker::content_type,
-          docker::encode_error("unknown endpoint " + docker::quote_input(endpoint)));
+  auto operation = operation_of(endpoint);
+  answer a{std::move(reply), stats_, operation};
+  if (operation == other_label) {
+    a.refuse(404, "unknown endpoint " + docker::quote_input(endpoint));
     return;
   }
   if (method != "POST") {
-    reply(405, docker::content_type,
-          docker::encode_error("method " + docker::quote_input(method) + " not allowed on " +
-                               endpoint + ": use POST"));
+    a.refuse(405, "method " + docker::quote_input(method) + " not allowed on " + endpoint
+                    + ": use POST");
     return;
   }
   if (endpoint == "/Plugin.Activate") {
-    ok(reply, docker::encode_activate());
+    a.ok(docker::encode_activate());
   } else if (endpoint == "/VolumeDriver.Capabilities") {
-    ok(reply, docker::encode_capabilities());
+    a.ok(docker::encode_capabilities());
   } else if (endpoint == "/VolumeDriver.Create") {
     auto req = docker::decode_create(body);
     if (!req) {
-      fail(reply, req.error());
+      a.fail(req.error());
       return;
     }
     gw_.ask(
-      registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
-      on_error(reply), atom::create_v, std::move(req->name), std::move(req->options));
+      registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); },
+      a.on_error(), atom::create_v, std::move(req->name), std::move(req->options));
   } else if (endpoint == "/VolumeDriver.Remove") {
     auto req = docker::decode_name(body);
     if (!req) {
-      fail(reply, req.error());
+      a.fail(req.error());
       return;
     }
     gw_.ask(
-      registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
-      on_error(reply), atom::remove_v, std::move(req->name), std::string{owner_docker},
+      registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); },
+      a.on_error(), atom::remove_v, std::move(req->name), std::string{owner_docker},
       record_kind::volume);
   } else if (endpoint == "/VolumeDriver.Mount") {
     auto req = docker::decode_mount(body);
     if (!req) {
-      fail(reply, req.error());
+      a.fail(req.error());
       return;
     }
     auto undo = [this, name = req->name, id = req->id](const std::string& why) {
@@ -94,49 +136,49 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     };
     gw_.ask(
       registry_, transition_timeout,
-      [reply, from, undo](std::string& mountpoint) {
+      [a, from, undo](std::string& mountpoint) {
         from.on_gone(undo);
-        ok(reply, docker::encode_mountpoint(mountpoint));
+        a.ok(docker::encode_mountpoint(mountpoint));
       },
-      on_error(reply), atom::mount_v, std::move(req->name), std::move(req->id), from);
+      a.on_error(), atom::mount_v, std::move(req->name), std::move(req->id), from);
   } else if (endpoint == "/VolumeDriver.Unmount") {
     auto req = docker::decode_mount(body);
     if (!req) {
-      fail(reply, req.error());
+      a.fail(req.error());
       return;
     }
     gw_.ask(
-      registry_, transition_timeout, [reply](atom::ok) { ok(reply, docker::encode_ok()); },
-      on_error(reply), atom::unmount_v, std::move(req->name), std::move(req->id));
+      registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); },
+      a.on_error(), atom::unmount_v, std::move(req->name), std::move(req->id));
   } else if (endpoint == "/VolumeDriver.Path") {
     auto req = docker::decode_name(body);
     if (!req) {
-      fail(reply, req.error());
+      a.fail(req.error());
       return;
     }
     gw_.ask(
       registry_, query_timeout,
-      [reply](volume_record& rec) {
-        ok(reply, docker::encode_mountpoint(rec.mounted ? rec.mountpoint : std::string{}));
+      [a](volume_record& rec) {
+        a.ok(docker::encode_mountpoint(rec.mounted ? rec.mountpoint : std::string{}));
       },
-      on_error(reply), atom::get_v, std::move(req->name), std::string{owner_docker});
+      a.on_error(), atom::get_v, std::move(req->name), std::string{owner_docker});
   } else if (endpoint == "/VolumeDriver.Get") {
     auto req = docker::decode_name(body);
     if (!req) {
-      fail(reply, req.error());
+      a.fail(req.error());
       return;
     }
     gw_.ask(
       registry_, query_timeout,
-      [reply](volume_record& rec) {
-        ok(reply, docker::encode_get(rec));
+      [a](volume_record& rec) {
+        a.ok(docker::encode_get(rec));
       },
-      on_error(reply), atom::get_v, std::move(req->name), std::string{owner_docker});
+      a.on_error(), atom::get_v, std::move(req->name), std::string{owner_docker});
   } else { // "/VolumeDriver.List"
     gw_.ask(
       registry_, query_timeout,
-      [reply](std::vector<volume_record>& recs) { ok(reply, docker::encode_list(recs)); },
-      on_error(reply), atom::list_v, std::string{owner_docker});
+      [a](std::vector<volume_record>& recs) { a.ok(docker::encode_list(recs)); },
+      a.on_error(), atom::list_v, std::string{owner_docker});
   }
 }
 

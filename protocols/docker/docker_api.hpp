@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <caf/actor_system.hpp>
@@ -7,6 +8,7 @@
 #include "actors/actors.hpp"
 #include "protocols/bridge.hpp"
 #include "protocols/http/unix_http_server.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace berth {
 
@@ -14,10 +16,14 @@ namespace berth {
 /// /VolumeDriver.{Create,Remove,Mount,Unmount,Path,Get,List,Capabilities}).
 /// Decodes, sends one message to the registry, encodes the reply. Handled
 /// errors answer 200 {"Err":"..."} like dockerd's own plugins; an unknown
-/// endpoint 404, a method other than POST 405 (both with Err).
+/// endpoint 404, a method other than POST 405 (both with Err). Every request
+/// counts once in `stats->operations` ("docker", the call without its prefix, the
+/// outcome's code, arrival to answer); an unknown endpoint as "other".
 class docker_api {
 public:
-  docker_api(caf::actor_system& sys, registry_actor registry);
+  /// @param stats where requests are counted; null: a private one (tests).
+  docker_api(caf::actor_system& sys, registry_actor registry,
+             std::shared_ptr<telemetry> stats = nullptr);
 
   /// A handler_fn for unix_http_server; never blocks. A Mount from a client that
   /// left before its turn is not started; one whose answer cannot reach `from` is
@@ -28,6 +34,7 @@ public:
 private:
   registry_actor registry_;
   gateway gw_;
+  std::shared_ptr<telemetry> stats_;
 };
 
 } // namespace berth

@@ -22,6 +22,7 @@
 #include "actors/volume.hpp"
 #include "backends/backend.hpp"
 #include "core/errors.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace berth::test {
 
@@ -35,6 +36,7 @@ inline volume_env env_of(std::shared_ptr<backend> storage, std::shared_ptr<execu
   env.persistence = std::move(persistence);
   env.backend_timeout = timeout;
   env.reconcile_with = std::move(reconcile_with);
+  env.stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
   return env;
 }
 
@@ -433,6 +435,8 @@ protected:
   std::shared_ptr<executor> exec = std::make_shared<executor>(4, 64);
   caf::scoped_actor self{*ts.sys};
   volume_actor vol;
+  /// What the volume counts (its env's stats).
+  std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
 
   std::string volume_name; ///< the volume spawn_volume made
 
@@ -442,6 +446,7 @@ protected:
                     const std::function<void(volume_env&)>& adjust = {}) {
     auto persistence = ts.sys->spawn(fake_persistence, disk);
     auto env = env_of(storage, exec, persistence, backend_timeout);
+    env.stats = stats;
     if (adjust) {
       adjust(env);
     }

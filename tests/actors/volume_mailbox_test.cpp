@@ -61,7 +61,6 @@ using reply = std::future<caf::expected<volume_record>>;
 class volume_mailbox_test : public test::volume_fixture {
 protected:
   manual_clock clock;
-  std::shared_ptr<modify_counts> counts = std::make_shared<modify_counts>();
   std::chrono::milliseconds window = 2s;
 
   void SetUp() override {
@@ -72,7 +71,6 @@ protected:
     spawn_volume("pvc-1", 3s, [this](volume_env& env) {
       env.coalesce_window = window;
       env.timer = clock.timer();
-      env.counts = counts;
     });
   }
 
@@ -113,8 +111,8 @@ protected:
 
   /// Waits until the volume has taken `n` requests in all (merged or answered).
   void received(uint64_t n) {
-    ASSERT_TRUE(eventually([&] { return counts->requests.get(modify_result::received) == n; }))
-      << counts->requests.get(modify_result::received) << " of " << n << " received";
+    ASSERT_TRUE(eventually([&] { return stats->modify_requests.value(modify_result::received) == n; }))
+      << stats->modify_requests.value(modify_result::received) << " of " << n << " received";
   }
 
   static caf::expected<volume_record> wait(reply& r) {
@@ -160,9 +158,9 @@ TEST_F(volume_mailbox_test, an_expand_and_a_modify_in_one_window_are_one_backend
     EXPECT_EQ(rec.mutable_parameters, (option_map{{"readAheadKB", "256"}}));
     EXPECT_EQ(rec.modifications, 1u);
   }
-  EXPECT_EQ(counts->requests.get(modify_result::merged), 1u);
-  EXPECT_EQ(counts->requests.get(modify_result::applied), 2u);
-  EXPECT_EQ(counts->backend_calls.get("local"), 1u);
+  EXPECT_EQ(stats->modify_requests.value(modify_result::merged), 1u);
+  EXPECT_EQ(stats->modify_requests.value(modify_result::applied), 2u);
+  EXPECT_EQ(stats->modify_backend_calls.value("local"), 1u);
 }
 
 TEST_F(volume_mailbox_test, ten_identical_expands_are_one_call_rounded_as_the_backend_provisions) {
@@ -180,7 +178,7 @@ TEST_F(volume_mailbox_test, ten_identical_expands_are_one_call_rounded_as_the_ba
   }
   EXPECT_EQ(storage->modifies, 1);
   EXPECT_EQ(storage->expanded_to, 21 * mib);
-  EXPECT_EQ(counts->requests.get(modify_result::merged), 9u);
+  EXPECT_EQ(stats->modify_requests.value(modify_result::merged), 9u);
 }
 
 TEST_F(volume_mailbox_test, a_conflicting_value_is_refused_and_the_rest_proceed) {
@@ -211,7 +209,7 @@ TEST_F(volume_mailbox_test, a_conflicting_value_is_refused_and_the_rest_proceed)
   ASSERT_TRUE(wait(ahead));
   EXPECT_EQ(storage->modifies, 1);
   EXPECT_EQ(storage->last_modification().bytes, 20 * mib);
-  EXPECT_EQ(counts->requests.get(modify_result::refused_conflict), 2u);
+  EXPECT_EQ(stats->modify_requests.value(modify_result::refused_conflict), 2u);
 }
 
 TEST_F(volume_mailbox_test, a_backend_failure_reaches_every_merged_caller) {
@@ -231,7 +229,7 @@ TEST_F(volume_mailbox_test, a_backend_failure_reaches_every_merged_caller) {
   EXPECT_EQ(get().capacity_bytes, 10 * mib);
   EXPECT_TRUE(get().mutable_parameters.empty());
   EXPECT_EQ(get().modifications, 0u);
-  EXPECT_EQ(counts->requests.get(modify_result::failed), 3u);
+  EXPECT_EQ(stats->modify_requests.value(modify_result::failed), 3u);
 }
 
 TEST_F(volume_mailbox_test, a_cooldown_refusal_reaches_every_merged_caller_as_resource_exhausted) {
@@ -287,7 +285,7 @@ TEST_F(volume_mailbox_test, a_request_the_volume_already_satisfies_returns_at_on
   }
   EXPECT_EQ(clock.scheduled(), 0u) << "no window was opened";
   EXPECT_EQ(storage->modifies, 1);
-  EXPECT_EQ(counts->requests.get(modify_result::satisfied), 2u);
+  EXPECT_EQ(stats->modify_requests.value(modify_result::satisfied), 2u);
 }
 
 TEST_F(volume_mailbox_test, a_shrink_or_a_bad_parameter_is_refused_at_once_and_leaves_the_window) {

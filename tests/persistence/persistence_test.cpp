@@ -156,6 +156,56 @@ TEST_F(persistence_fixture, compacts_past_the_threshold_keeping_boot_id) {
   EXPECT_EQ(loaded->volumes.count("v0"), 0u);
 }
 
+TEST_F(persistence_fixture, counts_appends_fsyncs_batches_journal_size_and_compactions) {
+  temp_dir tmp;
+  auto dir = tmp / "state";
+  // A slow fsync, so that puts from several clients share one append.
+  auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(20));
+  ASSERT_TRUE(st->load());
+  persistence_config cfg;
+  cfg.stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
+  auto& counted = cfg.stats->persistence;
+  spawn(st, {}, cfg);
+  for (const auto& err : put_concurrently(4, 5, "v")) {
+    EXPECT_FALSE(err) << describe(err);
+  }
+  EXPECT_FALSE(ask(atom::erase_v, std::string{"v0"}));
+  EXPECT_FALSE(ask(atom::flush_v));
+  EXPECT_EQ(counted.journal_appends.value(), 21u) << "one per put or erase";
+  auto batches = counted.group_commit_records.snapshot();
+  EXPECT_EQ(batches.count, st->appends.load()) << "one observation per append";
+  EXPECT_DOUBLE_EQ(batches.sum, 21.0) << "of the records each append wrote";
+  EXPECT_LT(batches.count, 21u) << "some puts shared an fsync";
+  auto fsyncs = counted.fsync_duration.snapshot();
+  EXPECT_EQ(fsyncs.count, st->appends.load());
+  EXPECT_GE(fsyncs.sum, 0.020 * static_cast<double>(fsyncs.count));
+  EXPECT_GE(counted.last_fsync_seconds.load(), 0.020);
+  EXPECT_EQ(counted.journal_bytes.value(), static_cast<int64_t>(st->journal_bytes()));
+  EXPECT_GT(counted.journal_bytes.value(), 0);
+  EXPECT_EQ(counted.snapshot_duration.snapshot().count, 0u) << "no compaction yet";
+}
+
+TEST_F(persistence_fixture, a_compaction_is_timed_and_shrinks_the_journal_gauge) {
+  temp_dir tmp;
+  auto dir = tmp / "state";
+  auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(0));
+  ASSERT_TRUE(st->load());
+  persistence_config cfg;
+  cfg.compact_after_bytes = 300;
+  cfg.stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
+  spawn(st, {}, cfg);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_FALSE(ask(atom::put_v, make_record("v" + std::to_string(i), i)));
+  }
+  EXPECT_FALSE(ask(atom::flush_v));
+  ASSERT_GE(st->compactions.load(), 1u);
+  EXPECT_EQ(cfg.stats->persistence.snapshot_duration.snapshot().count, st->compactions.load());
+  EXPECT_EQ(cfg.stats->persistence.journal_bytes.value(),
+            static_cast<int64_t>(st->journal_bytes()))
+    << "the size after the last compaction, not before it";
+  EXPECT_LE(cfg.stats->persistence.journal_bytes.value(), 300);
+}
+
 TEST_F(persistence_fixture, failing_store_fails_every_waiting_put_and_keeps_state) {
   auto st = std::make_shared<test::failing_store>();
   state_snapshot initial;

@@ -187,9 +187,12 @@ protected:
   registry_actor reg;
   std::unique_ptr<csi_server> srv;
   std::shared_ptr<grpc::Channel> channel;
+  /// Where the server counts its RPCs.
+  std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"block"});
 
   csi_config config() {
     csi_config c;
+    c.stats = stats;
     c.endpoint = "unix://" + path;
     c.node_id = "node-1";
     c.version = "9.9.9";

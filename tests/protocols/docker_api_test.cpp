@@ -26,12 +26,13 @@ protected:
   std::unique_ptr<docker_api> api;
   test::io_threads io;
   std::unique_ptr<unix_http_server> srv;
+  std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
 
   void SetUp() override {
     cfg.add_message_types<caf::id_block::berth>();
     sys = std::make_unique<caf::actor_system>(cfg);
     reg = sys->spawn(test::fake_registry, std::string{"2026-01-02T03:04:05Z"});
-    api = std::make_unique<docker_api>(*sys, reg);
+    api = std::make_unique<docker_api>(*sys, reg, stats);
     srv = std::make_unique<unix_http_server>(
       io.io,
       [this](const std::string& method, const std::string& target, std::string body,
@@ -60,6 +61,27 @@ protected:
     return res->body;
   }
 };
+
+/// The operation row (docker, `op`) of `stats`.
+operation_table::row row_of(const telemetry& stats, const std::string& op) {
+  for (auto& r : stats.operations.snapshot()) {
+    if (r.key == label_pair{"docker", op}) {
+      return r;
+    }
+  }
+  ADD_FAILURE() << "no row docker/" << op;
+  return {};
+}
+
+/// How many requests of `row` were answered with `code`.
+uint64_t with_code(const operation_table::row& row, const std::string& code) {
+  for (const auto& [c, n] : row.codes) {
+    if (c == code) {
+      return n;
+    }
+  }
+  return 0;
+}
 
 std::string err_of(const std::string& body) {
   rapidjson::Document doc;
@@ -195,4 +217,30 @@ TEST_F(docker_api_test, csi_snapshots_are_not_docker_volumes) {
   self->request(reg, std::chrono::seconds(5), atom::get_v, std::string{"snap-1"})
     .receive([&](volume_record&) { still_there = true; }, [](caf::error&) {});
   EXPECT_TRUE(still_there) << "Docker's Remove must not delete a CSI snapshot";
+}
+
+TEST_F(docker_api_test, each_request_counts_once_with_its_code_and_duration) {
+  EXPECT_EQ(call("Create", R"({"Name":"v1"})"), R"({"Err":""})");
+  EXPECT_EQ(err_of(call("Create", R"({"Name":)")), "malformed JSON at offset 8: Invalid value.");
+  EXPECT_EQ(err_of(call("Mount", R"({"Name":"nope","ID":"c"})")), R"(no volume named "nope")");
+  unix_http_client client{path};
+  ASSERT_TRUE(client.post("/VolumeDriver.Explode", "{}"));
+  ASSERT_TRUE(client.get("/VolumeDriver.List"));
+
+  auto create = row_of(*stats, "create");
+  EXPECT_EQ(with_code(create, "ok"), 1u);
+  EXPECT_EQ(with_code(create, "invalid_argument"), 1u) << "refused in the adapter: bad JSON";
+  EXPECT_EQ(create.duration.count, 2u);
+  EXPECT_GT(create.duration.sum, 0.0);
+  auto mount = row_of(*stats, "mount");
+  EXPECT_EQ(with_code(mount, "not_found"), 1u);
+  EXPECT_EQ(mount.duration.count, 1u);
+  EXPECT_EQ(with_code(row_of(*stats, "list"), "invalid_argument"), 1u) << "GET: 405";
+  EXPECT_EQ(with_code(row_of(*stats, other_label), "invalid_argument"), 1u)
+    << "an unknown endpoint counts as docker/other";
+  uint64_t all = 0;
+  for (const auto& r : stats->operations.snapshot()) {
+    all += r.duration.count;
+  }
+  EXPECT_EQ(all, 5u) << "every request once, nothing twice";
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "telemetry/telemetry.hpp"
 #include "tests/actors/fakes.hpp"
 
 using namespace berth;
@@ -67,6 +68,10 @@ TEST_F(reconcile_test, same_boot_remounts_a_counted_volume_whose_mount_vanished)
   EXPECT_EQ(report.remounted, 1u);
   EXPECT_EQ(storage->mounts, 1);
   EXPECT_TRUE(state.volumes["v"].mounted);
+  counter_table actions{reconcile_action_names()};
+  count_reconcile_actions(report, actions);
+  EXPECT_EQ(actions.value("remounted"), 1u);
+  EXPECT_EQ(actions.value("restaged") + actions.value("republished"), 0u);
 }
 
 TEST_F(reconcile_test, a_mount_the_state_lacks_is_undone) {
@@ -177,7 +182,15 @@ TEST_F(reconcile_test, same_boot_stages_and_publishes_again_what_vanished) {
   EXPECT_EQ(rec.published.size(), 2u);
   EXPECT_TRUE(rec.published.at("/pods/ro-b").readonly);
   EXPECT_EQ(report.remounted, 3u);
+  EXPECT_EQ(report.restaged, 1u);
+  EXPECT_EQ(report.republished, 2u);
   EXPECT_EQ(report.failed, 0u);
+  counter_table actions{reconcile_action_names()};
+  count_reconcile_actions(report, actions);
+  EXPECT_EQ(actions.value("restaged"), 1u);
+  EXPECT_EQ(actions.value("republished"), 2u);
+  EXPECT_EQ(actions.value("remounted"), 0u) << "no Docker host mount was remade";
+  EXPECT_EQ(actions.value(other_label), 0u);
 }
 
 TEST_F(reconcile_test, a_stage_again_uses_the_fs_type_the_stage_asked_for) {
@@ -237,6 +250,11 @@ TEST_F(reconcile_test, a_failing_stage_again_clears_the_records_staging) {
   EXPECT_TRUE(rec.device.empty());
   EXPECT_TRUE(rec.published.empty());
   EXPECT_EQ(report.failed, 1u);
+  EXPECT_EQ(report.restage_failed, 1u);
+  counter_table actions{reconcile_action_names()};
+  count_reconcile_actions(report, actions);
+  EXPECT_EQ(actions.value("restage_failed"), 1u);
+  EXPECT_EQ(actions.value("mount_failed"), 0u);
 }
 
 TEST_F(reconcile_test, a_failing_publish_again_drops_only_that_publication) {
@@ -249,4 +267,9 @@ TEST_F(reconcile_test, a_failing_publish_again_drops_only_that_publication) {
   EXPECT_EQ(rec.published.count("/pods/a"), 1u);
   EXPECT_EQ(rec.published.count("/pods/b"), 0u);
   EXPECT_EQ(report.failed, 1u);
+  EXPECT_EQ(report.republish_failed, 1u);
+  counter_table actions{reconcile_action_names()};
+  count_reconcile_actions(report, actions);
+  EXPECT_EQ(actions.value("republish_failed"), 1u);
+  EXPECT_EQ(actions.value("mount_failed"), 0u);
 }
