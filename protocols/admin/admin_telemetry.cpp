@@ -6,6 +6,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "core/build_info.hpp"
+
 namespace berth::admin {
 
 namespace {
@@ -40,14 +42,6 @@ void write_histogram(json_writer& w, const metrics::histogram_data& h) {
 
 } // namespace
 
-const char* revision() {
-#ifdef BERTH_REVISION
-  return BERTH_REVISION;
-#else
-  return "unknown";
-#endif
-}
-
 std::string rfc3339(std::chrono::system_clock::time_point t) {
   std::time_t secs = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};
@@ -78,7 +72,7 @@ std::string status_json(const telemetry& t, std::chrono::system_clock::time_poin
   json_writer w{buf};
   w.StartObject();
   key_string(w, "version", BERTH_VERSION);
-  key_string(w, "revision", revision());
+  key_string(w, "revision", this_build().revision);
   key_string(w, "started_at", rfc3339(t.ready.started));
   w.Key("uptime_seconds");
   w.Double(uptime > 0 ? uptime : 0.0);

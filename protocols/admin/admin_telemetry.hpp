@@ -11,8 +11,6 @@
 
 namespace berth::admin {
 
-/// The build's revision (BERTH_REVISION when the build defines it, else "unknown").
-const char* revision();
 
 /// A time as RFC 3339 in UTC with seconds: "2026-12-01T12:50:56Z".
 std::string rfc3339(std::chrono::system_clock::time_point t);

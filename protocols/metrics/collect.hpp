@@ -9,6 +9,7 @@
 
 #include <caf/expected.hpp>
 
+#include "core/build_info.hpp"
 #include "protocols/metrics/metric_families.hpp"
 #include "protocols/metrics/process_stats.hpp"
 #include "telemetry/telemetry.hpp"

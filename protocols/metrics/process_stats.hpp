@@ -1,8 +1,7 @@
 #pragma once
 
 // The process metrics every Prometheus client exports (process_start_time_seconds,
-// process_resident_memory_bytes, process_open_fds), read from /proc, and the build
-// berth_build_info names.
+// process_resident_memory_bytes, process_open_fds), read from /proc.
 
 #include <string>
 
@@ -20,14 +19,5 @@ struct process_stats {
 /// Reads /proc/self/stat, /proc/stat (btime) and /proc/self/fd; an error names the
 /// file that could not be read or parsed.
 caf::expected<process_stats> read_process_stats();
-
-/// The version and revision berthd was built from (berth_build_info).
-struct build_info {
-  std::string version;  ///< the project version (BERTH_VERSION)
-  std::string revision; ///< `git rev-parse --short HEAD` at configure time, or "unknown"
-};
-
-/// This binary's build.
-build_info this_build();
 
 } // namespace berth::metrics

@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 #include <gtest/gtest.h>
 
+#include "core/build_info.hpp"
 #include "core/errors.hpp"
 #include "protocols/admin/berthctl_status.hpp"
 #include "protocols/http/unix_http_client.hpp"
@@ -75,7 +76,8 @@ TEST(admin_telemetry, status_json_holds_every_field) {
   auto doc = parse(admin::status_json(t, t.ready.started + seconds(3725)));
   ASSERT_TRUE(doc.IsObject());
   EXPECT_STREQ(doc["version"].GetString(), BERTH_VERSION);
-  EXPECT_STREQ(doc["revision"].GetString(), admin::revision());
+  // The same revision as berth_build_info on /metrics.
+  EXPECT_EQ(doc["revision"].GetString(), this_build().revision);
   EXPECT_STREQ(doc["started_at"].GetString(), "2026-12-01T12:00:00Z");
   EXPECT_DOUBLE_EQ(doc["uptime_seconds"].GetDouble(), 3725.0);
   EXPECT_TRUE(doc["ready"].GetBool());
