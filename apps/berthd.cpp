@@ -12,6 +12,7 @@
 #include "apps/daemon.hpp"
 #include "apps/logging.hpp"
 #include "apps/prestop_command.hpp"
+#include "core/build_info.hpp"
 #include "core/errors.hpp"
 #include "protocols/kube/kube_factory.hpp"
 
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (opts->version) {
-    std::cout << "berthd " << BERTH_VERSION << "\n";
+    std::cout << "berthd " << BERTH_VERSION << " (revision " << berth::this_build().revision << ")\n";
     return 0;
   }
   // Signals are taken by sigwait in run_daemon; block them before any thread starts.

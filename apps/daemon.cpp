@@ -31,6 +31,7 @@
 #include "backends/local_backend.hpp"
 #include "backends/mountinfo.hpp"
 #include "backends/stall_backend.hpp"
+#include "core/build_info.hpp"
 #include "core/errors.hpp"
 #include "persistence/boot_id.hpp"
 #include "persistence/crash_point.hpp"
@@ -293,7 +294,8 @@ void stop_gracefully(servers& srv, caf::actor_system& sys, registry_actor reg,
 
 int run_daemon(const daemon_options& opts) {
   setup_logging(opts.log_format, opts.log_level);
-  spdlog::info("berthd {} starting, state in {}", BERTH_VERSION, opts.state_dir);
+  spdlog::info("berthd {} (revision {}) starting, state in {}", BERTH_VERSION,
+               this_build().revision, opts.state_dir);
   raise_open_file_limit();
   if (auto err = prepare_dirs(opts)) {
     spdlog::critical("{}", describe(err));
