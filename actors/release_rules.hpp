@@ -51,7 +51,9 @@ struct mount_id_state {
 };
 
 /// A container's state as /containers/json reports it.
-enum class container_state { created, running, paused, restarting, removing, exited, dead, unknown };
+enum class container_state {
+  created, running, paused, restarting, removing, exited, dead, unknown
+};
 
 /// Parses Docker's State string ("running", "exited", ...); anything else is `unknown`.
 container_state parse_container_state(const std::string& text);
@@ -117,7 +119,9 @@ struct release {
   std::string id;
   uint32_t count = 0;
   release_reason reason = release_reason::stale_instance;
-  std::string container; ///< its container, when known ("" when decided per volume)
+  /// Its container: the map's, or for a per-volume `died` the one container
+  /// mounting the volume; "" when the rule needed no container (per volume).
+  std::string container;
   /// "volume kv released mount ID c89a… (reason died, count 1 dropped): ..."
   std::string log;
 };
@@ -126,6 +130,8 @@ struct release {
 /// An ID whose container uses its mounts now is never released, nor an ID
 /// without a recorded dockerd instance that the map does not name (ECS,
 /// another caller's IDs), nor anything while `view.current` is none.
+/// The caller decides again when the release transition's turn comes, on the
+/// committed record: a Mount may have replaced an older dockerd's counts since.
 std::vector<release> decide_releases(const std::string& volume,
                                      const std::vector<mount_id_state>& ids,
                                      const engine_view& view, release_clock::time_point now,

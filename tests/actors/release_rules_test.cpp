@@ -91,7 +91,7 @@ TEST(release_rules, live_restore_with_the_map_keeps_the_running_containers_id) {
   EXPECT_TRUE(decide({counted(id_a, 1, old_dockerd, 10s)}, v).empty());
 }
 
-TEST(release_rules, without_the_map_an_older_dockerds_ids_go_only_when_no_running_container_mounts_the_volume) {
+TEST(release_rules, without_the_map_old_ids_go_only_when_no_running_container_mounts_the_volume) {
   // Live-restore: a running container mounts kv, so any old ID may be its.
   auto kept = dockerd_now({ctr(ctr_c, container_state::running)});
   EXPECT_TRUE(decide({counted(id_a, 1, old_dockerd, 10s)}, kept).empty());
@@ -369,7 +369,7 @@ TEST(release_rules, an_operator_release_is_refused_naming_the_running_container)
   EXPECT_EQ(ok->container, ctr_c);
 }
 
-TEST(release_rules, without_the_map_an_operator_release_is_refused_while_a_container_on_the_volume_runs) {
+TEST(release_rules, without_the_map_operator_release_is_refused_while_a_container_on_kv_runs) {
   // The ECS ID too: berth cannot tell the running container does not hold it.
   auto ids = std::vector<mount_id_state>{counted("ecs-task-7/data", 1, "", 10s)};
   auto v = dockerd_now({ctr(ctr_c, container_state::running), ctr(ctr_d, container_state::exited)});
