@@ -1,0 +1,45 @@
+#pragma once
+
+// Which dockerd process answers on a socket. The engine ID of /info survives a restart, so it
+// cannot tell instances apart; the peer's pid (SO_PEERCRED) and that process's start time
+// (/proc/PID/stat field 22, clock ticks since boot) can: a pid reused by a later process has a
+// later start time.
+
+#include <cstdint>
+#include <string>
+
+#include <caf/expected.hpp>
+
+namespace berth::docker_engine {
+
+/// One dockerd process. pid 0: unknown (the peer is in another pid namespace, or its
+/// /proc entry could not be read).
+struct engine_instance {
+  int pid = 0;
+  uint64_t start_ticks = 0;  ///< /proc/PID/stat starttime: clock ticks after boot
+
+  bool known() const {
+    return pid > 0;
+  }
+
+  /// "dockerd pid 1234 (started 5678 ticks after boot)", or "an unknown dockerd instance".
+  std::string describe() const;
+
+  friend bool operator==(const engine_instance& a, const engine_instance& b) {
+    return a.pid == b.pid && a.start_ticks == b.start_ticks;
+  }
+  friend bool operator!=(const engine_instance& a, const engine_instance& b) {
+    return !(a == b);
+  }
+};
+
+/// Field 22 (starttime) of a /proc/PID/stat line. The command name (field 2) may hold spaces
+/// and parentheses: fields are counted after its last ')'. ec::invalid_argument when absent.
+caf::expected<uint64_t> parse_stat_start_ticks(const std::string& stat_line);
+
+/// The process on the other end of a connected unix socket: SO_PEERCRED's pid (the process
+/// that bound the listening socket; under systemd socket activation that is systemd, pid 1)
+/// and its start time. An unknown instance (pid 0) when either cannot be read.
+engine_instance peer_instance(int socket_fd);
+
+} // namespace berth::docker_engine

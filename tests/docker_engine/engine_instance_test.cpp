@@ -1,0 +1,61 @@
+#include "protocols/docker_engine/engine_instance.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+
+using namespace berth;
+using namespace berth::docker_engine;
+
+TEST(docker_engine_instance, start_ticks_from_proc_stat) {
+  // A line in the shape of dockerd's /proc/PID/stat: starttime (field 22) is 58716.
+  auto ticks = parse_stat_start_ticks(
+    "12594 (dockerd) S 12593 12593 11857 0 -1 4194560 11893 0 1 0 43 24 0 0 20 0 19 0 58716 "
+    "1947054080 20262 18446744073709551615 1 1 0 0 0 0 1006254592 0 2143420159 0 0 0 17 1 0 0 0 0 0");
+  ASSERT_TRUE(ticks) << describe(ticks.error());
+  EXPECT_EQ(*ticks, 58716u);
+}
+
+TEST(docker_engine_instance, command_names_with_spaces_and_parentheses) {
+  auto ticks = parse_stat_start_ticks(
+    "77 (a b) c)) R 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 424242 0 0");
+  ASSERT_TRUE(ticks) << describe(ticks.error());
+  EXPECT_EQ(*ticks, 424242u);
+}
+
+TEST(docker_engine_instance, short_or_garbled_lines_are_refused) {
+  EXPECT_FALSE(parse_stat_start_ticks("12 (x) S 1 2 3"));
+  EXPECT_FALSE(parse_stat_start_ticks("no parenthesis here"));
+  EXPECT_FALSE(parse_stat_start_ticks("1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12z 0"));
+}
+
+TEST(docker_engine_instance, the_peer_of_a_socket_is_this_process_with_its_start_time) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  auto who = peer_instance(fds[0]);
+  close(fds[0]);
+  close(fds[1]);
+  ASSERT_TRUE(who.known());
+  EXPECT_EQ(who.pid, getpid());
+  std::ifstream in{"/proc/self/stat"};
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(who.start_ticks, parse_stat_start_ticks(line).value());
+  EXPECT_NE(who.describe().find("dockerd pid " + std::to_string(getpid())), std::string::npos);
+}
+
+TEST(docker_engine_instance, not_a_socket_is_unknown) {
+  int fd = ::open("/dev/null", O_RDONLY);
+  auto who = peer_instance(fd);
+  close(fd);
+  EXPECT_FALSE(who.known());
+  EXPECT_EQ(who.describe(), "an unknown dockerd instance");
+  EXPECT_NE(who, (engine_instance{1, 2}));
+}
