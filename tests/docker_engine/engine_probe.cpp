@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "core/errors.hpp"
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
     std::cerr << "usage: docker-engine-probe unix:///PATH ping|info|containers|events S|follow S\n";
     return 2;
   }
+  // Facts on stdout, the client's log on stderr.
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("probe"));
   spdlog::set_level(spdlog::level::debug);
   auto path = parse_api_url(argv[1]);
   if (!path) {

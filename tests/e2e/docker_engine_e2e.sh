@@ -72,6 +72,10 @@ log "-- SIGKILL and restart of dockerd under the follower"
 follow_pid=$!
 on_cleanup "kill $follow_pid"
 wait_until 10 grep -q '^open .* changed=1' "$E2E_TMP/follow.out" || fail "the follower opens" "$(cat "$E2E_TMP/follow.out")"
+# Started again by the new dockerd as it starts, before the follower is back: the follower
+# asks for the events since its last one, so it still sees that start.
+c4=$(dk run -d --name c4 --restart always bb:1 sleep 1000)
+wait_until 10 grep -q "^event start $c4" "$E2E_TMP/follow.out"
 old_pid=$DOCKERD_PID
 kill -KILL "$DOCKERD_PID"
 wait "$DOCKERD_PID" 2>/dev/null
@@ -95,6 +99,16 @@ else
 fi
 second=$(grep '^open ' "$E2E_TMP/follow.out" | sed -n 2p)
 check "the follower's second stream is the new instance" "pid=$DOCKERD_PID start_ticks=$(field start_ticks "$ping2") changed=1" "${second#open }"
+# count_c4_starts: how many start events of c4 the follower printed (1 before the kill).
+count_c4_starts() {
+  grep -c "^event start $c4" "$E2E_TMP/follow.out"
+}
+if wait_until 10 bash -c "[[ \$(grep -c '^event start $c4' '$E2E_TMP/follow.out') -ge 2 ]]"; then
+  pass "the follower sees the restart-always container started again by the new dockerd"
+else
+  fail "the follower sees the restart-always container started again by the new dockerd" \
+    "start events of c4: $(count_c4_starts)" "$(cat "$E2E_TMP/follow.out")"
+fi
 dk run --name c3 bb:1 true >/dev/null
 c3=$(dk inspect c3 --format '{{.Id}}')
 if wait_until 10 grep -q "^event die $c3 exit=0" "$E2E_TMP/follow.out"; then
