@@ -15,8 +15,21 @@ std::string engine_instance::describe() const {
   if (!known()) {
     return "an unknown dockerd instance";
   }
-  return "dockerd pid " + std::to_string(pid) + " (started " + std::to_string(start_ticks) +
-         " ticks after boot)";
+  auto started = " (started " + std::to_string(start_ticks) + " ticks after boot)";
+  if (is_dockerd()) {
+    return "dockerd pid " + std::to_string(pid) + started;
+  }
+  return "pid " + std::to_string(pid) + " " + (command.empty() ? "?" : command) +
+         ", not dockerd: the socket is socket-activated" + started;
+}
+
+std::string parse_stat_command(const std::string& stat_line) {
+  auto open = stat_line.find('(');
+  auto close = stat_line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) {
+    return {};
+  }
+  return stat_line.substr(open + 1, close - open - 1);
 }
 
 caf::expected<uint64_t> parse_stat_start_ticks(const std::string& stat_line) {
@@ -57,7 +70,7 @@ engine_instance peer_instance(int socket_fd) {
   if (!ticks) {
     return {};
   }
-  return engine_instance{static_cast<int>(cred.pid), *ticks};
+  return engine_instance{static_cast<int>(cred.pid), *ticks, parse_stat_command(line)};
 }
 
 } // namespace berth::docker_engine

@@ -17,12 +17,21 @@ namespace berth::docker_engine {
 struct engine_instance {
   int pid = 0;
   uint64_t start_ticks = 0;  ///< /proc/PID/stat starttime: clock ticks after boot
+  std::string command;       ///< /proc/PID/stat field 2 ("dockerd"; "systemd" when socket-activated)
 
   bool known() const {
     return pid > 0;
   }
 
-  /// "dockerd pid 1234 (started 5678 ticks after boot)", or "an unknown dockerd instance".
+  /// The peer is dockerd itself. Not so under socket activation (Debian's docker.socket:
+  /// `dockerd -H fd://`): then the peer is the process that listened, systemd, and its pid
+  /// and start time do not change when dockerd restarts.
+  bool is_dockerd() const {
+    return command == "dockerd";
+  }
+
+  /// "dockerd pid 1234 (started 5678 ticks after boot)"; "pid 1 systemd, not dockerd (...)"
+  /// when the peer is another process; "an unknown dockerd instance".
   std::string describe() const;
 
   friend bool operator==(const engine_instance& a, const engine_instance& b) {
@@ -36,6 +45,9 @@ struct engine_instance {
 /// Field 22 (starttime) of a /proc/PID/stat line. The command name (field 2) may hold spaces
 /// and parentheses: fields are counted after its last ')'. ec::invalid_argument when absent.
 caf::expected<uint64_t> parse_stat_start_ticks(const std::string& stat_line);
+
+/// Field 2 (the command name, without its parentheses) of a /proc/PID/stat line; "" when absent.
+std::string parse_stat_command(const std::string& stat_line);
 
 /// The process on the other end of a connected unix socket: SO_PEERCRED's pid (the process
 /// that bound the listening socket; under systemd socket activation that is systemd, pid 1)

@@ -21,6 +21,7 @@ TEST(docker_engine_instance, start_ticks_from_proc_stat) {
     "1947054080 20262 18446744073709551615 1 1 0 0 0 0 1006254592 0 2143420159 0 0 0 17 1 0 0 0 0 0");
   ASSERT_TRUE(ticks) << describe(ticks.error());
   EXPECT_EQ(*ticks, 58716u);
+  EXPECT_EQ(parse_stat_command("12594 (dockerd) S 1"), "dockerd");
 }
 
 TEST(docker_engine_instance, command_names_with_spaces_and_parentheses) {
@@ -28,6 +29,8 @@ TEST(docker_engine_instance, command_names_with_spaces_and_parentheses) {
     "77 (a b) c)) R 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 424242 0 0");
   ASSERT_TRUE(ticks) << describe(ticks.error());
   EXPECT_EQ(*ticks, 424242u);
+  EXPECT_EQ(parse_stat_command("77 (a b) c)) R 1"), "a b) c)");
+  EXPECT_EQ(parse_stat_command("no parenthesis"), "");
 }
 
 TEST(docker_engine_instance, short_or_garbled_lines_are_refused) {
@@ -48,7 +51,14 @@ TEST(docker_engine_instance, the_peer_of_a_socket_is_this_process_with_its_start
   std::string line;
   std::getline(in, line);
   EXPECT_EQ(who.start_ticks, parse_stat_start_ticks(line).value());
-  EXPECT_NE(who.describe().find("dockerd pid " + std::to_string(getpid())), std::string::npos);
+  // The test binary is not dockerd: describe says so (as it does for systemd under socket activation).
+  EXPECT_FALSE(who.is_dockerd());
+  EXPECT_EQ(who.command, parse_stat_command(line));
+  EXPECT_NE(who.describe().find("pid " + std::to_string(getpid()) + " " + who.command + ", not dockerd"),
+            std::string::npos)
+    << who.describe();
+  auto dockerd = engine_instance{12594, 58716, "dockerd"};
+  EXPECT_EQ(dockerd.describe(), "dockerd pid 12594 (started 58716 ticks after boot)");
 }
 
 TEST(docker_engine_instance, not_a_socket_is_unknown) {
@@ -57,5 +67,5 @@ TEST(docker_engine_instance, not_a_socket_is_unknown) {
   close(fd);
   EXPECT_FALSE(who.known());
   EXPECT_EQ(who.describe(), "an unknown dockerd instance");
-  EXPECT_NE(who, (engine_instance{1, 2}));
+  EXPECT_NE(who, (engine_instance{1, 2, "dockerd"}));
 }

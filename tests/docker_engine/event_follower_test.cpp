@@ -1,7 +1,11 @@
 #include "protocols/docker_engine/event_follower.hpp"
 
 #include <deque>
+#include <sstream>
 #include <thread>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <gtest/gtest.h>
 
@@ -60,12 +64,35 @@ container_event event(const char* action, int64_t t) {
   return container_event{action, "c1", -1, t};
 }
 
+/// Captures what is logged while it lives.
+struct captured_log {
+  captured_log() : old(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+    spdlog::set_level(spdlog::level::debug);
+  }
+  ~captured_log() {
+    spdlog::set_default_logger(old);
+  }
+  /// Lines holding `needle`.
+  int count(const std::string& needle) const {
+    std::istringstream in{out.str()};
+    int n = 0;
+    for (std::string line; std::getline(in, line);) {
+      n += line.find(needle) != std::string::npos ? 1 : 0;
+    }
+    return n;
+  }
+  std::ostringstream out;
+  std::shared_ptr<spdlog::logger> old;
+};
+
 } // namespace
 
 TEST(docker_engine_follower, reconnects_with_backoff_and_reports_new_instances) {
   scripted_api api;
-  engine_instance a{100, 5000};
-  engine_instance b{200, 9000};
+  engine_instance a{100, 5000, "dockerd"};
+  engine_instance b{200, 9000, "dockerd"};
   api.script.push_back({true, {}, {}});                      // absent at the start
   api.script.push_back({true, {}, {}});
   api.script.push_back({false, a, {event("start", 10), event("die", 20)}});
@@ -86,7 +113,15 @@ TEST(docker_engine_follower, reconnects_with_backoff_and_reports_new_instances) 
     }
   };
   h.on_event = [&](const container_event& ev) { actions.push_back(ev.action); };
+  captured_log log;
   follow_events(api, h, stop, follow_options{10ms, 40ms});
+
+  // Once per outage, not per retry; the reopen of a dropped stream (same dockerd) is quiet.
+  EXPECT_EQ(log.count("[warning] dockerd does not answer"), 1) << log.out.str();
+  EXPECT_EQ(log.count("[warning] dockerd went away"), 1) << log.out.str();
+  EXPECT_EQ(log.count("[info] Docker API unix:///scripted.sock: dockerd answers again"), 2) << log.out.str();
+  EXPECT_EQ(log.count("dockerd pid 200 (started 9000 ticks after boot), a new instance"), 1) << log.out.str();
+  EXPECT_EQ(log.count("[warning]") + log.count("[info]"), 4) << log.out.str();
 
   ASSERT_EQ(opens.size(), 3u);
   EXPECT_EQ(opens[0], std::make_pair(a, true));
