@@ -97,18 +97,20 @@ struct call_errors {
   }
 };
 
-/// Connects (and reads who answers) and writes GET target.
+/// Connects and writes GET target. (Who answers is read once the answer came: before
+/// that, the connection may still wait in the listen queue, accepted by no process.)
 caf::error open_and_send(session& s, const std::string& path, const std::string& target,
-                         const call_errors& errs, engine_instance& who) {
+                         const call_errors& errs) {
   auto err = s.step([&](auto done) { s.socket.async_connect(local::endpoint{path}, done); });
   if (err) {
     return errs.transport(s, "connect", err);
   }
-  who = peer_instance(s.socket.native_handle());
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, "docker");
   req.set(http::field::user_agent, "berth/" BERTH_VERSION);
-  req.keep_alive(false);
+  // Kept alive (and closed by us once read) so dockerd still holds its end when the client
+  // looks for the process that does (peer_instance under socket activation).
+  req.keep_alive(true);
   err = s.step([&](auto done) { http::async_write(s.socket, req, done); });
   if (err) {
     return errs.transport(s, "write", err);
@@ -147,7 +149,7 @@ caf::expected<engine_client::reply> engine_client::get(const std::string& target
                    static_cast<long>(opts_.call_timeout.count())};
   session s{clock_type::now() + opts_.call_timeout};
   reply out;
-  if (auto err = open_and_send(s, path_, target, errs, out.instance)) {
+  if (auto err = open_and_send(s, path_, target, errs)) {
     return err;
   }
   http::response_parser<http::string_body> parser;
@@ -156,6 +158,7 @@ caf::expected<engine_client::reply> engine_client::get(const std::string& target
   if (err) {
     return errs.transport(s, "read", err);
   }
+  out.instance = peer_instance(s.socket.native_handle());
   auto res = parser.release();
   out.status = res.result_int();
   out.api_version = std::string{res["Api-Version"]};
@@ -225,8 +228,7 @@ caf::expected<events_end> engine_client::events(const event_handler& handler, st
     }
   } unset_waker{stop};
 
-  engine_instance who;
-  if (auto err = open_and_send(s, path_, target, errs, who)) {
+  if (auto err = open_and_send(s, path_, target, errs)) {
     if (stop.stop_requested()) {
       return events_end::stopped;
     }
@@ -242,6 +244,7 @@ caf::expected<events_end> engine_client::events(const event_handler& handler, st
     return errs.transport(s, "read", err);
   }
   unsigned status = parser.get().result_int();
+  auto who = peer_instance(s.socket.native_handle());
 
   std::string pending; // body bytes not yet split into lines
   char chunk[16384];

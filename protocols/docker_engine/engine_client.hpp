@@ -1,7 +1,7 @@
 #pragma once
 
-// engine_api over dockerd's unix socket: Boost.Beast, one connection per call (Connection:
-// close), each on its own io_context, every step (connect, write, each read) bounded by the
+// engine_api over dockerd's unix socket: Boost.Beast, one connection per call (closed by the
+// client once the answer is read), each on its own io_context, every step (connect, write, each read) bounded by the
 // call's timeout; past it the socket is closed and the call is ec::timeout. The events stream
 // is bounded until its 200 header, then runs until dockerd ends it or the stop signal is
 // raised. Calls on one client may run on several threads at once.

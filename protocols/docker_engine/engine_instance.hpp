@@ -23,9 +23,10 @@ struct engine_instance {
     return pid > 0;
   }
 
-  /// The peer is dockerd itself. Not so under socket activation (Debian's docker.socket:
-  /// `dockerd -H fd://`): then the peer is the process that listened, systemd, and its pid
-  /// and start time do not change when dockerd restarts.
+  /// The process is dockerd itself. SO_PEERCRED alone names the process that listened, which
+  /// under socket activation (Debian's docker.socket: `dockerd -H fd://`) is systemd, whose pid
+  /// and start time do not change when dockerd restarts: peer_instance then looks further,
+  /// and this is false only when that failed too.
   bool is_dockerd() const {
     return command == "dockerd";
   }
@@ -49,9 +50,18 @@ caf::expected<uint64_t> parse_stat_start_ticks(const std::string& stat_line);
 /// Field 2 (the command name, without its parentheses) of a /proc/PID/stat line; "" when absent.
 std::string parse_stat_command(const std::string& stat_line);
 
-/// The process on the other end of a connected unix socket: SO_PEERCRED's pid (the process
-/// that bound the listening socket; under systemd socket activation that is systemd, pid 1)
-/// and its start time. An unknown instance (pid 0) when either cannot be read.
+/// The inode of the socket at the other end of a connected unix socket (sock_diag's
+/// UNIX_DIAG_PEER); 0 when the kernel does not say.
+uint64_t peer_socket_inode(int socket_fd);
+
+/// A process (other than this one) holding socket inode `inode` open, found in /proc/*/fd; 0
+/// when none is found.
+int holder_of_socket(uint64_t inode);
+
+/// The process on the other end of a connected unix socket and its start time. SO_PEERCRED
+/// names the process that listened; when that is not dockerd (socket activation: systemd),
+/// the process holding the accepted end (sock_diag + /proc/*/fd) is taken instead, which is
+/// dockerd. An unknown instance (pid 0) when nothing can be read.
 engine_instance peer_instance(int socket_fd);
 
 } // namespace berth::docker_engine

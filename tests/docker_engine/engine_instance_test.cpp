@@ -1,6 +1,9 @@
 #include "protocols/docker_engine/engine_instance.hpp"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <fcntl.h>
@@ -59,6 +62,41 @@ TEST(docker_engine_instance, the_peer_of_a_socket_is_this_process_with_its_start
     << who.describe();
   auto dockerd = engine_instance{12594, 58716, "dockerd"};
   EXPECT_EQ(dockerd.describe(), "dockerd pid 12594 (started 58716 ticks after boot)");
+}
+
+TEST(docker_engine_instance, the_peer_socket_and_its_holder_are_found) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  struct stat other{};
+  ASSERT_EQ(fstat(fds[1], &other), 0);
+  auto peer = peer_socket_inode(fds[0]);
+  if (peer == 0) {
+    close(fds[0]);
+    close(fds[1]);
+    GTEST_SKIP() << "the kernel answers no sock_diag UNIX_DIAG_PEER (CONFIG_UNIX_DIAG off?)";
+  }
+  EXPECT_EQ(peer, other.st_ino);
+  // A child holds the other end (this process is left out of the search, as dockerd is
+  // never berthd).
+  pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    pause();
+    _exit(0);
+  }
+  close(fds[1]);
+  int found = 0;
+  for (int i = 0; i < 100 && found != child; ++i) {
+    found = holder_of_socket(peer);
+    if (found != child) {
+      usleep(10000);
+    }
+  }
+  EXPECT_EQ(found, child);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(fds[0]);
+  EXPECT_EQ(holder_of_socket(0), 0);
 }
 
 TEST(docker_engine_instance, not_a_socket_is_unknown) {

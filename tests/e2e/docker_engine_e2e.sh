@@ -122,4 +122,45 @@ check_contains "the log says the instance is new" "a new instance" "$(grep 'answ
 log "follower's log:"
 grep -v '\[debug\]' "$E2E_TMP/follow.log" | sed 's/^/    /'
 
+log "-- socket activation: the listener is not dockerd"
+# As Debian's docker.socket does: another process (here a small Python stand-in for systemd)
+# listens and hands the socket to `dockerd -H fd://`. SO_PEERCRED then names the listener;
+# the client must still find dockerd (the holder of the accepted end).
+stop_dockerd
+cat >"$E2E_TMP/activate.py" <<'PY'
+import os, socket, sys
+path = sys.argv[1]
+if os.path.exists(path):
+    os.unlink(path)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(16)
+pid = os.fork()
+if pid == 0:
+    os.dup2(s.fileno(), 3)
+    os.set_inheritable(3, True)
+    os.environ["LISTEN_FDS"] = "1"
+    os.environ["LISTEN_PID"] = str(os.getpid())
+    os.execvp(sys.argv[2], sys.argv[2:])
+os.waitpid(pid, 0)
+PY
+python3 "$E2E_TMP/activate.py" "$DOCKER_DIR/docker.sock" dockerd --config-file "$DOCKER_DIR/daemon.json" \
+  --data-root "$DOCKER_DIR/data" --exec-root "$DOCKER_DIR/exec" -H fd:// --pidfile "$DOCKER_DIR/docker.pid" \
+  --iptables=false --ip-masq=false --bridge=none --storage-driver=vfs --ip-forward=false \
+  --userland-proxy=false >"$DOCKER_DIR/dockerd-activated.log" 2>&1 &
+holder_pid=$!
+on_cleanup "kill \$(cat '$DOCKER_DIR/docker.pid'); sleep 2; kill $holder_pid"
+if wait_until 60 "$PROBE" "$URL" ping; then
+  activated=$(cat "$DOCKER_DIR/docker.pid")
+  ping3=$("$PROBE" "$URL" ping 2>&1)
+  check "socket-activated: the instance is dockerd (pid from its pidfile), not the listener $holder_pid" \
+    "$activated" "$(field pid "$ping3")"
+  check "socket-activated: the events stream names dockerd too" "$activated" \
+    "$(field pid "$("$PROBE" "$URL" events 1 | grep '^open')")"
+  kill -TERM "$activated"
+  wait "$holder_pid" 2>/dev/null
+else
+  fail "socket-activated dockerd comes up" "$(tail -5 "$DOCKER_DIR/dockerd-activated.log")"
+fi
+
 e2e_finish
