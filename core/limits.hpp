@@ -88,6 +88,26 @@ inline constexpr size_t max_kube_watch_line_bytes = 16u << 20;
 /// The largest kubeconfig, token, certificate or key file the client reads.
 inline constexpr size_t max_kube_file_bytes = 4u << 20;
 
+// -- the Docker Engine API client (protocols/docker_engine) ------------------------------
+
+/// Every call to dockerd's API (connect, request, whole answer; for the events stream, up to
+/// its 200 header) must finish within this time. dockerd answers /_ping, /info and
+/// /containers/json in milliseconds; a daemon that takes longer is hung.
+inline constexpr std::chrono::milliseconds docker_api_call_timeout{10000};
+
+/// The largest answer body read from dockerd (a /containers/json of thousands of containers).
+inline constexpr size_t max_docker_response_bytes = 64u << 20;
+
+/// The longest line (one event) of dockerd's events stream; events are under 4 KiB.
+inline constexpr size_t max_docker_event_line_bytes = 1u << 20;
+
+/// The first delay before the events stream is opened again after dockerd went away.
+inline constexpr std::chrono::milliseconds docker_events_backoff_first{250};
+
+/// The longest delay between attempts to reach dockerd again: once it is back, berth sees
+/// it within this time.
+inline constexpr std::chrono::milliseconds docker_events_backoff_cap{5000};
+
 // -- berthctl -----------------------------------------------------------------------------
 
 /// The shortest refresh interval of `berthctl top --interval`: each refresh is a request
