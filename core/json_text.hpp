@@ -1,7 +1,11 @@
 #pragma once
 
 // Words for JSON input in error messages, shared by the codecs that decode
-// client bodies (protocols/docker, protocols/admin).
+// client bodies (protocols/docker, protocols/admin), and the lenient readers of
+// the API clients (protocols/kube, protocols/docker_engine): a field that is
+// missing or of another type reads as empty there.
+
+#include <string>
 
 #include <rapidjson/document.h>
 
@@ -19,6 +23,28 @@ inline const char* json_type_name(const rapidjson::Value& v) {
     case rapidjson::kNumberType: return "a number";
   }
   return "unknown";
+}
+
+/// The member `key` of `obj`, or null when `obj` is no object or lacks it.
+inline const rapidjson::Value* json_member(const rapidjson::Value& obj, const char* key) {
+  if (!obj.IsObject()) {
+    return nullptr;
+  }
+  auto it = obj.FindMember(key);
+  return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
+/// The string member `key` of `obj`; "" when it is missing or not a string.
+inline std::string json_text(const rapidjson::Value& obj, const char* key) {
+  auto v = json_member(obj, key);
+  return v && v->IsString() ? std::string{v->GetString(), v->GetStringLength()} : std::string{};
+}
+
+/// The object member `key` of `obj`; an empty object when it is missing or not one.
+inline const rapidjson::Value& json_object(const rapidjson::Value& obj, const char* key) {
+  static const rapidjson::Value empty{rapidjson::kObjectType};
+  auto v = json_member(obj, key);
+  return v && v->IsObject() ? *v : empty;
 }
 
 } // namespace berth

@@ -7,31 +7,13 @@
 #include <rapidjson/error/en.h>
 
 #include "core/errors.hpp"
+#include "core/json_text.hpp"
 
 namespace berth::docker_engine {
 
 namespace {
 
 using value = rapidjson::Value;
-
-const value* member(const value& obj, const char* key) {
-  if (!obj.IsObject()) {
-    return nullptr;
-  }
-  auto it = obj.FindMember(key);
-  return it == obj.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string text(const value& obj, const char* key) {
-  auto v = member(obj, key);
-  return v && v->IsString() ? std::string{v->GetString(), v->GetStringLength()} : std::string{};
-}
-
-const value& object(const value& obj, const char* key) {
-  static const value empty{rapidjson::kObjectType};
-  auto v = member(obj, key);
-  return v && v->IsObject() ? *v : empty;
-}
 
 caf::error malformed(const char* what, const std::string& why) {
   return make_error(ec::unavailable, std::string{"Docker API sent a malformed "} + what + ": " + why);
@@ -63,10 +45,10 @@ caf::expected<engine_info> parse_info(const std::string& json) {
     return doc.error();
   }
   engine_info info;
-  info.id = text(*doc, "ID");
-  info.root_dir = text(*doc, "DockerRootDir");
-  info.server_version = text(*doc, "ServerVersion");
-  info.system_time = text(*doc, "SystemTime");
+  info.id = json_text(*doc, "ID");
+  info.root_dir = json_text(*doc, "DockerRootDir");
+  info.server_version = json_text(*doc, "ServerVersion");
+  info.system_time = json_text(*doc, "SystemTime");
   if (info.id.empty()) {
     return malformed("/info", "no ID");
   }
@@ -81,24 +63,24 @@ caf::expected<container_list> parse_containers(const std::string& json) {
   container_list out;
   for (const auto& item : doc->GetArray()) {
     container c;
-    c.id = text(item, "Id");
+    c.id = json_text(item, "Id");
     if (c.id.empty()) {
       return malformed("container list", "an entry without Id");
     }
-    c.state = text(item, "State");
-    if (auto names = member(item, "Names"); names && names->IsArray()) {
+    c.state = json_text(item, "State");
+    if (auto names = json_member(item, "Names"); names && names->IsArray()) {
       for (const auto& n : names->GetArray()) {
         if (n.IsString()) {
           c.names.emplace_back(n.GetString(), n.GetStringLength());
         }
       }
     }
-    if (auto mounts = member(item, "Mounts"); mounts && mounts->IsArray()) {
+    if (auto mounts = json_member(item, "Mounts"); mounts && mounts->IsArray()) {
       for (const auto& m : mounts->GetArray()) {
-        if (text(m, "Type") != "volume") {
+        if (json_text(m, "Type") != "volume") {
           continue;
         }
-        c.volumes.push_back(volume_mount{text(m, "Name"), text(m, "Driver"), text(m, "Destination")});
+        c.volumes.push_back(volume_mount{json_text(m, "Name"), json_text(m, "Driver"), json_text(m, "Destination")});
       }
     }
     out.items.push_back(std::move(c));
@@ -112,16 +94,16 @@ caf::expected<container_event> parse_event(const std::string& json) {
     return doc.error();
   }
   container_event ev;
-  ev.action = text(*doc, "Action");
+  ev.action = json_text(*doc, "Action");
   if (ev.action.empty()) {
-    ev.action = text(*doc, "status");
+    ev.action = json_text(*doc, "status");
   }
-  const auto& actor = object(*doc, "Actor");
-  ev.container_id = text(actor, "ID");
+  const auto& actor = json_object(*doc, "Actor");
+  ev.container_id = json_text(actor, "ID");
   if (ev.container_id.empty()) {
-    ev.container_id = text(*doc, "id");
+    ev.container_id = json_text(*doc, "id");
   }
-  auto code = text(object(actor, "Attributes"), "exitCode");
+  auto code = json_text(json_object(actor, "Attributes"), "exitCode");
   if (!code.empty()) {
     errno = 0;
     char* end = nullptr;
@@ -130,9 +112,9 @@ caf::expected<container_event> parse_event(const std::string& json) {
       ev.exit_code = static_cast<int>(n);
     }
   }
-  if (auto t = member(*doc, "timeNano"); t && t->IsInt64()) {
+  if (auto t = json_member(*doc, "timeNano"); t && t->IsInt64()) {
     ev.time_nano = t->GetInt64();
-  } else if (auto s = member(*doc, "time"); s && s->IsInt64()) {
+  } else if (auto s = json_member(*doc, "time"); s && s->IsInt64()) {
     ev.time_nano = s->GetInt64() * 1000000000;
   }
   if (ev.action.empty() || ev.container_id.empty()) {
@@ -147,7 +129,7 @@ std::string parse_error_message(const std::string& json) {
   if (doc.HasParseError() || !doc.IsObject()) {
     return {};
   }
-  return text(doc, "message");
+  return json_text(doc, "message");
 }
 
 } // namespace berth::docker_engine

@@ -4,31 +4,13 @@
 #include <rapidjson/error/en.h>
 
 #include "core/errors.hpp"
+#include "core/json_text.hpp"
 
 namespace berth::kube {
 
 namespace {
 
 using value = rapidjson::Value;
-
-const value* member(const value& obj, const char* key) {
-  if (!obj.IsObject()) {
-    return nullptr;
-  }
-  auto it = obj.FindMember(key);
-  return it == obj.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string text(const value& obj, const char* key) {
-  auto v = member(obj, key);
-  return v && v->IsString() ? std::string{v->GetString(), v->GetStringLength()} : std::string{};
-}
-
-const value& object(const value& obj, const char* key) {
-  static const value empty{rapidjson::kObjectType};
-  auto v = member(obj, key);
-  return v && v->IsObject() ? *v : empty;
-}
 
 caf::error malformed(const char* what, const std::string& why) {
   return make_error(ec::unavailable, std::string{"kube API sent a malformed "} + what + ": " + why);
@@ -49,21 +31,21 @@ caf::expected<rapidjson::Document> parse(const std::string& json, const char* wh
 
 attachment attachment_of(const value& obj) {
   attachment a;
-  a.name = text(object(obj, "metadata"), "name");
-  const auto& spec = object(obj, "spec");
-  a.node = text(spec, "nodeName");
-  a.attacher = text(spec, "attacher");
-  a.volume = text(object(spec, "source"), "persistentVolumeName");
+  a.name = json_text(json_object(obj, "metadata"), "name");
+  const auto& spec = json_object(obj, "spec");
+  a.node = json_text(spec, "nodeName");
+  a.attacher = json_text(spec, "attacher");
+  a.volume = json_text(json_object(spec, "source"), "persistentVolumeName");
   return a;
 }
 
 api_status status_of(const value& obj) {
   api_status s;
-  if (auto c = member(obj, "code"); c && c->IsInt()) {
+  if (auto c = json_member(obj, "code"); c && c->IsInt()) {
     s.code = c->GetInt();
   }
-  s.reason = text(obj, "reason");
-  s.message = text(obj, "message");
+  s.reason = json_text(obj, "reason");
+  s.message = json_text(obj, "message");
   return s;
 }
 
@@ -76,13 +58,13 @@ caf::expected<node_info> parse_node(const std::string& json) {
   }
   node_info out;
   out.found = true;
-  const auto& spec = object(*doc, "spec");
-  if (auto u = member(spec, "unschedulable"); u && u->IsBool()) {
+  const auto& spec = json_object(*doc, "spec");
+  if (auto u = json_member(spec, "unschedulable"); u && u->IsBool()) {
     out.unschedulable = u->GetBool();
   }
-  if (auto taints = member(spec, "taints"); taints && taints->IsArray()) {
+  if (auto taints = json_member(spec, "taints"); taints && taints->IsArray()) {
     for (const auto& t : taints->GetArray()) {
-      out.taints.push_back({text(t, "key"), text(t, "value"), text(t, "effect")});
+      out.taints.push_back({json_text(t, "key"), json_text(t, "value"), json_text(t, "effect")});
     }
   }
   return out;
@@ -94,10 +76,10 @@ caf::expected<attachment_page> parse_attachment_list(const std::string& json) {
     return doc.error();
   }
   attachment_page page;
-  const auto& meta = object(*doc, "metadata");
-  page.resource_version = text(meta, "resourceVersion");
-  page.next = text(meta, "continue");
-  auto items = member(*doc, "items");
+  const auto& meta = json_object(*doc, "metadata");
+  page.resource_version = json_text(meta, "resourceVersion");
+  page.next = json_text(meta, "continue");
+  auto items = json_member(*doc, "items");
   if (items && items->IsArray()) {
     for (const auto& item : items->GetArray()) {
       page.items.push_back(attachment_of(item));
@@ -114,11 +96,11 @@ caf::expected<watch_line> parse_watch_line(const std::string& json) {
     return doc.error();
   }
   watch_line out;
-  out.event.type = text(*doc, "type");
+  out.event.type = json_text(*doc, "type");
   if (out.event.type.empty()) {
     return malformed("watch event", "no type");
   }
-  auto obj = member(*doc, "object");
+  auto obj = json_member(*doc, "object");
   if (!obj || !obj->IsObject()) {
     return malformed("watch event", out.event.type + " without an object");
   }
@@ -126,7 +108,7 @@ caf::expected<watch_line> parse_watch_line(const std::string& json) {
     out.status = status_of(*obj);
     return out;
   }
-  out.event.resource_version = text(object(*obj, "metadata"), "resourceVersion");
+  out.event.resource_version = json_text(json_object(*obj, "metadata"), "resourceVersion");
   if (out.event.type != "BOOKMARK") {
     out.event.object = attachment_of(*obj);
   }
