@@ -12,6 +12,7 @@
 
 #include "core/errors.hpp"
 #include "protocols/docker_engine/engine_json.hpp"
+#include "protocols/http/body_lines.hpp"
 
 namespace berth::docker_engine {
 
@@ -246,33 +247,19 @@ caf::expected<events_end> engine_client::events(const event_handler& handler, st
   unsigned status = parser.get().result_int();
   auto who = peer_instance(s.socket.native_handle());
 
-  std::string pending; // body bytes not yet split into lines
-  char chunk[16384];
-  // Reads more of the body into `pending`: false at the end of the stream (or an error).
-  auto read_more = [&]() -> bool {
-    if (parser.is_done()) {
-      return false;
-    }
-    parser.get().body().data = chunk;
-    parser.get().body().size = sizeof chunk;
-    auto e = s.step([&](auto done) { http::async_read_some(s.socket, s.buffer, parser, done); });
-    if (e == http::error::need_buffer) {
-      e = {};
-    }
-    pending.append(chunk, sizeof chunk - parser.get().body().size);
-    return !e;
-  };
+  body_lines lines{parser, [&] {
+    return s.step([&](auto done) { http::async_read_some(s.socket, s.buffer, parser, done); });
+  }};
 
   if (status != 200) {
-    while (pending.size() <= limits::max_docker_response_bytes && read_more()) {
-    }
+    lines.read_up_to(limits::max_docker_response_bytes);
     if (stop.stop_requested()) {
       return events_end::stopped;
     }
     if (s.timed_out) {
       return errs.transport(s, "read", asio::error::timed_out);
     }
-    return errs.status(status, pending);
+    return errs.status(status, lines.pending());
   }
 
   if (handler.on_open) {
@@ -280,14 +267,12 @@ caf::expected<events_end> engine_client::events(const event_handler& handler, st
   }
   s.until = clock_type::time_point::max(); // dockerd sends nothing while nothing happens
   for (;;) {
-    bool more = read_more();
-    for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-      auto line = pending.substr(0, nl);
-      pending.erase(0, nl + 1);
-      if (line.find_first_not_of(" \t\r") == std::string::npos) {
+    bool more = lines.read_more();
+    while (auto line = lines.next_line()) {
+      if (line->find_first_not_of(" \t\r") == std::string::npos) {
         continue;
       }
-      auto ev = parse_event(line);
+      auto ev = parse_event(*line);
       if (!ev) {
         return ev.error();
       }
@@ -298,7 +283,7 @@ caf::expected<events_end> engine_client::events(const event_handler& handler, st
     if (stop.stop_requested()) {
       return events_end::stopped;
     }
-    if (pending.size() > limits::max_docker_event_line_bytes) {
+    if (lines.pending().size() > limits::max_docker_event_line_bytes) {
       return make_error(ec::unavailable, errs.head + ": an event longer than " +
                                            std::to_string(limits::max_docker_event_line_bytes) +
                                            " bytes");

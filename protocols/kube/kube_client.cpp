@@ -14,6 +14,7 @@
 
 #include "core/errors.hpp"
 #include "core/limits.hpp"
+#include "protocols/http/body_lines.hpp"
 #include "protocols/kube/detail/text.hpp"
 #include "protocols/kube/kube_json.hpp"
 
@@ -335,26 +336,12 @@ kube_client::watch_attachments(const std::string& resource_version,
   }
   unsigned status = parser.get().result_int();
 
-  std::string pending; // body bytes not yet split into lines
-  char chunk[16384];
-  // Reads more of the body into `pending`: false at the end of the stream (or an error).
-  auto read_more = [&]() -> bool {
-    if (parser.is_done()) {
-      return false;
-    }
-    parser.get().body().data = chunk;
-    parser.get().body().size = sizeof chunk;
-    auto e = s.step([&](auto done) { http::async_read_some(s.stream, s.buffer, parser, done); });
-    if (e == http::error::need_buffer) {
-      e = {};
-    }
-    pending.append(chunk, sizeof chunk - parser.get().body().size);
-    return !e;
-  };
+  body_lines lines{parser, [&] {
+    return s.step([&](auto done) { http::async_read_some(s.stream, s.buffer, parser, done); });
+  }};
 
   if (status != 200) {
-    while (pending.size() <= limits::max_kube_response_bytes && read_more()) {
-    }
+    lines.read_up_to(limits::max_kube_response_bytes);
     if (s.timed_out) {
       return make_error(ec::timeout, "kube API " + cfg_.server + ": " + what +
                                        ": no answer before the deadline (read)");
@@ -362,7 +349,7 @@ kube_client::watch_attachments(const std::string& resource_version,
     if (status == 410) {
       return watch_end::gone;
     }
-    return status_error(cfg_, what, status, pending, *token);
+    return status_error(cfg_, what, status, lines.pending(), *token);
   }
 
   // Handles one line; nullopt: go on.
@@ -394,15 +381,13 @@ kube_client::watch_attachments(const std::string& resource_version,
   };
 
   for (;;) {
-    bool more = read_more();
-    for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-      auto line = pending.substr(0, nl);
-      pending.erase(0, nl + 1);
-      if (auto end = handle(line)) {
+    bool more = lines.read_more();
+    while (auto line = lines.next_line()) {
+      if (auto end = handle(*line)) {
         return std::move(*end);
       }
     }
-    if (pending.size() > limits::max_kube_watch_line_bytes) {
+    if (lines.pending().size() > limits::max_kube_watch_line_bytes) {
       return make_error(ec::unavailable, "kube API " + cfg_.server + ": " + what +
                                            ": a watch event longer than " +
                                            std::to_string(limits::max_kube_watch_line_bytes) +
@@ -416,7 +401,7 @@ kube_client::watch_attachments(const std::string& resource_version,
     return watch_end::stopped;
   }
   // The stream ended (cleanly, or the connection dropped): a last line without its newline counts.
-  if (auto end = handle(pending)) {
+  if (auto end = handle(lines.pending())) {
     return std::move(*end);
   }
   return watch_end::closed;
