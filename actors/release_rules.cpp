@@ -233,6 +233,40 @@ const char* to_string(release_reason reason) {
   return "other";
 }
 
+const std::vector<std::string>& release_reason_names() {
+  static const std::vector<std::string> names{
+    to_string(release_reason::stale_instance), to_string(release_reason::container_gone),
+    to_string(release_reason::died), to_string(release_reason::operator_request)};
+  return names;
+}
+
+dockerd_key make_dockerd_key(int pid, uint64_t start_ticks) {
+  return std::to_string(pid) + "@" + std::to_string(start_ticks);
+}
+
+std::vector<mount_id_state> mount_id_states(const volume_record& rec) {
+  std::vector<mount_id_state> out;
+  out.reserve(rec.mounts.size());
+  for (const auto& [id, count] : rec.mounts) {
+    mount_id_state s;
+    s.id = id;
+    s.count = count;
+    if (auto it = rec.origins.find(id); it != rec.origins.end()) {
+      s.instance = it->second.dockerd;
+      s.last_mounted = release_clock::time_point{
+        std::chrono::milliseconds{it->second.last_mounted_ms}};
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+mount_id_origin origin_of(const mount_id_state& s) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+    s.last_mounted.time_since_epoch());
+  return mount_id_origin{s.instance, ms.count()};
+}
+
 std::vector<release> decide_releases(const std::string& volume,
                                      const std::vector<mount_id_state>& ids,
                                      const engine_view& view, release_clock::time_point now,

@@ -5,6 +5,7 @@
 
 #include <caf/type_id.hpp>
 
+#include "actors/release_rules.hpp"
 #include "core/csi_types.hpp"
 #include "core/volume_record.hpp"
 
@@ -20,6 +21,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(berth, (berth::publish_request))
   CAF_ADD_TYPE_ID(berth, (berth::volume_stats))
   CAF_ADD_TYPE_ID(berth, (berth::modify_request))
+  CAF_ADD_TYPE_ID(berth, (berth::mount_id_origin))
+  CAF_ADD_TYPE_ID(berth, (berth::release_reason))
+  CAF_ADD_TYPE_ID(berth, (berth::mount_release))
 
   CAF_ADD_ATOM(berth, berth::atom, create, "create")
   CAF_ADD_ATOM(berth, berth::atom, mount, "mount")
@@ -45,5 +49,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_ATOM(berth, berth::atom, modify, "modify")
   CAF_ADD_ATOM(berth, berth::atom, close_window, "closewin")
   CAF_ADD_ATOM(berth, berth::atom, ping, "ping")
+  CAF_ADD_ATOM(berth, berth::atom, release, "release")
 
 CAF_END_TYPE_ID_BLOCK(berth)

@@ -15,6 +15,7 @@ uint64_t total_mounts(const volume_record& rec) {
 bool operator==(const volume_record& a, const volume_record& b) {
   return a.name == b.name && a.backend == b.backend && a.options == b.options
          && a.created_at == b.created_at && a.mounts == b.mounts
+         && a.origins == b.origins
          && a.mounted == b.mounted && a.mountpoint == b.mountpoint && a.kind == b.kind
          && a.owner == b.owner && a.capacity_bytes == b.capacity_bytes && a.source == b.source
          && a.staging_path == b.staging_path && a.staged_block == b.staged_block

@@ -17,6 +17,35 @@ using option_map = std::map<std::string, std::string>;
 /// Mount ID -> how many Mounts with that ID are outstanding (DESIGN bug 2).
 using mount_counts = std::map<std::string, uint32_t>;
 
+/// Who made one mount ID's count, and when (issue 11): what lets berth release an ID
+/// whose Unmount dockerd will never send.
+struct mount_id_origin {
+  /// The dockerd instance whose Mounts made the count, "PID@STARTTIME" (SO_PEERCRED
+  /// pid and /proc/PID/stat starttime of the plugin connection's peer; see
+  /// actors/release_rules.hpp dockerd_key). "" when the Mount came from something
+  /// berth could not identify as dockerd (ECS, a test client, state older than
+  /// issue 11): such an ID is never released automatically.
+  std::string dockerd;
+  /// Wall clock at the last counted Mount of the ID, ms since the epoch; 0 unknown.
+  int64_t last_mounted_ms = 0;
+};
+
+inline bool operator==(const mount_id_origin& a, const mount_id_origin& b) {
+  return a.dockerd == b.dockerd && a.last_mounted_ms == b.last_mounted_ms;
+}
+inline bool operator!=(const mount_id_origin& a, const mount_id_origin& b) {
+  return !(a == b);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, mount_id_origin& x) {
+  return f(caf::meta::type_name("mount_id_origin"), x.dockerd, x.last_mounted_ms);
+}
+
+/// Mount ID -> its origin. Holds only IDs that `mounts` counts; an ID counted
+/// without an entry has an unknown origin (dockerd "", last_mounted_ms 0).
+using mount_id_origin_map = std::map<std::string, mount_id_origin>;
+
 /// One CSI NodePublish of a volume at a target path.
 struct publication {
   bool readonly = false;
@@ -59,6 +88,7 @@ struct volume_record {
   option_map options;     ///< Docker driver options, or CSI parameters
   std::string created_at; ///< RFC 3339, UTC
   mount_counts mounts;
+  mount_id_origin_map origins; ///< who made each ID's count (issue 11)
   bool mounted = false;   ///< the host mount exists (made at first Mount)
   std::string mountpoint; ///< where it is mounted on the host, while mounted
 
@@ -97,7 +127,7 @@ inline bool operator!=(const volume_record& a, const volume_record& b) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, volume_record& x) {
   return f(caf::meta::type_name("volume_record"), x.name, x.backend, x.options,
-           x.created_at, x.mounts, x.mounted, x.mountpoint, x.kind, x.owner, x.capacity_bytes,
+           x.created_at, x.mounts, x.origins, x.mounted, x.mountpoint, x.kind, x.owner, x.capacity_bytes,
            x.source, x.staging_path, x.staged_block, x.stage_flags, x.stage_fs_type, x.device,
            x.published, x.mutable_parameters, x.modifications);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/release_rules.hpp"
 #include "core/errors.hpp"
 
 namespace berth {
@@ -236,7 +237,8 @@ backend_stats::backend_stats(const std::vector<std::string>& backends)
 
 telemetry::telemetry(const std::vector<std::string>& backends)
   : volumes(backends), modify_requests(modify_result_names()), modify_backend_calls(backends),
-    backends(backends), reconcile_actions(reconcile_action_names()) {
+    backends(backends), reconcile_actions(reconcile_action_names()),
+    mount_ids_released(release_reason_names()) {
 }
 
 std::string not_ready_reason(const telemetry& t) {

@@ -169,6 +169,12 @@ struct telemetry {
   persistence_stats persistence;
   backend_stats backends;
   counter_table reconcile_actions; ///< by reconcile_action_names()
+  /// Docker mount IDs released because dockerd will never Unmount them (issue 11),
+  /// by release_reason_names() (actors/release_rules.hpp); counted by the volume
+  /// actor when a release is committed.
+  counter_table mount_ids_released;
+  /// 1 while the Docker Engine API (--docker-api) answers, else 0 (docker_sync/).
+  atomic_gauge docker_engine_up;
   readiness ready;
 };
 

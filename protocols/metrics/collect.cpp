@@ -152,6 +152,14 @@ std::vector<family> collect(const telemetry& t, const process_stats* proc,
   out.push_back(by_label("berth_reconcile_actions_total",
                          "What start-up reconciliation with the host did, by action.", "action",
                          t.reconcile_actions));
+  out.push_back(by_label("berth_mount_ids_released_total",
+                         "Docker mount IDs released because dockerd will never Unmount them "
+                         "(a crashed dockerd, a dead or removed container, an operator), by "
+                         "reason.",
+                         "reason", t.mount_ids_released));
+  out.push_back(gauge("berth_docker_engine_up",
+                      "1 while the Docker Engine API (--docker-api) answers, else 0.",
+                      t.docker_engine_up.value()));
   out.push_back(gauge("berth_ready", "1 when berthd is ready (/readyz answers 200), else 0.",
                       not_ready_reason(t).empty() ? 1 : 0));
   auto info = make("berth_build_info", "The version and revision berthd was built from.",

@@ -175,7 +175,8 @@ for family in berth_operations_total berth_operation_duration_seconds berth_volu
   berth_reconcile_pending_volumes berth_modify_requests_total berth_modify_backend_calls_total \
   berth_journal_appends_total berth_journal_fsync_duration_seconds berth_group_commit_records \
   berth_journal_bytes berth_snapshot_duration_seconds berth_backend_call_duration_seconds \
-  berth_backend_timeouts_total berth_reconcile_actions_total berth_ready berth_build_info \
+  berth_backend_timeouts_total berth_reconcile_actions_total berth_mount_ids_released_total berth_docker_engine_up \
+  berth_ready berth_build_info \
   process_start_time_seconds process_resident_memory_bytes process_open_fds; do
   if grep -q "^# TYPE $family " "$METRICS_FILE"; then
     pass "the page has $family"

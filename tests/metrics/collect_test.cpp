@@ -158,6 +158,12 @@ TEST(collect, persistence_modify_and_reconcile_families) {
   EXPECT_LINE(page, "berth_modify_backend_calls_total{backend=\"local\"} 0");
   EXPECT_LINE(page, "berth_reconcile_actions_total{action=\"remounted\"} 4");
   EXPECT_LINE(page, "berth_reconcile_actions_total{action=\"cleared\"} 0");
+  t.mount_ids_released.add("died", 2);
+  t.docker_engine_up.set(1);
+  page = page_of(t);
+  EXPECT_LINE(page, "berth_mount_ids_released_total{reason=\"died\"} 2");
+  EXPECT_LINE(page, "berth_mount_ids_released_total{reason=\"operator\"} 0");
+  EXPECT_LINE(page, "berth_docker_engine_up 1");
 }
 
 TEST(collect, ready_build_and_process_families) {
@@ -199,6 +205,8 @@ TEST(collect, every_family_of_the_contract_is_on_the_page) {
          {"berth_backend_call_duration_seconds", "histogram"},
          {"berth_backend_timeouts_total", "counter"},
          {"berth_reconcile_actions_total", "counter"},
+         {"berth_mount_ids_released_total", "counter"},
+         {"berth_docker_engine_up", "gauge"},
          {"berth_ready", "gauge"},
          {"berth_build_info", "gauge"},
          {"process_start_time_seconds", "gauge"},
