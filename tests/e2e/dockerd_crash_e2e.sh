@@ -315,8 +315,8 @@ if wait_until 10 metric_is berth_docker_engine_up 0; then
 else
   fail "(f) berth_docker_engine_up 0 while dockerd is down" "got: '$(metric berth_docker_engine_up)'"
 fi
-check_nonempty "(f) berthd logs that the Docker Engine API is unreachable" \
-  "$(log_since "$mark" | grep 'Docker Engine API.*unreachable' | head -1)"
+check_nonempty "(f) berthd logs that dockerd does not answer" \
+  "$(log_since "$mark" | grep -E 'dockerd does not answer|Docker Engine API.*unreachable' | head -1)"
 sleep 1
 check "(f) nothing released while dockerd is down" "" "$(released_lines vf "$mark")"
 check_ok "(f) dockerd appears" dockerd_start
@@ -325,6 +325,8 @@ if wait_until 20 metric_is berth_docker_engine_up 1; then
 else
   fail "(f) berth_docker_engine_up 1 once dockerd appears" "got: '$(metric berth_docker_engine_up)'"
 fi
+check_nonempty "(f) berthd logs that dockerd answers again" \
+  "$(log_since "$mark" | grep -E 'dockerd answers again|Docker Engine API.*back' | head -1)"
 check_reconciled "(f)" "$mark"
 check_released "(f) the stale count from before" vf "$idf" stale_instance "$mark"
 check_unmounted "(f) after the catch-up" vf
