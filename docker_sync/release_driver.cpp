@@ -46,7 +46,8 @@ void release_driver::opened(const docker_engine::engine_instance& who,
                             release_clock::time_point now) {
   keeper_.opened(who);
   // After a new instance or an outage: what ran and died meanwhile is in a fresh list.
-  refresh_and_pass(keeper_.take_new_instance() ? "a new dockerd instance" : "dockerd is back",
+  refresh_and_pass(keeper_.take_new_instance() ? "a new dockerd instance"
+                                               : "the events stream opened",
                    now);
 }
 
@@ -96,8 +97,9 @@ std::optional<release_clock::time_point> release_driver::next_wakeup() const {
 
 void release_driver::refresh_and_pass(const char* why, release_clock::time_point now) {
   if (auto err = keeper_.refresh(now)) {
+    // The events follower says once per outage that dockerd does not answer.
     if (!refresh_failed_) {
-      spdlog::warn("mount IDs not reconciled ({}): dockerd's container list: {}", why,
+      spdlog::info("mount IDs not reconciled ({}): dockerd's container list: {}", why,
                    describe(err));
       refresh_failed_ = true;
     }
