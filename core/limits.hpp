@@ -115,6 +115,10 @@ inline constexpr std::chrono::milliseconds docker_events_backoff_cap{5000};
 inline constexpr std::chrono::minutes docker_event_window{10};
 inline constexpr size_t max_docker_events_kept = 10000;
 
+/// Mount ID -> container ties kept after their config.v2.json is gone (a removed
+/// container), so a destroyed container's IDs still name it; the oldest go first.
+inline constexpr size_t max_retained_mount_ids = 10000;
+
 /// The longest --die-grace-ms: well inside docker_event_window, so a die is still known when
 /// its grace ends.
 inline constexpr std::chrono::milliseconds max_die_grace{std::chrono::minutes(5)};

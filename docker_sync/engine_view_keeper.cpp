@@ -99,7 +99,7 @@ caf::error engine_view_keeper::refresh(release_clock::time_point now) {
   if (root_dir_.empty()) {
     view_.container_of.reset();
   } else if (auto map = read_map_(root_dir_)) {
-    view_.container_of = std::move(*map);
+    view_.container_of = merge_map(std::move(*map));
     map_warned_ = false;
   } else {
     view_.container_of.reset();
@@ -144,6 +144,24 @@ void engine_view_keeper::prune(release_clock::time_point now) {
     evs.erase(evs.begin(),
               evs.begin() + static_cast<std::ptrdiff_t>(evs.size() - limits::max_docker_events_kept));
   }
+}
+
+mount_map engine_view_keeper::merge_map(mount_map fresh) {
+  if (view_.container_of) {
+    for (const auto& [id, cid] : *view_.container_of) {
+      if (fresh.count(id) == 0 && retained_.emplace(id, cid).second) {
+        retained_order_.push_back(id);
+      }
+    }
+  }
+  while (retained_order_.size() > limits::max_retained_mount_ids) {
+    retained_.erase(retained_order_.front());
+    retained_order_.pop_front();
+  }
+  for (const auto& [id, cid] : retained_) {
+    fresh.emplace(id, cid); // a fresh read's tie wins
+  }
+  return fresh;
 }
 
 bool engine_view_keeper::take_new_instance() {

@@ -5,6 +5,7 @@
 // its container list, the recent die and destroy events, the mount-ID map from
 // config.v2.json. Single-threaded: the reconciliation's worker owns it.
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -41,7 +42,9 @@ public:
   }
 
   /// Asks dockerd for its container list (taken at `now`) and re-reads the mount map
-  /// (DockerRootDir from /info, asked again for a new instance). On failure the view has no
+  /// (DockerRootDir from /info, asked again for a new instance); an ID's tie outlives its
+  /// container's config.v2.json (a `docker rm` deletes it), up to
+  /// limits::max_retained_mount_ids. On failure the view has no
   /// current dockerd until dockerd answers again. Returns the error (logged by the caller).
   caf::error refresh(release_clock::time_point now);
 
@@ -71,6 +74,8 @@ public:
 
 private:
   void seen(const docker_engine::engine_instance& who);
+  /// `fresh` (the last read) plus the ties earlier reads had that it lacks.
+  mount_map merge_map(mount_map fresh);
   void prune(release_clock::time_point now);
 
   std::shared_ptr<docker_engine::engine_api> api_;
@@ -80,6 +85,11 @@ private:
   std::optional<dockerd_key> last_;   ///< the last dockerd identified
   bool new_instance_ = false;
   std::string root_dir_;              ///< DockerRootDir of `last_`
+  /// Ties read before that the last read lacked (the container was removed, or dockerd
+  /// cleared the ID at an Unmount): mount IDs are random and never reused, so the tie
+  /// still holds. In `view_.container_of` too; oldest first in `retained_order_`.
+  mount_map retained_;
+  std::deque<std::string> retained_order_;
   bool map_warned_ = false;
   bool unknown_warned_ = false;
 };

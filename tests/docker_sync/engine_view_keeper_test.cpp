@@ -118,6 +118,21 @@ TEST(engine_view_keeper, only_die_and_destroy_are_kept_within_a_bounded_window) 
             "d" + std::to_string(limits::max_docker_events_kept + 4));
 }
 
+TEST(engine_view_keeper, a_tie_outlives_its_config_and_a_fresh_read_wins) {
+  auto engine = std::make_shared<test::fake_engine>();
+  mount_map on_disk{{"m1", "c1"}, {"m2", "c2"}};
+  engine_view_keeper k{engine, nullptr,
+                       [&](const std::string&) { return caf::expected<mount_map>{on_disk}; }};
+  ASSERT_FALSE(k.refresh(epoch));
+  on_disk = {{"m2", "c2"}, {"m3", "c3"}}; // c1 removed
+  ASSERT_FALSE(k.refresh(epoch + 1s));
+  ASSERT_TRUE(k.view().container_of);
+  EXPECT_EQ(*k.view().container_of, (mount_map{{"m1", "c1"}, {"m2", "c2"}, {"m3", "c3"}}));
+  on_disk = {};
+  ASSERT_FALSE(k.refresh(epoch + 2s));
+  EXPECT_EQ(k.view().container_of->size(), 3u);
+}
+
 TEST(mount_map, config_v2_json_ties_mount_ids_to_their_container) {
   mount_map m;
   ASSERT_FALSE(add_config_mount_ids(

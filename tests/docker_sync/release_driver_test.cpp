@@ -136,6 +136,24 @@ TEST_F(release_driver_test, a_destroy_event_releases_the_id_of_its_container) {
   EXPECT_EQ(engine->list_calls, lists + 1) << "nothing new: no list";
 }
 
+TEST_F(release_driver_test, a_removed_containers_ids_keep_their_tie_after_its_config_is_gone) {
+  // Counted before berth recorded instances (""): only the map may name its container.
+  map = mount_map{{id_a, ctr_c}};
+  registry.records = {test::docker_record("kv", id_a, 1, "", ms_at(10s))};
+  engine->set_running(ctr_c, "exited");
+  release_driver d{config()};
+  d.started(at(100s));
+  EXPECT_TRUE(registry.releases().empty());
+  // docker rm -f: dockerd deletes containers/<id>/ (config.v2.json too), then sends destroy.
+  engine->remove(ctr_c);
+  map = mount_map{};
+  d.event(ev("destroy", ctr_c, 150s), at(150s));
+  d.settle(at(150s));
+  auto sent = registry.releases();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].second.reason, release_reason::container_gone);
+}
+
 TEST_F(release_driver_test, a_die_releases_when_its_grace_ends_and_not_before) {
   map = mount_map{{id_a, ctr_c}};
   registry.records = {test::docker_record("kv", id_a, 1, cur_dockerd, ms_at(10s))};
