@@ -107,6 +107,8 @@ log "(e) a plugin Mount by hand with an ID of its own (ecs-task-1)"
 check_ok "(e) docker volume create ve" vol_create ve
 check "(e) Mount of ve with ID ecs-task-1 by hand (curl: not dockerd)" "" "$(mount_id ve ecs-task-1)"
 check_mounted "(e) after the hand-made Mount" ve
+check_contains "(e) berthctl inspect: no dockerd made ecs-task-1" "ecs-task-1: count 1, dockerd unknown, last mounted $(date -u +%Y-%m-%dT)" \
+  "$("$BERTHCTL" --socket "$ADMIN_SOCK" inspect ve 2>&1)"
 
 # -- (a) SIGKILL under a running container ---------------------------------------------
 log "(a) SIGKILL dockerd under a running container, restart it"
@@ -115,6 +117,10 @@ check_ok "(a) container ca uses va" run_bg ca va
 check_mounted "(a) while ca runs" va
 ida=$(ctl_only_id va)
 check_nonempty "(a) berthctl: one mount ID for ca" "$ida"
+inspect=$("$BERTHCTL" --socket "$ADMIN_SOCK" inspect va 2>&1)
+check_contains "(a) berthctl inspect: ca's ID was mounted by this dockerd" \
+  "$ida: count 1, dockerd $DOCKERD_PID@" "$inspect"
+check_contains "(a) berthctl inspect: when it was last mounted" "last mounted $(date -u +%Y-%m-%dT)" "$inspect"
 mark=$(log_mark)
 dockerd_kill9
 check_ok "(a) dockerd starts again after SIGKILL" dockerd_start
