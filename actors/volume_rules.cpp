@@ -27,6 +27,7 @@ unmount_action apply_unmount(volume_record& next, const std::string& id) {
   }
   if (--it->second == 0) {
     next.mounts.erase(it);
+    next.origins.erase(id); // keys(origins) stay within keys(mounts)
   }
   if (total_mounts(next) > 0 || !next.mounted) {
     return unmount_action::count_only;

@@ -46,6 +46,17 @@ TEST(volume_rules, last_unmount_across_ids_unmounts) {
   EXPECT_EQ(apply_unmount(rec, "b"), unmount_action::unmount_host);
 }
 
+TEST(volume_rules, the_last_unmount_of_an_id_drops_its_origin_too) {
+  auto rec = mounted_by({{"a", 2}, {"b", 1}});
+  rec.origins = {{"a", mount_id_origin{"1@2", 10}}, {"b", mount_id_origin{"1@2", 11}}};
+  EXPECT_EQ(apply_unmount(rec, "a"), unmount_action::count_only);
+  EXPECT_EQ(rec.origins.count("a"), 1u) << "a still counts once: its origin stays";
+  EXPECT_EQ(apply_unmount(rec, "a"), unmount_action::count_only);
+  EXPECT_EQ(rec.origins.count("a"), 0u) << "keys(origins) must stay within keys(mounts)";
+  EXPECT_EQ(apply_unmount(rec, "b"), unmount_action::unmount_host);
+  EXPECT_TRUE(rec.origins.empty());
+}
+
 TEST(volume_rules, unmount_of_an_unknown_id_changes_nothing) {
   auto rec = mounted_by({{"a", 1}});
   auto before = rec;
