@@ -71,6 +71,14 @@ std::string_view operation_of(const std::string& endpoint) {
 
 } // namespace
 
+dockerd_key dockerd_of(const caller& from) {
+  const auto* peer = from.peer();
+  if (peer == nullptr || !peer->known() || peer->command != "dockerd") {
+    return {};
+  }
+  return make_dockerd_key(peer->pid, peer->start_ticks);
+}
+
 docker_api::docker_api(caf::actor_system& sys, registry_actor registry,
                        std::shared_ptr<telemetry> stats)
   : registry_(std::move(registry)), gw_(sys), stats_(std::move(stats)) {

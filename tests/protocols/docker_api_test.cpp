@@ -244,3 +244,19 @@ TEST_F(docker_api_test, each_request_counts_once_with_its_code_and_duration) {
   }
   EXPECT_EQ(all, 5u) << "every request once, nothing twice";
 }
+
+// -- the dockerd behind a request (issue 11) --------------------------------------------
+
+TEST(docker_api_peer, only_a_peer_named_dockerd_gives_a_dockerd_key) {
+  auto from = [](process_stat p) {
+    return caller::tracked(caller::clock::time_point::max(),
+                           std::make_shared<const process_stat>(std::move(p)));
+  };
+  EXPECT_EQ(dockerd_of(from({4242, 981273, "dockerd"})), "4242@981273");
+  EXPECT_EQ(dockerd_of(from({4242, 981273, "berth-bench"})), "");
+  EXPECT_EQ(dockerd_of(from({4242, 981273, "dockerd-wrapper"})), "");
+  EXPECT_EQ(dockerd_of(from({4242, 981273, "ecs-agent"})), "");
+  EXPECT_EQ(dockerd_of(from({0, 0, "dockerd"})), "") << "an unknown pid is no instance";
+  EXPECT_EQ(dockerd_of(caller::tracked()), "") << "no peer (TCP, tests)";
+  EXPECT_EQ(dockerd_of(caller{}), "");
+}
