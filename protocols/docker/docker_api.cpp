@@ -148,7 +148,8 @@ void docker_api::handle(const std::string& method, const std::string& target, st
         from.on_gone(undo);
         a.ok(docker::encode_mountpoint(mountpoint));
       },
-      a.on_error(), atom::mount_v, std::move(req->name), std::move(req->id), from);
+      a.on_error(), atom::mount_v, std::move(req->name), std::move(req->id), dockerd_of(from),
+      from);
   } else if (endpoint == "/VolumeDriver.Unmount") {
     auto req = docker::decode_mount(body);
     if (!req) {
