@@ -280,6 +280,9 @@ std::vector<release> decide_releases(const std::string& volume,
     if (s.count == 0) {
       continue;
     }
+    if (!s.instance.empty() && s.instance != *view.current && view.alive.count(s.instance) > 0) {
+      continue; // another dockerd that still runs made it: this view does not show its containers
+    }
     std::optional<release> r;
     if (view.container_of) {
       auto it = view.container_of->find(s.id);

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,11 @@ struct engine_view {
   /// Mount ID -> container ID from config.v2.json MountPoints[].ID; none when
   /// DockerRootDir cannot be read. An ID it lacks is decided per volume.
   std::optional<std::map<std::string, std::string>> container_of;
+  /// dockerd instances other than `current` whose process still runs (the pid exists
+  /// with that start time). --docker-api may name another dockerd than the one that
+  /// uses the plugin: neither its containers nor its events show here, so an ID one of
+  /// these made is never released automatically (only an operator may).
+  std::set<dockerd_key> alive;
 };
 
 /// Why an ID is released: the label of berth_mount_ids_released_total{reason}.
@@ -172,7 +178,8 @@ struct release {
 /// The automatic releases for volume `volume` holding `ids`, as of `now`.
 /// An ID whose container uses its mounts now is never released, nor an ID
 /// without a recorded dockerd instance that the map does not name (ECS,
-/// another caller's IDs), nor anything while `view.current` is none.
+/// another caller's IDs), nor an ID made by a dockerd in `view.alive` (another
+/// live dockerd), nor anything while `view.current` is none.
 /// The caller decides again when the release transition's turn comes, on the
 /// committed record: a Mount may have replaced an older dockerd's counts since.
 std::vector<release> decide_releases(const std::string& volume,

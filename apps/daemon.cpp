@@ -5,7 +5,8 @@
 //   metrics endpoint (/readyz 503 until ready) ─▶ load state (snapshot + journal, or an ECS import) ─▶ reconcile with mountinfo
 //     ─▶ detach loop devices no record stages ─▶ compact (records the boot id)
 //     ─▶ persistence + registry actors
-//     ─▶ Docker and admin sockets, CSI gRPC socket ─▶ sigwait ─▶ graceful stop
+//     ─▶ Docker and admin sockets, CSI gRPC socket ─▶ dockerd reconciliation (docker_sync/)
+//     ─▶ sigwait ─▶ graceful stop
 
 #include <cerrno>
 #include <csignal>
@@ -33,6 +34,8 @@
 #include "backends/stall_backend.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
+#include "docker_sync/docker_sync.hpp"
+#include "docker_sync/registry_seams.hpp"
 #include "persistence/boot_id.hpp"
 #include "persistence/crash_point.hpp"
 #include "persistence/ecs_import.hpp"
@@ -41,6 +44,8 @@
 #include "protocols/admin/admin_api.hpp"
 #include "protocols/bridge.hpp"
 #include "protocols/csi/csi_server.hpp"
+#include "protocols/docker_engine/engine_client.hpp"
+#include "protocols/docker_engine/engine_url.hpp"
 #include "protocols/docker/docker_api.hpp"
 #include "protocols/http/unix_http_server.hpp"
 #include "recovery/loop_sweep.hpp"
@@ -162,7 +167,8 @@ caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
 
 caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
                          const backend_map& backends, const daemon_options& opts,
-                         const std::shared_ptr<telemetry>& stats) {
+                         const std::shared_ptr<telemetry>& stats,
+                         std::shared_ptr<operator_release_desk> desk) {
   if (!opts.docker_socket.empty()) {
     srv.docker = std::make_unique<docker_api>(sys, reg, stats);
     auto* api = srv.docker.get();
@@ -179,7 +185,7 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
     spdlog::info("Docker volume plugin listening on {}", opts.docker_socket);
   }
   if (!opts.admin_socket.empty()) {
-    srv.admin = std::make_unique<admin_api>(sys, reg, stats);
+    srv.admin = std::make_unique<admin_api>(sys, reg, stats, std::move(desk));
     auto* api = srv.admin.get();
     srv.listeners.push_back(std::make_unique<unix_http_server>(
       srv.io,
@@ -212,6 +218,26 @@ void stop_servers(servers& srv, std::chrono::steady_clock::time_point deadline) 
       deadline - std::chrono::steady_clock::now());
     srv.csi->stop(std::max(left, std::chrono::milliseconds(0)));
   }
+}
+
+/// The dockerd reconciliation (issue 11): the Engine API at --docker-api (none when it is
+/// empty: berthctl release then drops IDs unchecked), the registry behind its seams.
+std::shared_ptr<docker_sync::docker_sync> make_docker_sync(caf::actor_system& sys,
+                                                           registry_actor reg,
+                                                           const daemon_options& opts,
+                                                           std::shared_ptr<telemetry> stats) {
+  docker_sync::sync_config cfg;
+  if (!opts.docker_api.empty()) {
+    auto path = docker_engine::parse_api_url(opts.docker_api); // checked by the options
+    if (path) {
+      cfg.driver.api = std::make_shared<docker_engine::engine_client>(*path);
+    }
+  }
+  cfg.driver.records = docker_sync::make_registry_record_source(sys, reg);
+  cfg.driver.sink = docker_sync::make_registry_release_sink(sys, reg);
+  cfg.driver.stats = std::move(stats);
+  cfg.driver.die_grace = opts.die_grace;
+  return std::make_shared<docker_sync::docker_sync>(std::move(cfg));
 }
 
 /// Waits for SIGTERM or SIGINT. SIGHUP (blocked in main, like them) is logged and
@@ -260,8 +286,12 @@ void raise_open_file_limit() {
 
 /// Graceful stop: no new requests, in-flight ones finish, state is flushed.
 void stop_gracefully(servers& srv, caf::actor_system& sys, registry_actor reg,
-                     persistence_actor persistence, const daemon_options& opts) {
+                     persistence_actor persistence, docker_sync::docker_sync& sync,
+                     const daemon_options& opts) {
   auto deadline = std::chrono::steady_clock::now() + opts.stop_timeout;
+  // No new releases: the events stream ends at once; a release already sent is answered
+  // by the registry's drain below.
+  std::thread sync_stop{[&sync] { sync.stop(); }};
   stop_servers(srv, deadline);
   while (srv.in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -278,6 +308,7 @@ void stop_gracefully(servers& srv, caf::actor_system& sys, registry_actor reg,
   self->request(reg, remaining(), atom::drain_v)
     .receive([](atom::ok) {},
              [](caf::error& err) { spdlog::warn("volumes not idle: {}", describe(err)); });
+  sync_stop.join(); // bounded: an Engine API call by limits::docker_api_call_timeout
   self->request(persistence, remaining(), atom::flush_v)
     .receive([](atom::ok) { spdlog::info("state flushed"); },
              [](caf::error& err) { spdlog::error("state flush failed: {}", describe(err)); });
@@ -396,8 +427,9 @@ int run_daemon(const daemon_options& opts) {
     metrics->attach(reg, persistence);
   }
 
+  auto sync = make_docker_sync(sys, reg, opts, stats);
   servers srv;
-  if (auto err = start_servers(srv, sys, reg, backends, opts, stats)) {
+  if (auto err = start_servers(srv, sys, reg, backends, opts, stats, sync)) {
     spdlog::critical("{}", describe(err));
     stop_servers(srv, std::chrono::steady_clock::now());
     srv.guard.reset();
@@ -410,13 +442,16 @@ int run_daemon(const daemon_options& opts) {
     exec->stop();
     return 1;
   }
+  // Once the state has loaded and every volume was spawned (each reconciles first): its
+  // first pass queues behind those reconciliations, and never delays serving.
+  sync->start();
   stats->ready.serving = true;
   spdlog::info("berthd ready");
   test_crash_point("start-serving");
   auto sig = wait_for_signal();
   spdlog::info("signal {} received, stopping", sig);
   stats->ready.stopping = true; // /readyz: 503 while stopping
-  stop_gracefully(srv, sys, reg, persistence, opts);
+  stop_gracefully(srv, sys, reg, persistence, *sync, opts);
   if (metrics) {
     metrics->stop();
   }

@@ -7,6 +7,8 @@
 #include <map>
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "protocols/docker_engine/engine_url.hpp"
 #include "protocols/http/tcp_http_server.hpp"
 
 namespace berth {
@@ -65,6 +67,13 @@ Usage: berthd [options]
                             changed) once per N ms, counted from the last modification
                             that succeeded; an earlier one is refused (RESOURCE_EXHAUSTED)
                             naming when to retry; 0 = no limit (default 0)
+  --docker-api unix:///PATH dockerd's Engine API: berth releases the counts of Docker
+                            mount IDs that dockerd will never Unmount (a crashed dockerd,
+                            a destroyed container); empty turns it off
+                            (default unix:///var/run/docker.sock)
+  --die-grace-ms N          after a container's die event, how long dockerd may still
+                            Unmount its IDs before berth releases them (default 10000,
+                            at most 300000)
   --stop-timeout-ms N       on SIGTERM, wait this long for in-flight requests (default 30000)
   --executor-threads N      threads for blocking backend calls (default 16)
   --test-stall-volume NAMES TEST ONLY: stall these volumes' backend calls (a,b,...)
@@ -182,6 +191,26 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
     {"--modify-cooldown-ms", millis(opts.modify_cooldown, "--modify-cooldown-ms")},
     {"--coalesce-window-ms", millis(opts.coalesce_window, "--coalesce-window-ms")},
     {"--stop-timeout-ms", millis(opts.stop_timeout, "--stop-timeout-ms")},
+    {"--docker-api", [&](const std::string& v) -> caf::error {
+       if (!v.empty()) {
+         if (auto path = docker_engine::parse_api_url(v); !path) {
+           return usage_error("--docker-api: " + describe(path.error())
+                              + "; an empty value turns the reconciliation off");
+         }
+       }
+       opts.docker_api = v;
+       return {};
+     }},
+    {"--die-grace-ms", [&](const std::string& v) -> caf::error {
+       auto n = parse_count("--die-grace-ms", v);
+       if (!n || std::chrono::milliseconds(*n) > limits::max_die_grace) {
+         return usage_error("--die-grace-ms expects 0 to "
+                            + std::to_string(limits::max_die_grace.count())
+                            + " (milliseconds), got \"" + v + "\"");
+       }
+       opts.die_grace = std::chrono::milliseconds(*n);
+       return {};
+     }},
     {"--executor-threads", [&](const std::string& v) -> caf::error {
        auto n = parse_count("--executor-threads", v);
        if (!n || *n == 0) {

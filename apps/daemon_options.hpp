@@ -41,6 +41,12 @@ struct daemon_options {
   /// The coalescing window of every volume's mailbox (0: off).
   std::chrono::milliseconds coalesce_window{2000};
   std::chrono::milliseconds stop_timeout{std::chrono::seconds(30)};
+  /// dockerd's Engine API, "unix:///PATH", for reconciling Docker mount IDs with dockerd
+  /// (issue 11); "" turns the reconciliation off.
+  std::string docker_api = "unix:///var/run/docker.sock";
+  /// How long after a container's `die` an ID of it may still be Unmounted before berth
+  /// releases it (at most limits::max_die_grace).
+  std::chrono::milliseconds die_grace{10000};
   size_t executor_threads = 16;
   /// Test only: these volumes' backend calls stall for test_stall (benchmarks).
   std::set<std::string> test_stall_volumes;

@@ -46,7 +46,9 @@ public:
   bool start() {
     std::vector<std::string> args = {opt_.berthd,     "--state-dir",      opt_.state_dir,
                                      "--docker-socket", opt_.socket,    "--admin-socket",
-                                     opt_.socket + ".admin"};
+                                     opt_.socket + ".admin",
+                                     // Never the host's dockerd (a later --berthd-arg wins).
+                                     "--docker-api",    ""};
     args.insert(args.end(), opt_.berthd_args.begin(), opt_.berthd_args.end());
     std::vector<char*> argv;
     for (auto& a : args) {

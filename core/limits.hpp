@@ -108,6 +108,30 @@ inline constexpr std::chrono::milliseconds docker_events_backoff_first{250};
 /// it within this time.
 inline constexpr std::chrono::milliseconds docker_events_backoff_cap{5000};
 
+// -- the dockerd reconciliation (docker_sync) -------------------------------------------
+
+/// Container events (die, destroy) kept for the release rules: those of the last 10 minutes,
+/// and at most this many (the oldest go first). A die stays long enough for its grace.
+inline constexpr std::chrono::minutes docker_event_window{10};
+inline constexpr size_t max_docker_events_kept = 10000;
+
+/// Mount ID -> container ties kept after their config.v2.json is gone (a removed
+/// container), so a destroyed container's IDs still name it; the oldest go first.
+inline constexpr size_t max_retained_mount_ids = 10000;
+
+/// The longest --die-grace-ms: well inside docker_event_window, so a die is still known when
+/// its grace ends.
+inline constexpr std::chrono::milliseconds max_die_grace{std::chrono::minutes(5)};
+
+/// The largest DockerRootDir/containers/<id>/config.v2.json read for its mount IDs (they
+/// are a few KiB; a larger one is skipped and its IDs decided per volume).
+inline constexpr size_t max_docker_config_bytes = 4u << 20;
+
+/// How long the reconciliation waits for berthd's own registry (the Docker records, a
+/// release's answer). A release that unmounts waits for its backend call, itself bounded
+/// by --backend-timeout-ms; past this the release still runs, only its answer is not awaited.
+inline constexpr std::chrono::milliseconds docker_sync_registry_wait{std::chrono::minutes(2)};
+
 // -- berthctl -----------------------------------------------------------------------------
 
 /// The shortest refresh interval of `berthctl top --interval`: each refresh is a request

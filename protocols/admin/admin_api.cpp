@@ -53,8 +53,8 @@ parsed_target parse_target(std::string_view path) {
     auto action = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
     if (action.empty()) {
       t.route = "get";
-    } else if (action == "resize" || action == "modify") {
-      t.route = action == "resize" ? "resize" : "modify";
+    } else if (action == "resize" || action == "modify" || action == "release") {
+      t.route = action == "resize" ? "resize" : action == "modify" ? "modify" : "release";
       t.method = "POST";
     }
   }
@@ -114,8 +114,8 @@ void admin_api::responder::answer(unsigned status, std::string body,
 // -- dispatch ------------------------------------------------------------------------
 
 admin_api::admin_api(caf::actor_system& sys, registry_actor registry,
-                     std::shared_ptr<telemetry> stats)
-  : registry_(std::move(registry)), stats_(std::move(stats)), gw_(sys) {
+                     std::shared_ptr<telemetry> stats, std::shared_ptr<operator_release_desk> desk)
+  : registry_(std::move(registry)), desk_(std::move(desk)), stats_(std::move(stats)), gw_(sys) {
 }
 
 void admin_api::handle(const std::string& method, const std::string& target, std::string body,
@@ -127,7 +127,7 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   auto t = parse_target(path);
   responder r{std::move(reply), stats_, t.route};
   if (t.route == std::string_view{other_label}) {
-    auto hint = t.name.empty() ? "" : ": a volume has /resize and /modify";
+    auto hint = t.name.empty() ? "" : ": a volume has /resize, /modify and /release";
     r.fail(404, make_error(ec::not_found,
                            "unknown endpoint " + docker::quote_input(path) + hint));
     return;
@@ -159,6 +159,15 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   }
   if (route == "get") {
     get(std::move(name), std::move(r));
+    return;
+  }
+  if (route == "release") {
+    auto id = admin::decode_release(body);
+    if (!id) {
+      r.fail(400, id.error());
+      return;
+    }
+    release(std::move(name), std::move(*id), std::move(r));
     return;
   }
   modify_request req; // owner "": the admin may modify any record
@@ -225,6 +234,21 @@ void admin_api::modify(std::string name, modify_request req, responder r) {
   gw_.ask(
     registry_, transition_timeout, [r](volume_record& rec) { r.ok(admin_json(rec)); },
     on_error(r), atom::modify_v, std::move(name), std::move(req));
+}
+
+void admin_api::release(std::string name, std::string id, responder r) {
+  if (!desk_) {
+    r.fail(make_error(ec::unavailable, "this berthd cannot release mount IDs (no release desk)"));
+    return;
+  }
+  // The desk answers from its own thread, after asking dockerd and the volume.
+  desk_->release(name, id, [r, name, id](caf::expected<operator_release_result> res) {
+    if (!res) {
+      r.fail(res.error());
+      return;
+    }
+    r.ok(admin::encode_release(name, id, res->dropped, res->checked, res->unchecked_why));
+  });
 }
 
 } // namespace berth

@@ -7,6 +7,7 @@
 #include <caf/actor_system.hpp>
 
 #include "actors/actors.hpp"
+#include "docker_sync/operator_release.hpp"
 #include "protocols/bridge.hpp"
 #include "protocols/http/unix_http_server.hpp"
 #include "telemetry/telemetry.hpp"
@@ -19,6 +20,9 @@ namespace berth {
 ///   GET  /v1/volumes/NAME         -> record; 404 {"error":"..."} if unknown, 400 if NAME is invalid
 ///   POST /v1/volumes/NAME/resize  {"size_bytes": N}            -> the record after the change
 ///   POST /v1/volumes/NAME/modify  {"parameters": {"K": "V"}}   -> the record after the change
+///   POST /v1/volumes/NAME/release {"id": "MOUNT_ID"}           -> {"volume", "id", "dropped",
+///                                    "checked", "unchecked_why"} (operator_release_desk:
+///                                    a Docker volume's ID, refused while its container runs)
 ///   GET  /v1/status               -> version, uptime, readiness, volume counts, journal
 ///                                    (admin::status_json)
 ///   GET  /v1/operations           -> counts by code and latency histograms per
@@ -32,7 +36,9 @@ namespace berth {
 class admin_api {
 public:
   /// @param stats what status and operations read, and where requests are counted.
-  admin_api(caf::actor_system& sys, registry_actor registry, std::shared_ptr<telemetry> stats);
+  /// @param desk berthctl release's (the dockerd reconciliation); null: release answers 503.
+  admin_api(caf::actor_system& sys, registry_actor registry, std::shared_ptr<telemetry> stats,
+            std::shared_ptr<operator_release_desk> desk = nullptr);
 
   /// A handler_fn for unix_http_server; never blocks.
   void handle(const std::string& method, const std::string& target, std::string body,
@@ -63,8 +69,10 @@ private:
   void list(responder r);
   void get(std::string name, responder r);
   void modify(std::string name, modify_request req, responder r);
+  void release(std::string name, std::string id, responder r);
 
   registry_actor registry_;
+  std::shared_ptr<operator_release_desk> desk_;
   std::shared_ptr<telemetry> stats_;
   gateway gw_;
 };

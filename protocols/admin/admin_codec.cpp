@@ -5,6 +5,8 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
@@ -127,6 +129,50 @@ caf::expected<option_map> decode_modify(std::string_view body) {
     }
   }
   return out;
+}
+
+caf::expected<std::string> decode_release(std::string_view body) {
+  constexpr const char* example = R"({"id": "MOUNT_ID"} (berthctl inspect NAME lists the IDs))";
+  rapidjson::Document doc;
+  if (auto err = parse_body(body, "id", example, doc)) {
+    return err;
+  }
+  const auto& v = doc["id"];
+  if (!v.IsString()) {
+    return invalid(std::string{"\"id\" must be a string, got "} + json_type_name(v) + ": send "
+                   + example);
+  }
+  std::string id{v.GetString(), v.GetStringLength()};
+  if (id.empty()) {
+    return invalid(std::string{"\"id\" is empty: send "} + example);
+  }
+  if (id.size() > limits::max_mount_id_bytes) {
+    return invalid("\"id\" is " + std::to_string(id.size()) + " bytes, more than a mount ID has ("
+                   + std::to_string(limits::max_mount_id_bytes) + ")");
+  }
+  return id;
+}
+
+std::string encode_release(const std::string& volume, const std::string& id, uint32_t dropped,
+                           bool checked, const std::string& unchecked_why) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+  auto str = [&w](const std::string& s) {
+    w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+  };
+  w.StartObject();
+  w.Key("volume");
+  str(volume);
+  w.Key("id");
+  str(id);
+  w.Key("dropped");
+  w.Uint(dropped);
+  w.Key("checked");
+  w.Bool(checked);
+  w.Key("unchecked_why");
+  str(unchecked_why);
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
 }
 
 } // namespace berth::admin

@@ -5,6 +5,7 @@
 // 400) names the field and says what to send instead.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include <caf/expected.hpp>
@@ -22,5 +23,14 @@ caf::expected<uint64_t> decode_resize(std::string_view body);
 /// non-empty and at most limits::max_option_key_bytes, values at most
 /// limits::max_option_value_bytes; a key given twice is refused.
 caf::expected<option_map> decode_modify(std::string_view body);
+
+/// The body of POST /v1/volumes/NAME/release: {"id": "MOUNT_ID"}, a non-empty string of
+/// at most limits::max_mount_id_bytes. Returns the ID.
+caf::expected<std::string> decode_release(std::string_view body);
+
+/// The answer of POST /v1/volumes/NAME/release: {"volume", "id", "dropped", "checked",
+/// "unchecked_why"}.
+std::string encode_release(const std::string& volume, const std::string& id, uint32_t dropped,
+                           bool checked, const std::string& unchecked_why);
 
 } // namespace berth::admin

@@ -84,12 +84,15 @@ std::string pairs(const option_map& m) {
   return out.empty() ? "-" : out;
 }
 
-/// The admin API body of a resize or modify.
+/// The admin API body of a resize, modify or release.
 std::string change_body(const options& opts) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w{buf};
   w.StartObject();
-  if (opts.cmd == command::resize) {
+  if (opts.cmd == command::release) {
+    w.Key("id");
+    w.String(opts.mount_id.c_str(), static_cast<rapidjson::SizeType>(opts.mount_id.size()));
+  } else if (opts.cmd == command::resize) {
     w.Key("size_bytes");
     w.Uint64(opts.size_bytes);
   } else {
@@ -201,6 +204,15 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
       return size.error();
     }
     opts.size_bytes = *size;
+  } else if (cmd == "release") {
+    if (positional.size() != 3) {
+      return usage_error(positional.size() < 3 ? "release needs a volume name and a mount ID "
+                                                 "(berthctl inspect NAME lists the IDs)"
+                                               : "release takes a volume name and one mount ID");
+    }
+    opts.cmd = command::release;
+    opts.name = positional[1];
+    opts.mount_id = positional[2];
   } else if (cmd == "modify") {
     if (positional.size() < 3) {
       return usage_error("modify needs a volume name and at least one key=value");
@@ -351,6 +363,7 @@ std::string usage() {
            "       berthctl [--socket PATH] inspect NAME [--json]\n"
            "       berthctl [--socket PATH] resize NAME SIZE [--json]\n"
            "       berthctl [--socket PATH] modify NAME KEY=VALUE... [--json]\n"
+           "       berthctl [--socket PATH] release NAME MOUNT_ID [--json]\n"
            "       berthctl [--socket PATH] status [--json]\n"
            "       berthctl [--socket PATH] top [--interval SECONDS] [--json]\n"
            "       berthctl --help | --version [--json]\n"
@@ -368,6 +381,10 @@ std::string usage() {
            "                resize and modify go through the volume's coalescing window,\n"
            "                like CSI's ControllerExpandVolume and ControllerModifyVolume,\n"
            "                and print the size, parameters and modifications after it\n"
+           "  release NAME MOUNT_ID\n"
+           "                drop every count of one Docker mount ID that dockerd will never\n"
+           "                Unmount (berthctl inspect NAME lists the IDs); refused while the\n"
+           "                Docker API reports its container running\n"
            "  status        version, uptime, whether berthd is ready (and why not), volume\n"
            "                and mount counts, journal size, the last fsync's latency\n"
            "  top           a live view of operations per second and p50/p99 latency per\n"
@@ -437,6 +454,29 @@ std::string format_change(const volume_record& rec, command cmd) {
          + std::to_string(rec.modifications) + "\n";
 }
 
+caf::expected<std::string> format_release(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("volume")
+      || !doc["volume"].IsString() || !doc.HasMember("id") || !doc["id"].IsString()
+      || !doc.HasMember("dropped") || !doc["dropped"].IsUint()) {
+    return make_error(ec::internal, "an unreadable answer to release: " + body.substr(0, 200));
+  }
+  std::string id = doc["id"].GetString();
+  auto shown = id.size() > 12 ? short_id(id) + "…" : id;
+  std::string out = "released mount ID " + shown + " of volume " + doc["volume"].GetString()
+                    + " (count " + std::to_string(doc["dropped"].GetUint()) + " dropped)\n";
+  auto checked = doc.FindMember("checked");
+  if (checked != doc.MemberEnd() && checked->value.IsBool() && !checked->value.GetBool()) {
+    auto why = doc.FindMember("unchecked_why");
+    out += std::string{"(not checked against dockerd: "}
+           + (why != doc.MemberEnd() && why->value.IsString() ? why->value.GetString()
+                                                              : "berthd did not say why")
+           + ")\n";
+  }
+  return out;
+}
+
 caf::expected<std::string> admin_request(unix_http_client& client, const std::string& socket,
                                          const std::string& target,
                                          const std::string* post_body) {
@@ -492,6 +532,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     out << format_status(*status);
     return exit_ok;
   }
+  bool release = opts->cmd == command::release;
   bool change = opts->cmd == command::resize || opts->cmd == command::modify;
   std::string target = "/v1/volumes";
   if (opts->cmd != command::volumes) {
@@ -499,7 +540,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   if (change) {
     target += opts->cmd == command::resize ? "/resize" : "/modify";
+  } else if (release) {
+    target += "/release";
   }
+  change = change || release;
   auto post = change_body(*opts);
   auto body = admin_request(client, opts->socket, target, change ? &post : nullptr);
   if (!body) {
@@ -508,6 +552,15 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   if (opts->json) {
     out << *body << "\n";
+    return exit_ok;
+  }
+  if (release) {
+    auto text = format_release(*body);
+    if (!text) {
+      err << "berthctl: berthd sent " << describe(text.error()) << "\n";
+      return exit_failure;
+    }
+    out << *text;
     return exit_ok;
   }
   if (opts->cmd == command::volumes) {

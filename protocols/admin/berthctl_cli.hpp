@@ -26,13 +26,14 @@ inline constexpr const char* default_socket = "/run/berth/admin.sock";
 /// Exit codes: success, failure (unreachable, unknown volume, ...), usage error.
 enum exit_code : int { exit_ok = 0, exit_failure = 1, exit_usage = 2 };
 
-enum class command { help, version, volumes, inspect, resize, modify, status, top };
+enum class command { help, version, volumes, inspect, resize, modify, release, status, top };
 
 /// A parsed command line.
 struct options {
   std::string socket = default_socket;
   command cmd = command::help;
-  std::string name;       ///< for inspect, resize and modify
+  std::string name;       ///< for inspect, resize, modify and release
+  std::string mount_id;   ///< for release
   uint64_t size_bytes = 0; ///< for resize
   option_map parameters;  ///< for modify: the key=value pairs
   bool json = false;
@@ -67,6 +68,11 @@ std::string format_size(uint64_t bytes);
 /// The line resize and modify print: the volume's size, mutable parameters and
 /// modifications after the change.
 std::string format_change(const volume_record& rec, command cmd);
+
+/// What `berthctl release` prints for the admin API's answer `body`:
+/// "released mount ID X… of volume NAME (count N dropped)", and
+/// "(not checked against dockerd: WHY)" when it was not checked.
+caf::expected<std::string> format_release(const std::string& body);
 
 /// The --help text.
 std::string usage();

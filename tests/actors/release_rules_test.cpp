@@ -254,6 +254,35 @@ TEST(release_rules, without_the_map_a_die_releases_only_for_the_one_container_on
   EXPECT_TRUE(decide({counted(id_a, 1, new_dockerd, 50s)}, stale_list, 5000s).empty());
 }
 
+// -- another dockerd that still runs ----------------------------------------------
+
+TEST(release_rules, an_id_made_by_another_live_dockerd_is_never_released_automatically) {
+  // --docker-api names dockerd 5151, but dockerd 7777 (still running) made this count:
+  // 5151's list and events say nothing about 7777's containers.
+  const dockerd_key other = "7777@3000";
+  auto v = dockerd_now({}, 1000s); // no container mounts kv per 5151
+  v.alive = {other};
+  EXPECT_TRUE(decide({counted(id_a, 1, other, 10s)}, v, 1'000'000s).empty());
+  auto mapped = with_event(with_map(v, {{id_a, ctr_c}}), container_event::die, ctr_c, 100s);
+  EXPECT_TRUE(decide({counted(id_a, 1, other, 10s)}, mapped, 1'000'000s).empty());
+  // The same count once that dockerd is gone (not alive): stale.
+  v.alive.clear();
+  ASSERT_TRUE(is_one(decide({counted(id_a, 1, other, 10s)}, v), id_a,
+                     release_reason::stale_instance));
+}
+
+TEST(release_rules, the_alive_set_spares_only_the_instances_it_names) {
+  const dockerd_key other = "7777@3000";
+  auto v = dockerd_now({}, 1000s);
+  v.alive = {other};
+  auto out = decide({counted(id_a, 1, other, 10s), counted(id_b, 1, old_dockerd, 10s)}, v);
+  ASSERT_TRUE(is_one(out, id_b, release_reason::stale_instance));
+  // The current dockerd in the set changes nothing: its IDs follow the usual rules.
+  v.alive.insert(new_dockerd);
+  ASSERT_TRUE(is_one(decide({counted(id_a, 1, new_dockerd, 10s)}, v), id_a,
+                     release_reason::container_gone));
+}
+
 // -- IDs that name no container ------------------------------------------------
 
 TEST(release_rules, an_id_naming_no_container_is_never_released_automatically) {

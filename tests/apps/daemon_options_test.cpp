@@ -1,5 +1,5 @@
-// berthd's options: --kubelet-dir, --modify-cooldown-ms, --coalesce-window-ms and
-// --metrics-address (the others have no test yet).
+// berthd's options: --kubelet-dir, --modify-cooldown-ms, --coalesce-window-ms,
+// --metrics-address, --docker-api and --die-grace-ms (the others have no test yet).
 #include "apps/daemon_options.hpp"
 
 #include <gtest/gtest.h>
@@ -93,6 +93,47 @@ TEST(daemon_options, a_metrics_address_that_does_not_parse_is_refused_naming_it)
     auto msg = describe(opts.error());
     EXPECT_NE(msg.find("--metrics-address"), std::string::npos) << msg;
     EXPECT_NE(msg.find(bad), std::string::npos) << msg;
+  }
+}
+
+TEST(daemon_options, docker_api_defaults_to_dockerds_socket_and_empty_turns_it_off) {
+  auto opts = parse({});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->docker_api, "unix:///var/run/docker.sock");
+  opts = parse({"--docker-api", ""});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->docker_api, "");
+  opts = parse({"--docker-api=unix:///tmp/d/docker.sock"});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->docker_api, "unix:///tmp/d/docker.sock");
+}
+
+TEST(daemon_options, a_docker_api_other_than_unix_absolute_is_a_start_error_naming_it) {
+  for (const char* bad : {"tcp://127.0.0.1:2375", "/var/run/docker.sock", "unix://relative.sock",
+                          "unix://", "http://localhost"}) {
+    auto opts = parse({"--docker-api", bad});
+    ASSERT_FALSE(opts) << "accepted \"" << bad << "\"";
+    auto msg = describe(opts.error());
+    EXPECT_NE(msg.find("--docker-api"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(bad), std::string::npos) << msg;
+  }
+}
+
+TEST(daemon_options, die_grace_defaults_to_ten_seconds_and_is_bounded) {
+  auto opts = parse({});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->die_grace.count(), 10000);
+  opts = parse({"--die-grace-ms", "0"});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->die_grace.count(), 0);
+  opts = parse({"--die-grace-ms", "300000"});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->die_grace.count(), 300000);
+  for (const char* bad : {"300001", "-1", "10s", ""}) {
+    auto refused = parse({"--die-grace-ms", bad});
+    ASSERT_FALSE(refused) << "accepted \"" << bad << "\"";
+    auto msg = describe(refused.error());
+    EXPECT_NE(msg.find("--die-grace-ms"), std::string::npos) << msg;
   }
 }
 

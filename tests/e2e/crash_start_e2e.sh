@@ -42,7 +42,7 @@ PY
 crash_at() {
   echo "==== $(date +%H:%M:%S) crash run: BERTH_TEST_CRASH_AT=$1" >>"$BERTHD_LOG"
   BERTH_TEST_CRASH_AT="$1" timeout 60 "$BERTHD" --state-dir "$STATE" --docker-socket "$PLUGIN_SOCK" \
-    --admin-socket "$ADMIN_SOCK" "${METRICS_ARGS[@]}" >>"$BERTHD_LOG" 2>&1
+    --admin-socket "$ADMIN_SOCK" "${METRICS_ARGS[@]}" "${DOCKER_API_ARGS[@]}" >>"$BERTHD_LOG" 2>&1
   echo $?
 }
 

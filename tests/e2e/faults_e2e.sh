@@ -314,7 +314,7 @@ cat >"$E2E_TMP/ecs-state.json" <<EOF
 EOF
 STATE="$E2E_TMP/state-e"
 "$BERTHD" --state-dir "$STATE" --docker-socket "$PLUGIN_SOCK" --admin-socket "$ADMIN_SOCK" \
-  "${METRICS_ARGS[@]}" \
+  "${METRICS_ARGS[@]}" "${DOCKER_API_ARGS[@]}" \
   --import-ecs-state "$E2E_TMP/ecs-state.json" >>"$BERTHD_LOG" 2>&1 &
 BERTHD_PID=$!
 imported=""

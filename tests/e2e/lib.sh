@@ -322,14 +322,29 @@ berthd_answers() {
 # (127.0.0.1:9808): tests run in parallel. A later --metrics-address in EXTRA ARGS wins.
 METRICS_ARGS=(--metrics-address 127.0.0.1:0)
 
-# start_berthd STATEDIR SOCK ADMIN [EXTRA ARGS...]: starts berthd in the background and
+# The dockerd reconciliation (issue 11) is off unless a test asks for it: berthd's default
+# (--docker-api unix:///var/run/docker.sock) would reach the host's dockerd. use_docker_api
+# makes start_dockerd point it at the private dockerd. A later --docker-api in EXTRA ARGS wins.
+DOCKER_API_ARGS=(--docker-api "")
+WANT_DOCKER_API=""
+
+# use_docker_api: berthd started after start_dockerd reconciles with the private dockerd.
+use_docker_api() {
+  WANT_DOCKER_API=1
+  if [[ -n "${DOCKER_DIR:-}" && -n "${DOCKERD_PID:-}" ]]; then
+    DOCKER_API_ARGS=(--docker-api "unix://$DOCKER_DIR/docker.sock")
+  fi
+}
+
+# start_berthd STATEDIR SOCK ADMIN [EXTRA ARGS...]: starts berthd (with METRICS_ARGS and
+# DOCKER_API_ARGS) in the background and
 # waits (30 s) until the plugin socket answers. Sets BERTHD_PID. Returns 1 when it does not come up.
 start_berthd() {
   local state="$1" sock="$2" admin="$3"
   shift 3
-  echo "==== $(date +%H:%M:%S) start: $BERTHD --state-dir $state --docker-socket $sock --admin-socket $admin ${METRICS_ARGS[*]} $*" >>"$BERTHD_LOG"
+  echo "==== $(date +%H:%M:%S) start: $BERTHD --state-dir $state --docker-socket $sock --admin-socket $admin ${METRICS_ARGS[*]} ${DOCKER_API_ARGS[*]} $*" >>"$BERTHD_LOG"
   "$BERTHD" --state-dir "$state" --docker-socket "$sock" --admin-socket "$admin" \
-    "${METRICS_ARGS[@]}" "$@" >>"$BERTHD_LOG" 2>&1 &
+    "${METRICS_ARGS[@]}" "${DOCKER_API_ARGS[@]}" "$@" >>"$BERTHD_LOG" 2>&1 &
   BERTHD_PID=$!
   local deadline=$((SECONDS + 30))
   while ! berthd_answers "$sock"; do
@@ -546,6 +561,9 @@ start_dockerd() {
     sleep 0.5
   done
   log "dockerd up (pid $DOCKERD_PID, $("$DOCKER_CLI" version --format 'server {{.Server.Version}}' 2>/dev/null))"
+  if [[ -n "$WANT_DOCKER_API" ]]; then
+    DOCKER_API_ARGS=(--docker-api "$DOCKER_HOST")
+  fi
 }
 
 # stop_dockerd: removes every container, stops dockerd and its containerd.

@@ -83,7 +83,7 @@ log_lines=$(wc -l <"$BERTHD_LOG")
 echo "==== $(date +%H:%M:%S) start, held at start-loading while $HOLD exists" >>"$BERTHD_LOG"
 BERTH_TEST_HOLD_AT="start-loading:$HOLD" "$BERTHD" --state-dir "$STATE" \
   --docker-socket "$PLUGIN_SOCK" --admin-socket "$ADMIN_SOCK" "${CSI_ARGS[@]}" \
-  --metrics-address 127.0.0.1:0 >>"$BERTHD_LOG" 2>&1 &
+  --metrics-address 127.0.0.1:0 "${DOCKER_API_ARGS[@]}" >>"$BERTHD_LOG" 2>&1 &
 BERTHD_PID=$!
 got_address() {
   [[ -n "$(metrics_address_after "$log_lines")" ]]
@@ -131,7 +131,7 @@ check "POST /metrics is 405" 405 \
 # -- 2. start-up errors name the address and the option -----------------------------------
 check_fails "a second berthd on the same metrics address does not start" \
   timeout 30 "$BERTHD" --state-dir "$E2E_TMP/state2" --docker-socket "" --admin-socket "" \
-  --metrics-address "$ADDR"
+  "${DOCKER_API_ARGS[@]}" --metrics-address "$ADDR"
 check_contains "its error names the address" "cannot bind $ADDR" "$LAST_OUTPUT"
 check_contains "its error names the option" "--metrics-address $ADDR" "$LAST_OUTPUT"
 check_fails "an address that does not parse is refused" "$BERTHD" --metrics-address nonsense
