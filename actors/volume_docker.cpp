@@ -94,7 +94,7 @@ void run_create(self_ptr self, caf::response_promise rp, option_map options) {
 
 namespace {
 
-/// ", 2 count(s) of an older dockerd replaced" when a Mount replaced some.
+/// "; 2 count(s) of an older dockerd replaced" when a Mount replaced some, else "".
 std::string replaced_part(uint32_t replaced) {
   if (replaced == 0) {
     return "";

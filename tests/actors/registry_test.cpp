@@ -102,7 +102,8 @@ TEST_F(registry_test, a_failed_create_leaves_no_name_behind) {
   EXPECT_TRUE(list().empty());
   EXPECT_EQ(storage->removes, 1) << "the created storage is undone";
   EXPECT_TRUE(
-    test::call<std::string>(self, reg, atom::mount_v, std::string{"v"}, std::string{"c"}, std::string{}, caller{}));
+    test::call<std::string>(self, reg, atom::mount_v,
+                            std::string{"v"}, std::string{"c"}, std::string{}, caller{}));
 }
 
 TEST_F(registry_test, serves_loaded_state_with_its_counts) {
