@@ -38,11 +38,20 @@ using persistence_actor = caf::typed_actor<
 using volume_actor = caf::typed_actor<
   /// Creates the volume (idempotent with equal options).
   replies_to<atom::create, option_map>::with<atom::ok>,
-  /// Counts one Mount for a mount ID; mounts on the host at the first. Returns the
-  /// mountpoint. Not started when the caller has gone by its turn.
-  replies_to<atom::mount, std::string, caller>::with<std::string>,
+  /// Counts one Mount for a mount ID from a dockerd instance (its dockerd_key, ""
+  /// when not a dockerd berth identified), recording the ID's origin; mounts on the
+  /// host at the first. A Mount from another dockerd than the one that made the ID's
+  /// counts replaces them (release_rules count_mount). Returns the mountpoint. Not
+  /// started when the caller has gone by its turn.
+  replies_to<atom::mount, std::string, std::string, caller>::with<std::string>,
   /// Uncounts one Mount for a mount ID; unmounts at the last.
   replies_to<atom::unmount, std::string>::with<atom::ok>,
+  /// Drops the whole count of one mount ID (issue 11), decided again at its turn on
+  /// the committed record: an ID not counted is 0 when automatic (if_unchanged), else
+  /// ec::not_found; an automatic release whose origin changed since (a Mount came) is
+  /// 0. Unmounts the host when it was the last ID. Docker records only. Returns the
+  /// count dropped.
+  replies_to<atom::release, mount_release>::with<uint32_t>,
   /// Removes the volume when its record belongs to this owner (owner_docker,
   /// owner_csi) and is of this kind (a volume or a snapshot); another owner's
   /// or kind's record is ec::not_found (Docker Remove, CSI Delete{Volume,Snapshot}).
@@ -89,8 +98,11 @@ using volume_actor = caf::typed_actor<
 /// adapters send. The unscoped get and list are the admin API's, which sees all.
 using registry_actor = caf::typed_actor<
   replies_to<atom::create, std::string, option_map>::with<atom::ok>,
-  replies_to<atom::mount, std::string, std::string, caller>::with<std::string>,
+  /// Docker Mount of (name, mount ID, dockerd key, caller): the volume's mount above.
+  replies_to<atom::mount, std::string, std::string, std::string, caller>::with<std::string>,
   replies_to<atom::unmount, std::string, std::string>::with<atom::ok>,
+  /// The volume's release above, by name (another owner's record is not_found).
+  replies_to<atom::release, std::string, mount_release>::with<uint32_t>,
   /// Removes `name` if it is a record of `owner` and `kind` (one message: no race
   /// with a re-creation as another kind).
   replies_to<atom::remove, std::string, std::string, record_kind>::with<atom::ok>,

@@ -291,9 +291,13 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
     [self](atom::create, const std::string& name, option_map& options) {
       return create(self, name, options);
     },
-    [self](atom::mount, const std::string& name, std::string& id,
+    [self](atom::mount, const std::string& name, std::string& id, std::string& dockerd,
            caller& from) -> caf::result<std::string> {
-      return forward<std::string>(self, name, atom::mount_v, std::move(id), std::move(from));
+      return forward<std::string>(self, name, atom::mount_v, std::move(id), std::move(dockerd),
+                                  std::move(from));
+    },
+    [self](atom::release, const std::string& name, mount_release& r) -> caf::result<uint32_t> {
+      return forward<uint32_t>(self, name, atom::release_v, std::move(r));
     },
     [self](atom::unmount, const std::string& name,
            std::string& id) -> caf::result<atom::ok> {

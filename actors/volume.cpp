@@ -56,15 +56,25 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                run_create(self, rp, options);
                              });
     },
-    [self](atom::mount, std::string& id, caller& from) -> caf::result<std::string> {
+    [self](atom::mount, std::string& id, std::string& dockerd,
+           caller& from) -> caf::result<std::string> {
       return enqueue_request(self, "mount (id " + short_id(id) + ")", admits::existing,
                              owner_docker, std::move(from),
-                             [self, id](caf::response_promise rp) { run_mount(self, rp, id); });
+                             [self, id, dockerd](caf::response_promise rp) {
+                               run_mount(self, rp, id, dockerd);
+                             });
     },
     [self](atom::unmount, std::string& id) -> caf::result<atom::ok> {
       return enqueue_request(self, "unmount (id " + short_id(id) + ")", admits::existing,
                              owner_docker, {},
                              [self, id](caf::response_promise rp) { run_unmount(self, rp, id); });
+    },
+    [self](atom::release, mount_release& r) -> caf::result<uint32_t> {
+      // No caller: like an Unmount, a release runs even when its client left.
+      return enqueue_request(self, "release of mount ID " + short_id(r.id), admits::existing,
+                             owner_docker, {}, [self, r = std::move(r)](caf::response_promise rp) {
+                               run_release(self, rp, r);
+                             });
     },
     [self](atom::remove, std::string& owner, record_kind kind) -> caf::result<atom::ok> {
       return enqueue_request(self, "remove", admits::existing, std::move(owner), {},

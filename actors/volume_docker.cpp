@@ -92,16 +92,30 @@ void run_create(self_ptr self, caf::response_promise rp, option_map options) {
   transact(self, rp, creation(self, std::move(next)), reply_ok);
 }
 
-void run_mount(self_ptr self, caf::response_promise rp, std::string id) {
+namespace {
+
+/// "; 2 count(s) of an older dockerd replaced" when a Mount replaced some, else "".
+std::string replaced_part(uint32_t replaced) {
+  if (replaced == 0) {
+    return "";
+  }
+  return "; " + std::to_string(replaced) + " count(s) of an older dockerd replaced";
+}
+
+} // namespace
+
+void run_mount(self_ptr self, caf::response_promise rp, std::string id, dockerd_key dockerd) {
   auto& st = self->state;
   if (auto err = check_mount(st.rec, id)) {
     answer(self, rp, err);
     return;
   }
+  auto now = release_clock::now(); // one instant: the host-mount path applies it again below
   auto next = st.rec;
-  if (apply_mount(next, id) == mount_action::count_only) {
+  auto effect = apply_mount(next, id, dockerd, now);
+  if (effect.action == mount_action::count_only) {
     auto line = "volume " + next.name + " mount counted (id " + short_id(id) + ", count "
-                + std::to_string(next.mounts[id]) + ")";
+                + std::to_string(effect.count) + replaced_part(effect.replaced) + ")";
     auto mp = next.mountpoint;
     commit(self, rp, std::move(next), mp, line);
     return;
@@ -109,9 +123,9 @@ void run_mount(self_ptr self, caf::response_promise rp, std::string id) {
   transition<std::string> t;
   t.what = "mount";
   t.work = host_mount(self, st.rec, undo_late_mount(self));
-  t.apply = [id](const volume_record& before, const std::string& mp) {
+  t.apply = [id, dockerd, now](const volume_record& before, const std::string& mp) {
     auto next = before;
-    apply_mount(next, id);
+    apply_mount(next, id, dockerd, now);
     set_mounted(next, mp);
     return next;
   };
@@ -120,10 +134,43 @@ void run_mount(self_ptr self, caf::response_promise rp, std::string id) {
     unmount_host(self, unsaved, std::move(done));
   };
   t.undoing = "unmounting again";
-  t.committed = [id](const volume_record& rec, const std::string& mp) {
-    return "volume " + rec.name + " mounted at " + mp + " (id " + short_id(id) + ", count 1)";
+  t.committed = [id, replaced = effect.replaced](const volume_record& rec, const std::string& mp) {
+    auto it = rec.mounts.find(id);
+    auto count = it == rec.mounts.end() ? 0u : it->second;
+    return "volume " + rec.name + " mounted at " + mp + " (id " + short_id(id) + ", count "
+           + std::to_string(count) + replaced_part(replaced) + ")";
   };
   transact(self, rp, std::move(t), [](const std::string& mp, const volume_record&) { return mp; });
+}
+
+transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)> uncount,
+                              std::function<std::string(const volume_record&)> line) {
+  auto before = self->state.rec;
+  transition<none> t;
+  t.what = "unmount";
+  t.work = [self, before](std::function<void(caf::expected<none>)> then) {
+    unmount_host(self, before, [then](caf::error err) {
+      if (err) {
+        then(std::move(err));
+      } else {
+        then(none{});
+      }
+    });
+  };
+  t.apply = [uncount](const volume_record& rec, none) {
+    auto next = rec;
+    uncount(next);
+    set_unmounted(next);
+    return next;
+  };
+  t.undo = [self, before](const volume_record&, done_fn done) {
+    host_mount(self, before)([done](caf::expected<std::string> mp) {
+      done(mp ? caf::error{} : mp.error());
+    });
+  };
+  t.undoing = "mounting again";
+  t.committed = [line](const volume_record& rec, none) { return line(rec); };
+  return t;
 }
 
 void run_unmount(self_ptr self, caf::response_promise rp, std::string id) {
@@ -141,33 +188,11 @@ void run_unmount(self_ptr self, caf::response_promise rp, std::string id) {
     commit(self, rp, std::move(next), atom::ok_v, line);
     return;
   }
-  auto before = st.rec;
-  transition<none> t;
-  t.what = "unmount";
-  t.work = [self, before](std::function<void(caf::expected<none>)> then) {
-    unmount_host(self, before, [then](caf::error err) {
-      if (err) {
-        then(std::move(err));
-      } else {
-        then(none{});
-      }
+  auto t = unmount_last(
+    self, [id](volume_record& next) { apply_unmount(next, id); },
+    [id](const volume_record& rec) {
+      return "volume " + rec.name + " unmounted (id " + short_id(id) + ", count 0)";
     });
-  };
-  t.apply = [id](const volume_record& rec, none) {
-    auto next = rec;
-    apply_unmount(next, id);
-    set_unmounted(next);
-    return next;
-  };
-  t.undo = [self, before](const volume_record&, done_fn done) {
-    host_mount(self, before)([done](caf::expected<std::string> mp) {
-      done(mp ? caf::error{} : mp.error());
-    });
-  };
-  t.undoing = "mounting again";
-  t.committed = [id](const volume_record& rec, none) {
-    return "volume " + rec.name + " unmounted (id " + short_id(id) + ", count 0)";
-  };
   transact(self, rp, std::move(t), reply_ok);
 }
 

@@ -1,5 +1,8 @@
 #include "actors/volume_rules.hpp"
 
+#include <algorithm>
+#include <optional>
+
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 
@@ -15,9 +18,27 @@ caf::error check_mount(const volume_record& rec, const std::string& id) {
                       "have; mount ID " + id.substr(0, 12) + " not counted (unmount unused ones)");
 }
 
-mount_action apply_mount(volume_record& next, const std::string& id) {
-  ++next.mounts[id];
-  return next.mounted ? mount_action::count_only : mount_action::mount_host;
+mount_effect apply_mount(volume_record& next, const std::string& id, const dockerd_key& mounter,
+                         release_clock::time_point now) {
+  std::optional<mount_id_state> existing;
+  if (auto it = next.mounts.find(id); it != next.mounts.end()) {
+    mount_id_state was;
+    was.id = id;
+    was.count = it->second;
+    if (auto o = next.origins.find(id); o != next.origins.end()) {
+      was.instance = o->second.dockerd;
+      auto last = release_clock::time_point{std::chrono::milliseconds{o->second.last_mounted_ms}};
+      was.last_mounted = last;
+      // Strictly later than the last Mount: equal origins mean no Mount came between.
+      now = std::max(now, last + std::chrono::milliseconds{1});
+    }
+    existing = std::move(was);
+  }
+  auto tagged = count_mount(existing, id, mounter, now);
+  next.mounts[id] = tagged.next.count;
+  next.origins[id] = origin_of(tagged.next);
+  auto action = next.mounted ? mount_action::count_only : mount_action::mount_host;
+  return mount_effect{action, tagged.next.count, tagged.replaced};
 }
 
 unmount_action apply_unmount(volume_record& next, const std::string& id) {
@@ -27,11 +48,23 @@ unmount_action apply_unmount(volume_record& next, const std::string& id) {
   }
   if (--it->second == 0) {
     next.mounts.erase(it);
+    next.origins.erase(id); // keys(origins) stay within keys(mounts)
   }
   if (total_mounts(next) > 0 || !next.mounted) {
     return unmount_action::count_only;
   }
   return unmount_action::unmount_host;
+}
+
+uint32_t drop_mount_id(volume_record& next, const std::string& id) {
+  auto it = next.mounts.find(id);
+  if (it == next.mounts.end()) {
+    return 0;
+  }
+  auto dropped = it->second;
+  next.mounts.erase(it);
+  next.origins.erase(id);
+  return dropped;
 }
 
 void set_mounted(volume_record& next, const std::string& mountpoint) {

@@ -7,6 +7,7 @@
 
 #include <caf/error.hpp>
 
+#include "actors/release_rules.hpp"
 #include "core/volume_record.hpp"
 
 namespace berth {
@@ -29,11 +30,28 @@ enum class unmount_action {
 /// Mount of an ID already counted always may.
 caf::error check_mount(const volume_record& rec, const std::string& id);
 
-/// Counts one Mount of `id` into `next` (a copy of the committed record).
-mount_action apply_mount(volume_record& next, const std::string& id);
+/// What one Mount did to the record.
+struct mount_effect {
+  mount_action action = mount_action::count_only;
+  uint32_t count = 0;    ///< the ID's count after it
+  uint32_t replaced = 0; ///< counts of an older dockerd dropped instead of added to
+};
 
-/// Uncounts one Mount of `id` from `next`.
+/// Counts one Mount of `id` from dockerd `mounter` ("" when not a dockerd berth
+/// identified) at `now` into `next` (a copy of the committed record), and records
+/// the ID's origin (count_mount: a Mount from another dockerd than the one that made
+/// the counts replaces them). The origin's last_mounted_ms always moves forward,
+/// even within one millisecond or when the clock steps back, so a release decided
+/// on the origin before this Mount (mount_release::if_unchanged) sees that it came.
+mount_effect apply_mount(volume_record& next, const std::string& id, const dockerd_key& mounter,
+                         release_clock::time_point now);
+
+/// Uncounts one Mount of `id` from `next`; its origin goes with its last count.
 unmount_action apply_unmount(volume_record& next, const std::string& id);
+
+/// Drops the whole count of `id` and its origin from `next` (a release); returns the
+/// count dropped (0: not counted).
+uint32_t drop_mount_id(volume_record& next, const std::string& id);
 
 /// Marks `next` mounted at `mountpoint` / unmounted.
 void set_mounted(volume_record& next, const std::string& mountpoint);

@@ -8,17 +8,23 @@ namespace berth {
 
 struct caller::state {
   clock::time_point deadline;
+  std::shared_ptr<const process_stat> peer; ///< set once, before the caller is shared
   mutable std::mutex mtx; ///< guards everything below
   std::string why;        ///< "" while the client waits
   bool answered = false;
   std::vector<std::function<void(const std::string&)>> on_gone;
 };
 
-caller caller::tracked(clock::time_point deadline) {
+caller caller::tracked(clock::time_point deadline, std::shared_ptr<const process_stat> peer) {
   caller out;
   out.state_ = std::make_shared<state>();
   out.state_->deadline = deadline;
+  out.state_->peer = std::move(peer);
   return out;
+}
+
+const process_stat* caller::peer() const {
+  return state_ ? state_->peer.get() : nullptr;
 }
 
 void caller::leave(const std::string& why) const {

@@ -11,6 +11,8 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 
+#include "core/proc_stat.hpp"
+
 namespace berth {
 
 /// Copies share one state, so the adapter can mark a caller gone after the request
@@ -21,8 +23,12 @@ public:
 
   caller() = default;
 
-  /// A caller its adapter tracks; past `deadline` it counts as gone.
-  static caller tracked(clock::time_point deadline = clock::time_point::max());
+  /// A caller its adapter tracks; past `deadline` it counts as gone. `peer` is the
+  /// process on the other end of its connection, read once per connection by the
+  /// server (unix sockets: SO_PEERCRED and /proc/PID/stat) and shared by every request
+  /// on it; null when the transport cannot say (TCP, gRPC).
+  static caller tracked(clock::time_point deadline = clock::time_point::max(),
+                        std::shared_ptr<const process_stat> peer = nullptr);
 
   /// The client went away (`why`: "connection closed", "call cancelled") before its
   /// answer reached it. Idempotent: the first reason stays; after answered() it is
@@ -40,6 +46,11 @@ public:
 
   /// Why the client is gone ("" while it still waits, and once answered).
   std::string gone() const;
+
+  /// The process that sent the request, as its connection's server read it; null
+  /// when unknown (an untracked caller, a transport without peer credentials).
+  /// Never changes after tracked(), so it needs no lock.
+  const process_stat* peer() const;
 
   /// Shared between copies.
   struct state;

@@ -157,6 +157,9 @@ constexpr size_t json_string_bytes(size_t n) {
 /// than the 64 KiB allowed for them.
 inline constexpr size_t max_record_json_bytes =
   max_mount_ids * (json_string_bytes(max_mount_id_bytes) + 12)
+  // mount_origins: each ID again, with its origin ({"dockerd":"PID@TICKS" of at most 31
+  // bytes,"last_mounted_ms":a 64-bit integer}: under 96 bytes with keys and punctuation)
+  + max_mount_ids * (json_string_bytes(max_mount_id_bytes) + 96)
   // options and mutable_parameters, each up to max_options entries
   + 2 * max_options * (json_string_bytes(max_option_key_bytes)
                        + json_string_bytes(max_option_value_bytes) + 2)

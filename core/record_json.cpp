@@ -89,6 +89,26 @@ void write_csi_fields(json_writer& w, const volume_record& rec, record_shape sha
   }
 }
 
+/// "mount_origins": {ID: {"dockerd": KEY, "last_mounted_ms": MS}}, in both shapes,
+/// only when the record holds one (Docker records of older state stay as they were).
+void write_origins(json_writer& w, const volume_record& rec) {
+  if (rec.origins.empty()) {
+    return;
+  }
+  w.Key("mount_origins");
+  w.StartObject();
+  for (const auto& [id, origin] : rec.origins) {
+    w.Key(id.c_str(), static_cast<rapidjson::SizeType>(id.size()));
+    w.StartObject();
+    w.Key("dockerd");
+    put_string(w, origin.dockerd);
+    w.Key("last_mounted_ms");
+    w.Int64(origin.last_mounted_ms);
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
 } // namespace
 
 void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_record& rec,
@@ -109,6 +129,7 @@ void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_re
     w.Uint(n);
   }
   w.EndObject();
+  write_origins(w, rec);
   w.Key("mounted");
   w.Bool(rec.mounted);
   w.Key("mountpoint");
@@ -243,6 +264,45 @@ caf::error read_csi_fields(const rapidjson::Value& v, volume_record& rec) {
   return {};
 }
 
+/// "mount_origins" (absent or null: none). Read after "mounts": an origin of an ID
+/// that `mounts` does not count is dropped (keys(origins) ⊆ keys(mounts)), but a
+/// wrong type is an error whatever the ID.
+caf::error read_origins(const rapidjson::Value& v, volume_record& rec) {
+  auto it = v.FindMember("mount_origins");
+  if (it == v.MemberEnd() || it->value.IsNull()) {
+    return {};
+  }
+  if (!it->value.IsObject()) {
+    return bad("\"mount_origins\" is not an object");
+  }
+  for (const auto& m : it->value.GetObject()) {
+    std::string id{m.name.GetString(), m.name.GetStringLength()};
+    auto where = "mount origin \"" + id + "\" in \"mount_origins\"";
+    if (!m.value.IsObject()) {
+      return bad(where + " is not an object");
+    }
+    mount_id_origin origin;
+    if (auto d = m.value.FindMember("dockerd"); d != m.value.MemberEnd() && !d->value.IsNull()) {
+      if (!d->value.IsString()) {
+        return bad("\"dockerd\" of " + where + " is not a string");
+      }
+      origin.dockerd.assign(d->value.GetString(), d->value.GetStringLength());
+    }
+    if (auto t = m.value.FindMember("last_mounted_ms");
+        t != m.value.MemberEnd() && !t->value.IsNull()) {
+      if (!t->value.IsInt64()) {
+        return bad("\"last_mounted_ms\" of " + where
+                   + " is not an integer (milliseconds since the epoch)");
+      }
+      origin.last_mounted_ms = t->value.GetInt64();
+    }
+    if (rec.mounts.count(id) > 0) {
+      rec.origins[id] = std::move(origin);
+    }
+  }
+  return {};
+}
+
 } // namespace
 
 caf::expected<volume_record> read_record(const rapidjson::Value& v) {
@@ -322,6 +382,9 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
     } else {
       return bad("\"mounts\" is neither an object nor an array");
     }
+  }
+  if (auto err = read_origins(v, rec)) {
+    return err;
   }
   if (auto it = v.FindMember("mounted"); it != v.MemberEnd()) {
     if (!it->value.IsBool()) {

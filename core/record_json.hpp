@@ -22,7 +22,8 @@ enum class record_shape {
 };
 
 /// Writes `rec` as one JSON object (the journal's and the admin API's shape):
-/// {"name","backend","options":{},"created_at","mounts":{ID:N},"mounted","mountpoint"}
+/// {"name","backend","options":{},"created_at","mounts":{ID:N},
+/// "mount_origins":{ID:{"dockerd","last_mounted_ms"}} (when any),"mounted","mountpoint"}
 /// then the CSI fields (see record_shape).
 void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_record& rec,
                   record_shape shape = record_shape::journal);
@@ -32,7 +33,9 @@ std::string record_to_json(const volume_record& rec, record_shape shape = record
 
 /// Reads a record written by write_record. Tolerant of older shapes (DESIGN bug 4):
 /// "mounts" may be a map whose values are null or 0 (each becomes 1) or an array
-/// of IDs (each becomes 1). Fails with a message naming the bad field.
+/// of IDs (each becomes 1); "mount_origins" may be absent (no origins), and an origin
+/// of an ID that "mounts" does not count is dropped. Fails with a message naming the
+/// bad field.
 caf::expected<volume_record> read_record(const rapidjson::Value& v);
 
 /// Parses a JSON string into a record.

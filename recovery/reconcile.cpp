@@ -13,6 +13,7 @@ namespace {
 
 void clear_mounts(volume_record& rec) {
   rec.mounts.clear();
+  rec.origins.clear();
   rec.mounted = false;
   rec.mountpoint.clear();
 }

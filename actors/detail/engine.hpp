@@ -260,17 +260,21 @@ void transact(self_ptr self, caf::response_promise rp, transition<T> t, Reply re
 }
 
 /// A transition of the record only (a counted mount, say): persists `next`,
-/// commits it, logs `line`, answers `reply`.
+/// commits it, logs `line`, runs `on_commit` (what counts the change, if anything),
+/// answers `reply`.
 template <class Reply>
 void commit(self_ptr self, caf::response_promise rp, volume_record next, Reply reply,
-            std::string line) {
-  persist(self, next, [self, rp, next, reply, line](caf::error err) mutable {
+            std::string line, std::function<void()> on_commit = {}) {
+  persist(self, next, [self, rp, next, reply, line, on_commit](caf::error err) mutable {
     if (err) {
       answer(self, rp, err);
       return;
     }
     commit_record(self, std::move(next));
     spdlog::info("{}", line);
+    if (on_commit) {
+      on_commit();
+    }
     answer(self, rp, std::move(reply));
   });
 }

@@ -3,6 +3,7 @@
 // The transitions of a volume, each a description the engine runs
 // (detail/engine.hpp). The behaviour (actors/volume.cpp) queues them.
 
+#include <functional>
 #include <string>
 
 #include <caf/response_promise.hpp>
@@ -14,10 +15,24 @@ namespace berth::detail {
 // -- Docker (actors/volume_docker.cpp) ----------------------------------------------
 
 void run_create(self_ptr self, caf::response_promise rp, option_map options);
-void run_mount(self_ptr self, caf::response_promise rp, std::string id);
+/// Counts a Mount of `id` from dockerd instance `dockerd` ("" unknown), with its origin.
+void run_mount(self_ptr self, caf::response_promise rp, std::string id, dockerd_key dockerd);
 void run_unmount(self_ptr self, caf::response_promise rp, std::string id);
 /// Docker Remove and CSI Delete{Volume,Snapshot}: only a record of `kind`.
 void run_remove(self_ptr self, caf::response_promise rp, record_kind kind);
+
+/// The host unmount when the last count leaves (the last Unmount, the release of
+/// the last mount ID): unmounts (a timeout falls back to a lazy detach), then commits
+/// the committed record with `uncount` applied, marked unmounted, and logs `line` of
+/// it; a record that cannot be saved mounts the volume again.
+transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)> uncount,
+                              std::function<std::string(const volume_record&)> line);
+
+// -- releases of mount IDs dockerd forgot (actors/volume_release.cpp) -----------------
+
+/// Drops one mount ID's whole count as `r` says, decided again on the committed
+/// record; answers the count dropped (see actors.hpp, atom::release).
+void run_release(self_ptr self, caf::response_promise rp, mount_release r);
 
 /// Creates `next`'s storage, then persists it: the volume exists once durable. A
 /// failed persist removes the storage again.

@@ -71,6 +71,14 @@ std::string_view operation_of(const std::string& endpoint) {
 
 } // namespace
 
+dockerd_key dockerd_of(const caller& from) {
+  const auto* peer = from.peer();
+  if (peer == nullptr || !peer->known() || peer->command != "dockerd") {
+    return {};
+  }
+  return make_dockerd_key(peer->pid, peer->start_ticks);
+}
+
 docker_api::docker_api(caf::actor_system& sys, registry_actor registry,
                        std::shared_ptr<telemetry> stats)
   : registry_(std::move(registry)), gw_(sys), stats_(std::move(stats)) {
@@ -140,7 +148,8 @@ void docker_api::handle(const std::string& method, const std::string& target, st
         from.on_gone(undo);
         a.ok(docker::encode_mountpoint(mountpoint));
       },
-      a.on_error(), atom::mount_v, std::move(req->name), std::move(req->id), from);
+      a.on_error(), atom::mount_v, std::move(req->name), std::move(req->id), dockerd_of(from),
+      from);
   } else if (endpoint == "/VolumeDriver.Unmount") {
     auto req = docker::decode_mount(body);
     if (!req) {

@@ -12,6 +12,13 @@
 
 namespace berth {
 
+/// The dockerd instance that sent a plugin request: make_dockerd_key(pid, start
+/// ticks) of its connection's peer (the process that connected: dockerd is the
+/// client of the plugin socket) when that process's command is "dockerd"; "" for
+/// anything else (a test client, ECS's agent, berth-bench) or an unknown peer, whose
+/// mount IDs are then never released automatically.
+dockerd_key dockerd_of(const caller& from);
+
 /// The Docker volume plugin endpoints (POST /Plugin.Activate,
 /// /VolumeDriver.{Create,Remove,Mount,Unmount,Path,Get,List,Capabilities}).
 /// Decodes, sends one message to the registry, encodes the reply. Handled

@@ -9,12 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
-
-#include "core/errors.hpp"
 
 namespace berth::docker_engine {
 
@@ -30,52 +25,12 @@ std::string engine_instance::describe() const {
          ", not dockerd: the socket is socket-activated" + started;
 }
 
-std::string parse_stat_command(const std::string& stat_line) {
-  auto open = stat_line.find('(');
-  auto close = stat_line.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open) {
-    return {};
-  }
-  return stat_line.substr(open + 1, close - open - 1);
-}
-
-caf::expected<uint64_t> parse_stat_start_ticks(const std::string& stat_line) {
-  auto close = stat_line.rfind(')');
-  if (close == std::string::npos) {
-    return make_error(ec::invalid_argument, "/proc/PID/stat: no ')' after the command name");
-  }
-  std::istringstream in{stat_line.substr(close + 1)};
-  std::string field;
-  // After ')' come field 3 (state) ... field 22 (starttime): the 20th word.
-  for (int n = 3; n <= 22; ++n) {
-    if (!(in >> field)) {
-      return make_error(ec::invalid_argument,
-                        "/proc/PID/stat: only " + std::to_string(n - 1) + " fields, starttime is field 22");
-    }
-  }
-  errno = 0;
-  char* end = nullptr;
-  auto ticks = std::strtoull(field.c_str(), &end, 10);
-  if (errno != 0 || end == field.c_str() || *end != '\0') {
-    return make_error(ec::invalid_argument, "/proc/PID/stat: starttime '" + field + "' is not a number");
-  }
-  return static_cast<uint64_t>(ticks);
-}
-
 namespace {
 
 /// pid's instance from /proc/PID/stat; unknown when it cannot be read.
 engine_instance instance_of(int pid) {
-  std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};
-  std::string line;
-  if (pid <= 0 || !in || !std::getline(in, line)) {
-    return {};
-  }
-  auto ticks = parse_stat_start_ticks(line);
-  if (!ticks) {
-    return {};
-  }
-  return engine_instance{pid, *ticks, parse_stat_command(line)};
+  auto p = read_process_stat(pid);
+  return engine_instance{p.pid, p.start_ticks, std::move(p.command)};
 }
 
 } // namespace

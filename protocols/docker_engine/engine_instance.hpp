@@ -10,6 +10,8 @@
 
 #include <caf/expected.hpp>
 
+#include "core/proc_stat.hpp"
+
 namespace berth::docker_engine {
 
 /// One dockerd process. pid 0: unknown (the peer is in another pid namespace, or its
@@ -43,12 +45,10 @@ struct engine_instance {
   }
 };
 
-/// Field 22 (starttime) of a /proc/PID/stat line. The command name (field 2) may hold spaces
-/// and parentheses: fields are counted after its last ')'. ec::invalid_argument when absent.
-caf::expected<uint64_t> parse_stat_start_ticks(const std::string& stat_line);
-
-/// Field 2 (the command name, without its parentheses) of a /proc/PID/stat line; "" when absent.
-std::string parse_stat_command(const std::string& stat_line);
+/// The /proc/PID/stat parsing lives in core/proc_stat.hpp, shared with the plugin socket's
+/// sessions (whose peer is the dockerd that connected).
+using berth::parse_stat_command;
+using berth::parse_stat_start_ticks;
 
 /// The inode of the socket at the other end of a connected unix socket (sock_diag's
 /// UNIX_DIAG_PEER); 0 when the kernel does not say.

@@ -20,7 +20,9 @@ using reply_fn = std::function<void(unsigned status, std::string content_type, s
 
 /// Handles one request; must call `reply` exactly once, now or later. `from` is the
 /// client: gone once it closes the connection before its answer, or the answer
-/// cannot be written; answered once the answer was written.
+/// cannot be written; answered once the answer was written. On a unix socket
+/// `from.peer()` names the client's process (SO_PEERCRED, /proc/PID/stat), read once
+/// per connection; null on TCP.
 using handler_fn = std::function<void(const std::string& method, const std::string& target,
                                       std::string body, reply_fn reply, const caller& from)>;
 

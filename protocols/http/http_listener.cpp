@@ -9,6 +9,7 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -132,7 +133,7 @@ private:
     keep_alive_ = req.keep_alive();
     version_ = req.version();
     ++owner_->in_flight;
-    from_ = caller::tracked();
+    from_ = caller::tracked(caller::clock::time_point::max(), peer());
     answering_ = false;
     watch_peer(from_);
     auto pending = std::make_shared<pending_reply>(shared_from_this());
@@ -149,6 +150,22 @@ private:
       spdlog::error("{}: handler failed with an unknown exception", owner_->name);
       pending->send(500, json_type, transport_error("internal error"));
     }
+  }
+
+  /// The process on the other end (unix sockets), read from /proc at the connection's
+  /// first request only: every later request on it shares the same answer, so a
+  /// keep-alive client (dockerd, berth-bench) costs no syscall per request.
+  std::shared_ptr<const process_stat> peer() {
+    if constexpr (std::is_same_v<Protocol, asio::local::stream_protocol>) {
+      if (!peer_read_) {
+        peer_read_ = true;
+        auto who = socket_peer(socket_.native_handle());
+        if (who.known()) {
+          peer_ = std::make_shared<const process_stat>(std::move(who));
+        }
+      }
+    }
+    return peer_;
   }
 
   /// While the request waits for its answer, notices the client closing the
@@ -261,6 +278,8 @@ private:
   bool keep_alive_ = true;
   unsigned version_ = 11;
   caller from_;            ///< the client of the request in flight
+  std::shared_ptr<const process_stat> peer_; ///< its process (unix sockets), once read
+  bool peer_read_ = false;
   bool answering_ = false; ///< its answer is being written (strand only)
 };
 

@@ -70,7 +70,8 @@ protected:
         caf::scoped_actor self{*ts.sys};
         for (int i = 0; i < pairs_each; ++i) {
           auto start = std::chrono::steady_clock::now();
-          auto m = test::call<std::string>(self, vols[name], atom::mount_v, std::string{"c"}, caller{});
+          auto m = test::call<std::string>(self, vols[name], atom::mount_v,
+                                           std::string{"c"}, std::string{}, caller{});
           auto u = test::call<atom::ok>(self, vols[name], atom::unmount_v, std::string{"c"});
           auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now()
                                                               - start).count();
@@ -129,7 +130,8 @@ TEST_F(hung_volumes_test, retries_on_hung_volumes_do_not_slow_the_others) {
     retriers.emplace_back([&, name] {
       caf::scoped_actor self{*ts.sys};
       while (!stop) {
-        (void)test::call<std::string>(self, vols[name], atom::mount_v, std::string{"r"}, caller{});
+        (void)test::call<std::string>(self, vols[name], atom::mount_v,
+                                      std::string{"r"}, std::string{}, caller{});
         ++retries;
         std::this_thread::sleep_for(5ms);
       }

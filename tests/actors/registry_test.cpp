@@ -77,7 +77,7 @@ TEST_F(registry_test, bad_names_and_options_are_refused_and_change_nothing) {
 TEST_F(registry_test, mount_of_an_unknown_volume_is_not_found) {
   start();
   auto err = test::call<std::string>(self, reg, atom::mount_v, std::string{"nope"},
-                                     std::string{"c1"}, caller{});
+                                     std::string{"c1"}, std::string{}, caller{});
   ASSERT_TRUE(err);
   EXPECT_EQ(describe(err), "no such volume: nope");
 }
@@ -102,8 +102,8 @@ TEST_F(registry_test, a_failed_create_leaves_no_name_behind) {
   EXPECT_TRUE(list().empty());
   EXPECT_EQ(storage->removes, 1) << "the created storage is undone";
   EXPECT_TRUE(
-    test::call<std::string>(self, reg, atom::mount_v, std::string{"v"}, std::string{"c"},
-                            caller{}));
+    test::call<std::string>(self, reg, atom::mount_v,
+                            std::string{"v"}, std::string{"c"}, std::string{}, caller{}));
 }
 
 TEST_F(registry_test, serves_loaded_state_with_its_counts) {
@@ -285,7 +285,7 @@ TEST_F(registry_test, docker_sees_and_touches_no_csi_volume) {
   EXPECT_EQ(code_of_error(removed), ec::not_found);
   EXPECT_EQ(describe(removed), "no such volume: pv1");
   auto mounted = test::call<std::string>(self, reg, atom::mount_v, std::string{"pv1"},
-                                         std::string{"c1"}, caller{});
+                                         std::string{"c1"}, std::string{}, caller{});
   EXPECT_EQ(code_of_error(mounted), ec::not_found);
   EXPECT_EQ(code_of_error(test::call<atom::ok>(self, reg, atom::unmount_v, std::string{"pv1"},
                                          std::string{"c1"})),

@@ -18,14 +18,19 @@ volume_record mounted_by(std::map<std::string, uint32_t> counts) {
   return rec;
 }
 
+/// A Mount by no identified dockerd, at a fixed instant.
+mount_action count(volume_record& rec, const std::string& id) {
+  return apply_mount(rec, id, "", release_clock::time_point{std::chrono::seconds{1000}}).action;
+}
+
 } // namespace
 
 TEST(volume_rules, first_mount_mounts_the_host_later_ones_only_count) {
   auto rec = mounted_by({});
-  EXPECT_EQ(apply_mount(rec, "c1"), mount_action::mount_host);
+  EXPECT_EQ(count(rec, "c1"), mount_action::mount_host);
   set_mounted(rec, "/mnt/v1");
-  EXPECT_EQ(apply_mount(rec, "c2"), mount_action::count_only);
-  EXPECT_EQ(apply_mount(rec, "c1"), mount_action::count_only);
+  EXPECT_EQ(count(rec, "c2"), mount_action::count_only);
+  EXPECT_EQ(count(rec, "c1"), mount_action::count_only);
   EXPECT_EQ(rec.mounts.at("c1"), 2u);
   EXPECT_EQ(total_mounts(rec), 3u);
 }
@@ -33,7 +38,7 @@ TEST(volume_rules, first_mount_mounts_the_host_later_ones_only_count) {
 TEST(volume_rules, docker_cp_mount_and_unmount_with_the_same_id_keeps_the_mount) {
   // dockerd mounts with the container's ID again for `docker cp` (DESIGN bug 2).
   auto rec = mounted_by({{"c1", 1}});
-  EXPECT_EQ(apply_mount(rec, "c1"), mount_action::count_only);
+  EXPECT_EQ(count(rec, "c1"), mount_action::count_only);
   EXPECT_EQ(apply_unmount(rec, "c1"), unmount_action::count_only);
   EXPECT_EQ(rec.mounts.at("c1"), 1u);
   EXPECT_EQ(apply_unmount(rec, "c1"), unmount_action::unmount_host);
@@ -44,6 +49,17 @@ TEST(volume_rules, last_unmount_across_ids_unmounts) {
   auto rec = mounted_by({{"a", 1}, {"b", 1}});
   EXPECT_EQ(apply_unmount(rec, "a"), unmount_action::count_only);
   EXPECT_EQ(apply_unmount(rec, "b"), unmount_action::unmount_host);
+}
+
+TEST(volume_rules, the_last_unmount_of_an_id_drops_its_origin_too) {
+  auto rec = mounted_by({{"a", 2}, {"b", 1}});
+  rec.origins = {{"a", mount_id_origin{"1@2", 10}}, {"b", mount_id_origin{"1@2", 11}}};
+  EXPECT_EQ(apply_unmount(rec, "a"), unmount_action::count_only);
+  EXPECT_EQ(rec.origins.count("a"), 1u) << "a still counts once: its origin stays";
+  EXPECT_EQ(apply_unmount(rec, "a"), unmount_action::count_only);
+  EXPECT_EQ(rec.origins.count("a"), 0u) << "keys(origins) must stay within keys(mounts)";
+  EXPECT_EQ(apply_unmount(rec, "b"), unmount_action::unmount_host);
+  EXPECT_TRUE(rec.origins.empty());
 }
 
 TEST(volume_rules, unmount_of_an_unknown_id_changes_nothing) {
@@ -112,7 +128,7 @@ TEST(volume_rules, distinct_mount_ids_per_volume_are_bounded) {
   for (size_t i = 0; i < limits::max_mount_ids; ++i) {
     auto id = "id" + std::to_string(i);
     ASSERT_FALSE(check_mount(rec, id)) << i;
-    apply_mount(rec, id);
+    count(rec, id);
   }
   EXPECT_EQ(rec.mounts.size(), limits::max_mount_ids);
   auto err = check_mount(rec, "one-more");
@@ -121,4 +137,78 @@ TEST(volume_rules, distinct_mount_ids_per_volume_are_bounded) {
   EXPECT_NE(describe(err).find(std::to_string(limits::max_mount_ids)), std::string::npos)
     << describe(err);
   EXPECT_FALSE(check_mount(rec, "id7")) << "another Mount of a counted ID still counts";
+}
+
+// -- origins (issue 11) ---------------------------------------------------------------
+
+namespace {
+
+release_clock::time_point at_ms(int64_t ms) {
+  return release_clock::time_point{std::chrono::milliseconds{ms}};
+}
+
+} // namespace
+
+TEST(volume_rules, a_mount_records_who_made_the_count_and_when) {
+  auto rec = mounted_by({});
+  auto first = apply_mount(rec, "c1", "4242@77", at_ms(5000));
+  EXPECT_EQ(first.action, mount_action::mount_host);
+  EXPECT_EQ(first.count, 1u);
+  EXPECT_EQ(first.replaced, 0u);
+  EXPECT_EQ(rec.origins.at("c1"), (mount_id_origin{"4242@77", 5000}));
+  set_mounted(rec, "/mnt/v1");
+  auto again = apply_mount(rec, "c1", "4242@77", at_ms(6000));
+  EXPECT_EQ(again.action, mount_action::count_only);
+  EXPECT_EQ(again.count, 2u);
+  EXPECT_EQ(rec.origins.at("c1"), (mount_id_origin{"4242@77", 6000}));
+}
+
+TEST(volume_rules, a_mount_from_a_new_dockerd_replaces_the_older_ones_counts) {
+  // A --restart always container mounts again with the ID kept in config.v2.json.
+  auto rec = mounted_by({{"c1", 1}});
+  rec.origins["c1"] = mount_id_origin{"4242@77", 5000};
+  auto effect = apply_mount(rec, "c1", "5151@99", at_ms(9000));
+  EXPECT_EQ(effect.count, 1u) << "not 2: the old dockerd's count was stale";
+  EXPECT_EQ(effect.replaced, 1u);
+  EXPECT_EQ(rec.mounts.at("c1"), 1u);
+  EXPECT_EQ(rec.origins.at("c1"), (mount_id_origin{"5151@99", 9000}));
+}
+
+TEST(volume_rules, an_unidentified_mount_adds_and_the_mixed_count_has_no_instance) {
+  auto rec = mounted_by({{"c1", 1}});
+  rec.origins["c1"] = mount_id_origin{"4242@77", 5000};
+  auto effect = apply_mount(rec, "c1", "", at_ms(6000));
+  EXPECT_EQ(effect.count, 2u) << "berth cannot tell callers apart: it never undercounts";
+  EXPECT_EQ(effect.replaced, 0u);
+  EXPECT_EQ(rec.origins.at("c1"), (mount_id_origin{"", 6000}));
+}
+
+TEST(volume_rules, a_counted_id_without_an_origin_gets_one_at_its_next_mount) {
+  auto rec = mounted_by({{"old", 1}}); // state from before issue 11
+  auto effect = apply_mount(rec, "old", "4242@77", at_ms(6000));
+  EXPECT_EQ(effect.count, 2u);
+  EXPECT_EQ(rec.origins.at("old"), (mount_id_origin{"", 6000})) << "a mixed count";
+}
+
+TEST(volume_rules, every_mount_moves_the_origin_forward_even_within_one_millisecond) {
+  // A release decided on the origin before a Mount must see that the Mount came.
+  auto rec = mounted_by({});
+  apply_mount(rec, "c1", "4242@77", at_ms(5000));
+  auto before = rec.origins.at("c1");
+  apply_mount(rec, "c1", "4242@77", at_ms(5000));
+  EXPECT_NE(rec.origins.at("c1"), before);
+  EXPECT_EQ(rec.origins.at("c1").last_mounted_ms, 5001);
+  apply_mount(rec, "c1", "4242@77", at_ms(1000)); // the clock stepped back
+  EXPECT_EQ(rec.origins.at("c1").last_mounted_ms, 5002);
+}
+
+TEST(volume_rules, dropping_an_id_drops_its_whole_count_and_origin) {
+  auto rec = mounted_by({{"a", 3}, {"b", 1}});
+  rec.origins = {{"a", mount_id_origin{"1@2", 10}}, {"b", mount_id_origin{"1@2", 11}}};
+  EXPECT_EQ(drop_mount_id(rec, "a"), 3u);
+  EXPECT_EQ(rec.mounts.count("a"), 0u);
+  EXPECT_EQ(rec.origins.count("a"), 0u);
+  EXPECT_EQ(rec.mounts.at("b"), 1u);
+  EXPECT_EQ(drop_mount_id(rec, "zzz"), 0u);
+  EXPECT_EQ(rec.origins.size(), 1u);
 }

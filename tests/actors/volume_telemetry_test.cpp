@@ -175,9 +175,9 @@ TEST_F(volume_telemetry_test, every_gauge_equals_a_recount_of_the_records_after_
   // Docker: create, mount (host and counted), unmount, remove.
   ok<atom::ok>(atom::create_v, std::string{"d1"}, option_map{});
   ok<atom::ok>(atom::create_v, std::string{"d2"}, option_map{});
-  ok<std::string>(atom::mount_v, std::string{"d1"}, std::string{"a"}, caller{});
-  ok<std::string>(atom::mount_v, std::string{"d1"}, std::string{"b"}, caller{});
-  ok<std::string>(atom::mount_v, std::string{"d2"}, std::string{"c"}, caller{});
+  ok<std::string>(atom::mount_v, std::string{"d1"}, std::string{"a"}, std::string{}, caller{});
+  ok<std::string>(atom::mount_v, std::string{"d1"}, std::string{"b"}, std::string{}, caller{});
+  ok<std::string>(atom::mount_v, std::string{"d2"}, std::string{"c"}, std::string{}, caller{});
   ok<atom::ok>(atom::unmount_v, std::string{"d1"}, std::string{"a"});
   ok<atom::ok>(atom::unmount_v, std::string{"old"}, std::string{"c1"});
   expect_gauges_match_records();

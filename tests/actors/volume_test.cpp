@@ -20,7 +20,7 @@ protected:
 
   std::string mount(const std::string& id) {
     std::string mp;
-    self->request(vol, 5s, atom::mount_v, id, caller{})
+    self->request(vol, 5s, atom::mount_v, id, std::string{}, caller{})
       .receive([&](std::string& out) { mp = out; },
                [&](caf::error& err) { ADD_FAILURE() << describe(err); });
     return mp;
@@ -109,7 +109,8 @@ TEST_F(volume_test, remove_while_mounted_is_refused_with_volume_in_use) {
 TEST_F(volume_test, a_failed_persist_rolls_the_mount_back) {
   create();
   disk->fail = true;
-  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"}, caller{});
+  auto err = test::call<std::string>(self, vol, atom::mount_v,
+                                     std::string{"c1"}, std::string{}, caller{});
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::persist_failure));
   EXPECT_EQ(storage->mounts, 1);
@@ -138,7 +139,8 @@ TEST_F(volume_test, a_failed_persist_of_a_count_changes_nothing) {
   create();
   mount("c1");
   disk->fail = true;
-  EXPECT_TRUE(test::call<std::string>(self, vol, atom::mount_v, std::string{"c2"}, caller{}));
+  EXPECT_TRUE(test::call<std::string>(self, vol, atom::mount_v,
+                                      std::string{"c2"}, std::string{}, caller{}));
   disk->fail = false;
   EXPECT_EQ(get().mounts.count("c2"), 0u);
 }
@@ -147,7 +149,8 @@ TEST_F(volume_test, a_failed_backend_mount_reaches_the_caller_and_saves_nothing)
   create();
   storage->fail_mount = true;
   auto writes = disk->writes.load();
-  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"}, caller{});
+  auto err = test::call<std::string>(self, vol, atom::mount_v,
+                                     std::string{"c1"}, std::string{}, caller{});
   ASSERT_TRUE(err);
   EXPECT_NE(describe(err).find("injected"), std::string::npos);
   EXPECT_EQ(disk->writes, writes);
@@ -181,7 +184,8 @@ TEST_F(volume_test, remove_of_a_volume_mounted_by_older_state_unmounts_first) {
 }
 
 TEST_F(volume_test, operations_on_a_missing_volume_say_not_found) {
-  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"}, caller{});
+  auto err = test::call<std::string>(self, vol, atom::mount_v,
+                                     std::string{"c1"}, std::string{}, caller{});
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::not_found));
   EXPECT_NE(describe(err).find("v1"), std::string::npos);
@@ -197,7 +201,8 @@ TEST_F(volume_test, concurrent_requests_are_serialized) {
   for (int i = 0; i < 8; ++i) {
     clients.emplace_back([&, i] {
       caf::scoped_actor client{*ts.sys};
-      if (test::call<std::string>(client, vol, atom::mount_v, "id" + std::to_string(i), caller{})) {
+      if (test::call<std::string>(client, vol, atom::mount_v,
+                                  "id" + std::to_string(i), std::string{}, caller{})) {
         ++failures;
       }
     });
@@ -245,7 +250,8 @@ TEST_F(volume_test, a_remove_limited_to_another_kind_is_not_found_and_changes_no
 TEST_F(volume_test, a_mount_that_lands_after_its_timeout_is_undone) {
   create();
   storage->hang_mount = true;
-  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"}, caller{});
+  auto err = test::call<std::string>(self, vol, atom::mount_v,
+                                     std::string{"c1"}, std::string{}, caller{});
   ASSERT_TRUE(err) << "the mount must time out";
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::timeout)) << describe(err);
   storage->release(); // the mount now lands, after its caller was told it failed
@@ -261,11 +267,13 @@ TEST_F(volume_test, a_mount_that_lands_after_its_timeout_is_undone) {
 TEST_F(volume_test, a_retry_on_a_hung_volume_fails_fast_and_starts_no_second_call) {
   create();
   storage->hang_mount = true;
-  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"}, caller{});
+  auto err = test::call<std::string>(self, vol, atom::mount_v,
+                                     std::string{"c1"}, std::string{}, caller{});
   ASSERT_TRUE(err) << "the mount must time out";
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::timeout)) << describe(err);
   auto start = std::chrono::steady_clock::now();
-  auto retry = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"}, caller{});
+  auto retry = test::call<std::string>(self, vol, atom::mount_v,
+                                       std::string{"c1"}, std::string{}, caller{});
   auto took = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(retry) << "a retry while the first mount hangs must not succeed";
   EXPECT_EQ(code(retry), static_cast<uint8_t>(ec::aborted)) << describe(retry);
@@ -277,7 +285,8 @@ TEST_F(volume_test, a_retry_on_a_hung_volume_fails_fast_and_starts_no_second_cal
   EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::create_v, option_map{})) << "nor a create";
   storage->release();
   ASSERT_TRUE(eventually([&] { return storage->unmounts == 1; })) << "the late mount is undone";
-  EXPECT_FALSE(test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"}, caller{}))
+  EXPECT_FALSE(test::call<std::string>(self, vol, atom::mount_v,
+                                       std::string{"c1"}, std::string{}, caller{}))
     << "once the call returned the volume serves again";
   EXPECT_EQ(storage->max_in_flight, 1);
 }
@@ -335,14 +344,16 @@ TEST_F(volume_test, a_loaded_volume_reconciles_with_the_host_before_it_serves) {
   vol = ts.sys->spawn(volume, env, rec, true);
   ASSERT_TRUE(eventually([&] { return storage->mounts == 1; })) << "the remount starts at once";
   // A Mount that arrives meanwhile waits for the reconcile, then is refused as retryable.
-  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c2"}, caller{});
+  auto err = test::call<std::string>(self, vol, atom::mount_v,
+                                     std::string{"c2"}, std::string{}, caller{});
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::aborted)) << describe(err);
   EXPECT_NE(describe(err).find("reconcile started at"), std::string::npos) << describe(err);
   storage->release(); // the remount lands: the volume reconciles again and serves
   bool counted = false;
   ASSERT_TRUE(eventually([&] {
-    counted = counted || !test::call<std::string>(self, vol, atom::mount_v, std::string{"c2"}, caller{});
+    counted = counted || !test::call<std::string>(self, vol, atom::mount_v,
+                                                  std::string{"c2"}, std::string{}, caller{});
     return counted;
   })) << "once reconciled, a Mount is counted";
   // (The fake's mounts never show in /proc/self/mountinfo, so the second reconcile
@@ -375,14 +386,16 @@ TEST_F(volume_test, a_mount_whose_caller_left_before_its_turn_is_not_started) {
   // c1's mount holds the volume; c2's waits behind it, and its client leaves meanwhile.
   std::thread first([&] {
     caf::scoped_actor client{*ts.sys};
-    (void)test::call<std::string>(client, vol, atom::mount_v, std::string{"c1"}, caller{});
+    (void)test::call<std::string>(client, vol, atom::mount_v,
+                                  std::string{"c1"}, std::string{}, caller{});
   });
   ASSERT_TRUE(eventually([&] { return storage->mounts == 1; }));
   auto from = caller::tracked();
   caf::error second;
   std::thread waiting([&] {
     caf::scoped_actor client{*ts.sys};
-    second = test::call<std::string>(client, vol, atom::mount_v, std::string{"c2"}, from);
+    second = test::call<std::string>(client, vol, atom::mount_v,
+                                     std::string{"c2"}, std::string{}, from);
   });
   std::this_thread::sleep_for(50ms); // c2 is queued
   from.leave("connection closed");
@@ -400,7 +413,8 @@ TEST_F(volume_test, a_mount_whose_caller_left_before_its_turn_is_not_started) {
 TEST_F(volume_test, a_mount_past_its_callers_deadline_is_not_started) {
   create();
   auto from = caller::tracked(caller::clock::now() - 1ms);
-  auto err = test::call<std::string>(self, vol, atom::mount_v, std::string{"c1"}, from);
+  auto err = test::call<std::string>(self, vol, atom::mount_v,
+                                     std::string{"c1"}, std::string{}, from);
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::aborted)) << describe(err);
   EXPECT_EQ(storage->mounts, 0);

@@ -54,3 +54,16 @@ TEST(caller, on_gone_runs_once_when_it_leaves_and_never_after_an_answer) {
   EXPECT_EQ(never, 0);
   EXPECT_EQ(answered.gone(), "");
 }
+
+TEST(caller, the_peer_process_is_shared_by_copies_and_absent_when_unknown) {
+  EXPECT_EQ(caller{}.peer(), nullptr);
+  EXPECT_EQ(caller::tracked().peer(), nullptr);
+  auto who = std::make_shared<const process_stat>(process_stat{4242, 981273, "dockerd"});
+  auto c = caller::tracked(caller::clock::time_point::max(), who);
+  auto copy = c;
+  ASSERT_NE(copy.peer(), nullptr);
+  EXPECT_EQ(copy.peer(), who.get()) << "one read per connection, shared, never copied";
+  EXPECT_EQ(copy.peer()->command, "dockerd");
+  c.leave("closed");
+  EXPECT_EQ(copy.peer(), who.get()) << "a caller that left still names its process";
+}

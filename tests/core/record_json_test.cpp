@@ -249,3 +249,109 @@ TEST(record_json, the_full_shape_writes_size_parameters_and_modifications_even_w
   rec.modifications = 3;
   EXPECT_EQ(record_to_json(rec, record_shape::full), record_to_json(rec));
 }
+
+// -- mount_origins: who made each mount ID's count (issue 11) -------------------
+
+namespace {
+
+volume_record with_origins() {
+  volume_record rec;
+  rec.name = "kv";
+  rec.owner = owner_docker;
+  rec.mounts = {{"c89a", 2}, {"d1e2", 1}, {"ecs1", 1}};
+  rec.origins = {{"c89a", mount_id_origin{"4242@981273", 1764612000123}},
+                 {"d1e2", mount_id_origin{"", 1764612000999}}};
+  rec.mounted = true;
+  rec.mountpoint = "/var/lib/berth/volumes/kv/mnt";
+  return rec;
+}
+
+} // namespace
+
+TEST(record_json, mount_origins_round_trip_in_the_journal_and_the_full_shape) {
+  auto rec = with_origins();
+  for (auto shape : {record_shape::journal, record_shape::full}) {
+    auto json = record_to_json(rec, shape);
+    EXPECT_NE(json.find(R"("mount_origins":{"c89a":{"dockerd":"4242@981273",)"
+                        R"("last_mounted_ms":1764612000123},"d1e2":{"dockerd":"",)"
+                        R"("last_mounted_ms":1764612000999}})"),
+              std::string::npos)
+      << json;
+    auto back = record_from_json(json);
+    ASSERT_TRUE(back) << describe(back.error());
+    EXPECT_EQ(*back, rec);
+    EXPECT_EQ(back->origins.count("ecs1"), 0u) << "an ID without an origin stays without one";
+  }
+}
+
+TEST(record_json, mount_origins_are_written_only_when_there_are_some) {
+  auto rec = with_origins();
+  rec.origins.clear();
+  for (auto shape : {record_shape::journal, record_shape::full}) {
+    auto json = record_to_json(rec, shape);
+    EXPECT_EQ(json.find("mount_origins"), std::string::npos) << json;
+  }
+}
+
+TEST(record_json, a_record_from_before_issue_11_loads_with_no_origins) {
+  auto rec = record_from_json(R"({"name":"v","mounts":{"a":1,"b":null}})");
+  ASSERT_TRUE(rec) << describe(rec.error());
+  EXPECT_EQ(total_mounts(*rec), 2u);
+  EXPECT_TRUE(rec->origins.empty());
+  auto null_origins = record_from_json(R"({"name":"v","mounts":{"a":1},"mount_origins":null})");
+  ASSERT_TRUE(null_origins) << describe(null_origins.error());
+  EXPECT_TRUE(null_origins->origins.empty());
+}
+
+TEST(record_json, an_origin_of_an_id_not_counted_is_dropped_at_load) {
+  auto rec = record_from_json(
+    R"({"name":"v","mounts":{"a":1},"mount_origins":{)"
+    R"("a":{"dockerd":"1@2","last_mounted_ms":5},"gone":{"dockerd":"1@2","last_mounted_ms":6}}})");
+  ASSERT_TRUE(rec) << describe(rec.error());
+  ASSERT_EQ(rec->origins.size(), 1u);
+  EXPECT_EQ(rec->origins.at("a"), (mount_id_origin{"1@2", 5}));
+  // The same with the origins before the counts in the object: the order of keys does not matter.
+  auto first = record_from_json(
+    R"({"name":"v","mount_origins":{"gone":{"dockerd":"1@2","last_mounted_ms":6}},"mounts":{}})");
+  ASSERT_TRUE(first) << describe(first.error());
+  EXPECT_TRUE(first->origins.empty());
+}
+
+TEST(record_json, an_origin_without_a_field_takes_its_default) {
+  auto rec = record_from_json(
+    R"({"name":"v","mounts":{"a":1,"b":1},"mount_origins":{"a":{"dockerd":"1@2"},)"
+    R"("b":{"last_mounted_ms":7}}})");
+  ASSERT_TRUE(rec) << describe(rec.error());
+  EXPECT_EQ(rec->origins.at("a"), (mount_id_origin{"1@2", 0}));
+  EXPECT_EQ(rec->origins.at("b"), (mount_id_origin{"", 7}));
+}
+
+TEST(record_json, bad_mount_origins_are_load_errors_naming_the_field) {
+  struct bad_case {
+    const char* json;
+    std::vector<const char*> names;
+  };
+  const bad_case cases[] = {
+    {R"({"name":"v","mounts":{"a":1},"mount_origins":["a"]})", {"mount_origins"}},
+    {R"({"name":"v","mounts":{"a":1},"mount_origins":"a"})", {"mount_origins"}},
+    {R"({"name":"v","mounts":{"a":1},"mount_origins":{"a":"1@2"}})", {"mount_origins", "\"a\""}},
+    {R"({"name":"v","mounts":{"a":1},"mount_origins":{"a":{"dockerd":12}}})",
+     {"mount_origins", "\"a\"", "dockerd"}},
+    {R"({"name":"v","mounts":{"a":1},"mount_origins":{"a":{"last_mounted_ms":"5"}}})",
+     {"mount_origins", "\"a\"", "last_mounted_ms"}},
+    {R"({"name":"v","mounts":{"a":1},"mount_origins":{"a":{"last_mounted_ms":1.5}}})",
+     {"mount_origins", "\"a\"", "last_mounted_ms"}},
+    // A wrong type is an error even for an ID that is not counted (the record is damaged).
+    {R"({"name":"v","mounts":{},"mount_origins":{"z":{"dockerd":false}}})",
+     {"mount_origins", "\"z\"", "dockerd"}},
+  };
+  for (const auto& c : cases) {
+    auto rec = record_from_json(c.json);
+    ASSERT_FALSE(rec) << c.json << " was accepted";
+    EXPECT_EQ(rec.error().code(), static_cast<uint8_t>(ec::invalid_argument)) << c.json;
+    for (const auto* name : c.names) {
+      EXPECT_NE(describe(rec.error()).find(name), std::string::npos)
+        << c.json << ": \"" << describe(rec.error()) << "\" does not name " << name;
+    }
+  }
+}

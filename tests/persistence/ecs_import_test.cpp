@@ -42,6 +42,8 @@ TEST(ecs_import, maps_the_plugin_state) {
   EXPECT_EQ(efs.mounts, (mount_counts{{"task-a", 1}, {"task-b", 2}, {"task-c", 1}}));
   EXPECT_TRUE(efs.mounted);
   EXPECT_EQ(efs.mountpoint, "/var/lib/ecs/volumes/efs-data");
+  // ECS's IDs name no dockerd instance berth saw: no origins, never released automatically.
+  EXPECT_TRUE(efs.origins.empty());
 
   const auto& typeless = state->volumes.at("efs-typeless");
   EXPECT_EQ(typeless.options.at("type"), "efs");

@@ -5,6 +5,7 @@
 #include "persistence/file_store.hpp"
 
 #include <filesystem>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -211,7 +212,11 @@ volume_record record_at_every_bound() {
   rec.mounted = true;
   rec.mountpoint = "/var/lib/berth/volumes/" + rec.name + "/mnt";
   for (size_t i = 0; i < limits::max_mount_ids; ++i) {
-    rec.mounts[escaped(std::to_string(i) + "-", limits::max_mount_id_bytes)] = ~uint32_t{0};
+    auto id = escaped(std::to_string(i) + "-", limits::max_mount_id_bytes);
+    rec.mounts[id] = ~uint32_t{0};
+    // The longest origin: a dockerd key of the largest pid and start time.
+    rec.origins[id] =
+      mount_id_origin{"2147483647@18446744073709551615", std::numeric_limits<int64_t>::min()};
   }
   for (size_t i = 0; i < limits::max_options; ++i) {
     rec.options[escaped(std::to_string(i) + "=", limits::max_option_key_bytes)] =

@@ -58,7 +58,7 @@ protected:
       .receive(ok, fail);
     self
       ->request(reg, caf::infinite, atom::mount_v, std::string{"alpha"},
-                std::string{"0123456789abcdef0123"}, caller{})
+                std::string{"0123456789abcdef0123"}, std::string{}, caller{})
       .receive([](std::string&) {}, fail);
   }
 

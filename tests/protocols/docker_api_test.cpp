@@ -1,6 +1,13 @@
 #include "protocols/docker/docker_api.hpp"
 
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include <caf/all.hpp>
@@ -243,4 +250,84 @@ TEST_F(docker_api_test, each_request_counts_once_with_its_code_and_duration) {
     all += r.duration.count;
   }
   EXPECT_EQ(all, 5u) << "every request once, nothing twice";
+}
+
+// -- the dockerd behind a request (issue 11) --------------------------------------------
+
+TEST(docker_api_peer, only_a_peer_named_dockerd_gives_a_dockerd_key) {
+  auto from = [](process_stat p) {
+    return caller::tracked(caller::clock::time_point::max(),
+                           std::make_shared<const process_stat>(std::move(p)));
+  };
+  EXPECT_EQ(dockerd_of(from({4242, 981273, "dockerd"})), "4242@981273");
+  EXPECT_EQ(dockerd_of(from({4242, 981273, "berth-bench"})), "");
+  EXPECT_EQ(dockerd_of(from({4242, 981273, "dockerd-wrapper"})), "");
+  EXPECT_EQ(dockerd_of(from({4242, 981273, "ecs-agent"})), "");
+  EXPECT_EQ(dockerd_of(from({0, 0, "dockerd"})), "") << "an unknown pid is no instance";
+  EXPECT_EQ(dockerd_of(caller::tracked()), "") << "no peer (TCP, tests)";
+  EXPECT_EQ(dockerd_of(caller{}), "");
+}
+
+TEST_F(docker_api_test, a_mount_from_dockerd_carries_its_instance_to_the_registry) {
+  // The client here is a child process named "dockerd" (prctl), as dockerd connects
+  // to the plugin socket: its pid and start time become the Mount's dockerd key.
+  EXPECT_EQ(call("Create", R"({"Name":"v1"})"), R"({"Err":""})");
+  const std::string body = R"({"Name":"v1","ID":"c89a"})";
+  const std::string request = "POST /VolumeDriver.Mount HTTP/1.1\r\nHost: plugin\r\n"
+                              "Content-Type: application/json\r\nConnection: close\r\n"
+                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n"
+                              + body;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  int hold[2]; // the child stays until the parent has read its start time
+  ASSERT_EQ(::pipe(hold), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Only async-signal-safe calls after fork in a threaded test binary.
+    ::prctl(PR_SET_NAME, "dockerd", 0, 0, 0);
+    ::close(hold[1]);
+    int c = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    if (c < 0 || ::connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::_exit(2);
+    }
+    if (::write(c, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+      ::_exit(3);
+    }
+    char buf[512];
+    while (::read(c, buf, sizeof buf) > 0) {
+    }
+    char byte;
+    (void)!::read(hold[0], &byte, 1);
+    ::_exit(0);
+  }
+  ::close(hold[0]);
+  // The Mount reached the fake registry once its count shows.
+  caf::scoped_actor self{*sys};
+  volume_record rec;
+  for (int i = 0; i < 200 && rec.mounts.empty(); ++i) {
+    self->request(reg, std::chrono::seconds(5), atom::get_v, std::string{"v1"})
+      .receive([&](volume_record& r) { rec = r; },
+               [&](caf::error& err) { ADD_FAILURE() << describe(err); });
+    if (rec.mounts.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  auto instance = read_process_stat(child); // after its prctl: it connected since
+  ::close(hold[1]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's request failed";
+  ASSERT_TRUE(instance.known());
+  EXPECT_EQ(instance.command, "dockerd");
+  ASSERT_EQ(rec.mounts.count("c89a"), 1u);
+  EXPECT_EQ(rec.origins["c89a"].dockerd, make_dockerd_key(child, instance.start_ticks));
+  // This test process is no dockerd: its own Mounts carry no instance.
+  EXPECT_EQ(call("Mount", R"({"Name":"v1","ID":"d1e2"})"),
+            R"({"Mountpoint":"/mnt/berth/v1","Err":""})");
+  self->request(reg, std::chrono::seconds(5), atom::get_v, std::string{"v1"})
+    .receive([&](volume_record& r) { rec = r; },
+             [&](caf::error& err) { ADD_FAILURE() << describe(err); });
+  EXPECT_EQ(rec.origins["d1e2"].dockerd, "");
 }

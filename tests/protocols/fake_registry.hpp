@@ -84,16 +84,40 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       self->state.volumes.emplace(name, std::move(rec));
       return atom::ok_v;
     },
-    [find, missing](atom::mount, std::string& name, std::string& id,
+    [find, missing](atom::mount, std::string& name, std::string& id, std::string& dockerd,
                     caller&) -> caf::result<std::string> {
       auto* rec = find(name);
       if (!rec) {
         return missing(name);
       }
       ++rec->mounts[id];
+      rec->origins[id].dockerd = dockerd; // what the adapter sent, for the test to read
       rec->mounted = true;
       rec->mountpoint = "/mnt/berth/" + name;
       return rec->mountpoint;
+    },
+    [find, missing](atom::release, std::string& name,
+                    mount_release& r) -> caf::result<uint32_t> {
+      // As a volume does, without the origin check: drops the ID's whole count.
+      auto* rec = find(name);
+      if (!rec) {
+        return missing(name);
+      }
+      auto it = rec->mounts.find(r.id);
+      if (it == rec->mounts.end()) {
+        if (r.if_unchanged) {
+          return uint32_t{0};
+        }
+        return make_error(ec::not_found, "volume " + name + " counts no mount ID " + r.id);
+      }
+      auto dropped = it->second;
+      rec->mounts.erase(it);
+      rec->origins.erase(r.id);
+      if (rec->mounts.empty()) {
+        rec->mounted = false;
+        rec->mountpoint.clear();
+      }
+      return dropped;
     },
     [find, missing](atom::unmount, std::string& name,
                     std::string& id) -> caf::result<atom::ok> {
@@ -108,6 +132,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       }
       if (--it->second == 0) {
         rec->mounts.erase(it);
+        rec->origins.erase(id);
       }
       if (rec->mounts.empty()) {
         rec->mounted = false;

@@ -12,7 +12,9 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/read.hpp>
@@ -565,4 +567,46 @@ TEST_F(unix_http_server_test, a_client_that_hangs_up_after_reading_its_answer_ne
     }
   }
   EXPECT_EQ(undone, 0) << "an answer the client read was taken as undelivered";
+}
+
+TEST_F(unix_http_server_test, a_request_names_its_peer_process_read_once_per_connection) {
+  // The plugin socket's client is dockerd: SO_PEERCRED on the accepted end names it. The
+  // read happens once per connection (no syscall per request on a keep-alive connection).
+  std::mutex mtx;
+  std::vector<caller> callers; // kept, so no peer object is freed and its address reused
+  std::vector<const process_stat*> seen;
+  std::vector<process_stat> values;
+  unix_http_server srv{io.io, [&](const std::string&, const std::string&, std::string,
+                                  reply_fn reply, const caller& from) {
+                         {
+                           std::lock_guard<std::mutex> guard{mtx};
+                           callers.push_back(from);
+                           seen.push_back(from.peer());
+                           if (from.peer()) {
+                             values.push_back(*from.peer());
+                           }
+                         }
+                         reply(200, "text/plain", "ok");
+                       }};
+  ASSERT_FALSE(srv.listen(path));
+  {
+    unix_http_client client{path};
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(client.post("/x", "{}"));
+    }
+  }
+  {
+    unix_http_client other{path};
+    ASSERT_TRUE(other.post("/x", "{}"));
+  }
+  std::lock_guard<std::mutex> guard{mtx};
+  ASSERT_EQ(seen.size(), 4u);
+  ASSERT_EQ(values.size(), 4u) << "every request on a unix socket knows its peer";
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_EQ(seen[1], seen[2]) << "one connection, one read of /proc";
+  EXPECT_NE(seen[2], seen[3]) << "a new connection reads its own peer";
+  for (const auto& v : values) {
+    EXPECT_EQ(v.pid, ::getpid());
+    EXPECT_EQ(v.start_ticks, read_process_stat(::getpid()).start_ticks);
+  }
 }

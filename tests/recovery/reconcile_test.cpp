@@ -96,6 +96,34 @@ TEST_F(reconcile_test, a_new_boot_clears_counts_and_publications) {
   EXPECT_EQ(state.boot_id, "boot-b");
 }
 
+TEST_F(reconcile_test, a_new_boot_clears_the_origins_with_the_counts) {
+  state.boot_id = "boot-a";
+  add("v", {{"c1", 1}}, true);
+  state.volumes["v"].origins = {{"c1", mount_id_origin{"4242@77", 1000}}};
+  run("boot-b", {});
+  EXPECT_TRUE(state.volumes["v"].mounts.empty());
+  EXPECT_TRUE(state.volumes["v"].origins.empty()) << "keys(origins) must stay within keys(mounts)";
+}
+
+TEST_F(reconcile_test, same_boot_keeps_the_origins_of_kept_counts) {
+  state.boot_id = "boot-a";
+  add("v", {{"c1", 1}}, true);
+  state.volumes["v"].origins = {{"c1", mount_id_origin{"4242@77", 1000}}};
+  storage->fail_mount = true; // the vanished mount cannot be remade: the counts stay anyway
+  run("boot-a", {});
+  EXPECT_EQ(state.volumes["v"].mounts.at("c1"), 1u);
+  EXPECT_EQ(state.volumes["v"].origins.at("c1"), (mount_id_origin{"4242@77", 1000}));
+}
+
+TEST_F(reconcile_test, a_record_without_counts_keeps_no_origins) {
+  // A damaged record (origins without counts) is made consistent by the reconciliation.
+  state.boot_id = "boot-a";
+  add("v", {}, false);
+  state.volumes["v"].origins = {{"c1", mount_id_origin{"4242@77", 1000}}};
+  run("boot-a", {});
+  EXPECT_TRUE(state.volumes["v"].origins.empty());
+}
+
 TEST_F(reconcile_test, an_imported_ecs_state_counts_as_same_boot) {
   state.imported = true;
   add("ecs", {{"task", 1}}, true);
