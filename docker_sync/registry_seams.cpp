@@ -1,6 +1,5 @@
-// ===== BUILT ONCE issue11-volume IS MERGED (atom::release in actors/actors.hpp) =====
-// docker_sync/CMakeLists.txt: replace registry_release_pending.cpp by this file.
-// apps/daemon.cpp already calls make_registry_release_sink; nothing else changes.
+// The release seam on the real registry: the reconciliation's worker thread waits for the
+// volume's answer (bounded), never an actor.
 
 #include "docker_sync/registry_seams.hpp"
 

@@ -15,9 +15,6 @@ namespace berth::docker_sync {
 record_source make_registry_record_source(caf::actor_system& sys, registry_actor reg);
 
 /// Sends atom::release (name, mount_release) to the registry and returns the count dropped.
-/// Until branch issue11-volume (the release transition) is merged, the one built is
-/// registry_release_pending.cpp, whose sink refuses every release; registry_seams.cpp holds
-/// the real one (see docker_sync/CMakeLists.txt).
 release_sink make_registry_release_sink(caf::actor_system& sys, registry_actor reg);
 
 } // namespace berth::docker_sync
