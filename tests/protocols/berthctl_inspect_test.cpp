@@ -31,20 +31,7 @@ volume_record read(const std::string& json) {
   if (!rec) {
     return {};
   }
-  auto err = read_mount_origins(json, *rec);
-  EXPECT_FALSE(err) << describe(err);
   return *rec;
-}
-
-std::string origins_error(const std::string& origins) {
-  std::string json = R"({"name": "kv", "mounts": {"a": 1}, "mount_origins": )" + origins + "}";
-  auto rec = record_from_json(json);
-  EXPECT_TRUE(rec);
-  if (!rec) {
-    return {};
-  }
-  auto err = read_mount_origins(json, *rec);
-  return err ? describe(err) : std::string{};
 }
 
 } // namespace
@@ -83,17 +70,4 @@ TEST(berthctl_inspect, times_are_rfc3339_utc_or_unknown) {
   EXPECT_EQ(format_mounted_at(-5), "unknown");
   EXPECT_EQ(format_mounted_at(1000), "1970-01-01T00:00:01Z");
   EXPECT_EQ(format_mounted_at(1764601445999), "2025-12-01T15:04:05Z");
-}
-
-TEST(berthctl_inspect, wrong_types_are_errors_naming_the_field) {
-  EXPECT_EQ(origins_error("[]"), "invalid volume record: \"mount_origins\" is not an object");
-  EXPECT_EQ(origins_error(R"({"a": 3})"),
-            "invalid volume record: \"mount_origins\" of \"a\" is not an object");
-  EXPECT_EQ(origins_error(R"({"a": {"dockerd": 7}})"),
-            "invalid volume record: \"mount_origins\" \"a\" \"dockerd\" is not a string");
-  EXPECT_EQ(origins_error(R"({"a": {"last_mounted_ms": "soon"}})"),
-            "invalid volume record: \"mount_origins\" \"a\" \"last_mounted_ms\" is not an "
-            "integer");
-  EXPECT_EQ(origins_error(R"({"a": {}})"), "");
-  EXPECT_EQ(origins_error("null"), "");
 }
