@@ -244,6 +244,9 @@ id3=$(ctl_only_id vd)
 check_nonempty "(d) berthctl: one mount ID for cd3" "$id3"
 mark=$(log_mark)
 dockerd_kill9
+# dockerd stays down a while: berthd's events follower backs off to seconds between tries,
+# so the copy (started as soon as dockerd answers) mounts before berthd reconciles.
+sleep 6
 check_ok "(d) dockerd starts again after SIGKILL" dockerd_start
 copy_slowly d2.txt 8 >"$E2E_TMP/cp2.out" 2>&1 &
 cp_pid=$!
