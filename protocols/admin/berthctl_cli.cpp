@@ -16,6 +16,7 @@
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/record_json.hpp"
+#include "protocols/admin/berthctl_inspect.hpp"
 #include "protocols/admin/berthctl_status.hpp"
 #include "protocols/admin/berthctl_top.hpp"
 #include "protocols/http/unix_http_client.hpp"
@@ -372,7 +373,8 @@ std::string usage() {
            "  volumes       list every record: name, owner (docker or csi), kind, backend,\n"
            "                mounted, mount IDs, path\n"
            "  inspect NAME  show one volume, with its size, mutable parameters and\n"
-           "                modifications (backend modifications applied)\n"
+           "                modifications (backend modifications applied), and per mount\n"
+           "                ID its count, the dockerd that made it, when it was last mounted\n"
            "  resize NAME SIZE\n"
            "                grow a volume to at least SIZE: bytes, or a number with K, M,\n"
            "                G or T (also Ki, Mi, Gi, Ti; powers of 1024), e.g. 10G\n"
@@ -441,9 +443,7 @@ std::string format_record(const volume_record& rec) {
   out += std::string{"mounted:       "} + (rec.mounted ? "yes" : "no") + "\n";
   out += "mountpoint:    " + path_of(rec) + "\n";
   out += "mounts:        " + std::to_string(total_mounts(rec)) + "\n";
-  for (const auto& [id, count] : rec.mounts) {
-    out += "  " + id + ": " + std::to_string(count) + "\n";
-  }
+  out += format_mount_ids(rec);
   return out;
 }
 

@@ -90,7 +90,7 @@ TEST_F(admin_api_test, berthctl_inspect_prints_one_volume) {
                  "mounted:       yes\n"
                  "mountpoint:    /mnt/berth/alpha\n"
                  "mounts:        1\n"
-                 "  0123456789abcdef0123: 1\n");
+                 "  0123456789abcdef0123: count 1, dockerd unknown, last mounted unknown\n");
   ASSERT_EQ(ctl({"inspect", "beta", "--json"}, out, err), 0) << err;
   EXPECT_TRUE(record_from_json(out));
   EXPECT_EQ(ctl({"inspect", "gamma"}, out, err), 1);
