@@ -1,15 +1,12 @@
 #include "protocols/docker_engine/event_follower.hpp"
 
 #include <deque>
-#include <sstream>
 #include <thread>
-
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "tests/support/captured_log.hpp"
 
 using namespace berth;
 using namespace berth::docker_engine;
@@ -64,28 +61,7 @@ container_event event(const char* action, int64_t t) {
   return container_event{action, "c1", -1, t};
 }
 
-/// Captures what is logged while it lives.
-struct captured_log {
-  captured_log() : old(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
-    spdlog::set_level(spdlog::level::debug);
-  }
-  ~captured_log() {
-    spdlog::set_default_logger(old);
-  }
-  /// Lines holding `needle`.
-  int count(const std::string& needle) const {
-    std::istringstream in{out.str()};
-    int n = 0;
-    for (std::string line; std::getline(in, line);) {
-      n += line.find(needle) != std::string::npos ? 1 : 0;
-    }
-    return n;
-  }
-  std::ostringstream out;
-  std::shared_ptr<spdlog::logger> old;
-};
+using berth::test_support::captured_log;
 
 } // namespace
 

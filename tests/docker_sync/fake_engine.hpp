@@ -5,16 +5,13 @@
 
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <vector>
-
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
 #include "core/errors.hpp"
 #include "docker_sync/seams.hpp"
 #include "protocols/docker_engine/engine_api.hpp"
+#include "tests/support/captured_log.hpp"
 
 namespace berth::test {
 
@@ -171,27 +168,6 @@ inline volume_record docker_record(const std::string& name, const std::string& i
   return rec;
 }
 
-/// Captures what is logged while it lives.
-struct captured_log {
-  captured_log() : old(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
-    spdlog::set_level(spdlog::level::debug);
-  }
-  ~captured_log() {
-    spdlog::set_default_logger(old);
-  }
-  /// Lines holding `needle`.
-  int count(const std::string& needle) const {
-    std::istringstream in{out.str()};
-    int n = 0;
-    for (std::string line; std::getline(in, line);) {
-      n += line.find(needle) != std::string::npos ? 1 : 0;
-    }
-    return n;
-  }
-  std::ostringstream out;
-  std::shared_ptr<spdlog::logger> old;
-};
+using berth::test_support::captured_log;
 
 } // namespace berth::test

@@ -177,7 +177,7 @@ check_ok "(b) docker volume rm vb" dk volume rm vb
 
 # -- (c) live-restore ---------------------------------------------------------------------
 log "(c) live-restore: the container survives a dockerd SIGKILL and restart"
-dockerd_stop_gracefully
+term_dockerd
 check_ok "(c) dockerd starts with --live-restore" dockerd_start --live-restore
 check_ok "(c) docker volume create vc" vol_create vc
 check_ok "(c) container cc uses vc" run_bg cc vc
@@ -200,7 +200,7 @@ check "(c) the write reached the host volume" restored "$(cat "$(vol_mnt vc)/c" 
 check_ok "(c) docker rm -f cc" dk rm -f cc
 check_unmounted "(c) after docker rm -f" vc
 check_ok "(c) docker volume rm vc" dk volume rm vc
-dockerd_stop_gracefully
+term_dockerd
 check_ok "(c) dockerd starts again without live-restore" dockerd_start
 
 # -- (d) docker cp into a stopped container while reconciliation runs --------------------

@@ -75,20 +75,6 @@ dockerd_kill9() {
   return 0
 }
 
-# dockerd_stop_gracefully: SIGTERM dockerd and wait (30 s), leaving containers as its
-# options say (with --live-restore they keep running).
-dockerd_stop_gracefully() {
-  [[ -n "$DOCKERD_PID" ]] || return 0
-  kill -TERM "$DOCKERD_PID" 2>/dev/null
-  local deadline=$((SECONDS + 30))
-  while kill -0 "$DOCKERD_PID" 2>/dev/null && ((SECONDS < deadline)); do
-    sleep 0.2
-  done
-  kill -KILL "$DOCKERD_PID" 2>/dev/null
-  wait "$DOCKERD_PID" 2>/dev/null
-  DOCKERD_PID=""
-}
-
 # dockerd_reap_leftovers: the containerd and shims of this run that outlived dockerd (a
 # test that failed between a SIGKILL and the restart); matched by this run's exec root.
 # Cleanup hooks run before lib.sh stops a running dockerd: that one stops its own.

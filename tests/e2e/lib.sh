@@ -566,6 +566,20 @@ start_dockerd() {
   fi
 }
 
+# term_dockerd: SIGTERM dockerd and wait for it (30 s, then SIGKILL). Its containers are left
+# as its options say (with --live-restore they keep running).
+term_dockerd() {
+  [[ -n "$DOCKERD_PID" ]] || return 0
+  kill -TERM "$DOCKERD_PID" 2>/dev/null
+  local deadline=$((SECONDS + 30))
+  while kill -0 "$DOCKERD_PID" 2>/dev/null && ((SECONDS < deadline)); do
+    sleep 0.2
+  done
+  kill -KILL "$DOCKERD_PID" 2>/dev/null
+  wait "$DOCKERD_PID" 2>/dev/null
+  DOCKERD_PID=""
+}
+
 # stop_dockerd: removes every container, stops dockerd and its containerd.
 stop_dockerd() {
   [[ -n "$DOCKERD_PID" ]] || return 0
@@ -579,14 +593,7 @@ stop_dockerd() {
   if [[ -f "$DOCKER_DIR/exec/containerd/containerd.pid" ]]; then
     containerd_pid=$(cat "$DOCKER_DIR/exec/containerd/containerd.pid" 2>/dev/null)
   fi
-  kill -TERM "$DOCKERD_PID" 2>/dev/null
-  local deadline=$((SECONDS + 30))
-  while kill -0 "$DOCKERD_PID" 2>/dev/null && ((SECONDS < deadline)); do
-    sleep 0.2
-  done
-  kill -KILL "$DOCKERD_PID" 2>/dev/null
-  wait "$DOCKERD_PID" 2>/dev/null
-  DOCKERD_PID=""
+  term_dockerd
   if [[ -n "$containerd_pid" ]] && kill -0 "$containerd_pid" 2>/dev/null; then
     kill -TERM "$containerd_pid" 2>/dev/null
     sleep 1
