@@ -15,6 +15,7 @@
 #include "docker_sync/dockerd_alive.hpp"
 #include "docker_sync/mount_map.hpp"
 #include "tests/docker_sync/fake_engine.hpp"
+#include "tests/persistence/temp_dir.hpp"
 
 using namespace berth;
 using namespace berth::docker_sync;
@@ -29,22 +30,11 @@ int64_t nano_at(release_clock::duration t) {
     .count();
 }
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char tmpl[] = "/tmp/berth-sync-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  void write(const std::string& rel, const std::string& text) const {
-    auto p = std::filesystem::path{path} / rel;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream{p} << text;
-  }
-};
+/// Writes `text` at `rel` under `dir`, making the directories on the way.
+void write_under(const test::temp_dir& dir, const std::string& rel, const std::string& text) {
+  std::filesystem::create_directories((std::filesystem::path{dir.path()} / rel).parent_path());
+  test::write_text(dir / rel, text);
+}
 
 engine_view_keeper keeper_on(std::shared_ptr<test::fake_engine> engine,
                              std::shared_ptr<telemetry> stats = nullptr) {
@@ -146,29 +136,29 @@ TEST(mount_map, config_v2_json_ties_mount_ids_to_their_container) {
 }
 
 TEST(mount_map, reads_every_container_directory_and_skips_what_it_cannot) {
-  temp_dir root;
-  root.write("containers/c1/config.v2.json", R"({"ID":"c1","MountPoints":{"/d":{"ID":"m1"}}})");
-  root.write("containers/c2/config.v2.json", R"({"MountPoints":{"/d":{"ID":"m2"}}})");
-  root.write("containers/c3/config.v2.json", "{torn");
-  std::filesystem::create_directories(root.path + "/containers/c4"); // no config yet
-  auto m = read_mount_map(root.path);
+  test::temp_dir root;
+  write_under(root, "containers/c1/config.v2.json", R"({"ID":"c1","MountPoints":{"/d":{"ID":"m1"}}})");
+  write_under(root, "containers/c2/config.v2.json", R"({"MountPoints":{"/d":{"ID":"m2"}}})");
+  write_under(root, "containers/c3/config.v2.json", "{torn");
+  std::filesystem::create_directories(root.path() + "/containers/c4"); // no config yet
+  auto m = read_mount_map(root.path());
   ASSERT_TRUE(m) << describe(m.error());
   EXPECT_EQ(*m, (mount_map{{"m1", "c1"}, {"m2", "c2"}}));
-  auto none = read_mount_map(root.path + "/absent");
+  auto none = read_mount_map(root.path() + "/absent");
   ASSERT_FALSE(none);
-  EXPECT_NE(describe(none.error()).find(root.path + "/absent/containers"), std::string::npos)
+  EXPECT_NE(describe(none.error()).find(root.path() + "/absent/containers"), std::string::npos)
     << describe(none.error());
 }
 
 TEST(dockerd_alive, a_recorded_dockerd_runs_while_its_pid_has_that_start_time) {
-  temp_dir proc;
+  test::temp_dir proc;
   std::string stat = "77 (dockerd) S 1 77 77 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 9 0 3000 1 1";
-  proc.write("77/stat", stat);
-  EXPECT_TRUE(dockerd_alive("77@3000", proc.path));
-  EXPECT_FALSE(dockerd_alive("77@2999", proc.path)) << "a later process reused the pid";
-  EXPECT_FALSE(dockerd_alive("78@3000", proc.path)) << "no such process";
+  write_under(proc, "77/stat", stat);
+  EXPECT_TRUE(dockerd_alive("77@3000", proc.path()));
+  EXPECT_FALSE(dockerd_alive("77@2999", proc.path())) << "a later process reused the pid";
+  EXPECT_FALSE(dockerd_alive("78@3000", proc.path())) << "no such process";
   for (const char* bad : {"", "77", "@3000", "77@", "x@1", "../77@3000"}) {
-    EXPECT_FALSE(dockerd_alive(bad, proc.path)) << bad;
+    EXPECT_FALSE(dockerd_alive(bad, proc.path())) << bad;
   }
   // This process, on the real /proc.
   std::ifstream in{"/proc/self/stat"};
