@@ -1,11 +1,13 @@
 #include "tests/csi/host_probe.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -218,6 +220,14 @@ std::string clean_under(const std::string& dir) {
     if (fd >= 0) {
       ::close(fd);
     }
+  }
+  // A device LOOP_CLR_FD found busy (its filesystem lazily unmounted above and not yet
+  // released) is only marked autoclear: the kernel detaches it once the last reference goes,
+  // a moment later. Wait for that (bounded), so the caller's check sees the outcome and
+  // not the race; one still attached after 5 s is reported by that check.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!loops_under(dir).empty() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return problems;
 }

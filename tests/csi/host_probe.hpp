@@ -53,7 +53,9 @@ int write_file_sync(const std::string& path, const std::string& data);
 std::optional<std::string> read_file(const std::string& path);
 
 /// Lazily unmounts everything at or below `dir` (deepest first) and detaches every
-/// loop device backed by a file there. Returns what it could not clean ("" when all).
+/// loop device backed by a file there, waiting (at most 5 s) for a busy one the kernel
+/// detaches once its lazily unmounted filesystem is released. Returns what it could not
+/// clean ("" when all).
 std::string clean_under(const std::string& dir);
 
 /// clean_under + rm -rf (on one filesystem) of `dir`; refuses to delete while a mount
