@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <optional>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -13,6 +12,7 @@
 #include "core/errors.hpp"
 #include "protocols/docker_engine/engine_json.hpp"
 #include "protocols/http/body_lines.hpp"
+#include "protocols/http/bounded_step.hpp"
 
 namespace berth::docker_engine {
 
@@ -40,23 +40,11 @@ struct session {
 
   template <class Start>
   error_code step(Start start) {
-    std::optional<error_code> result;
-    start([&result](error_code err, auto&&...) { result = err; });
-    io.restart();
-    while (!result) {
-      if (io.run_one_until(until) == 0) {
-        break;
-      }
-    }
-    if (result) {
-      return *result;
-    }
-    timed_out = true;
-    error_code ignored;
-    socket.close(ignored);
-    io.restart();
-    io.run(); // the aborted operation completes; nothing is left pending
-    return asio::error::timed_out;
+    return run_bounded(io, until, start, [this] {
+      timed_out = true;
+      error_code ignored;
+      socket.close(ignored);
+    });
   }
 };
 

@@ -15,6 +15,7 @@
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "protocols/http/body_lines.hpp"
+#include "protocols/http/bounded_step.hpp"
 #include "protocols/kube/detail/text.hpp"
 #include "protocols/kube/kube_json.hpp"
 
@@ -48,24 +49,12 @@ struct session {
 
   template <class Start>
   error_code step(Start start) {
-    std::optional<error_code> result;
-    start([&result](error_code err, auto&&...) { result = err; });
-    io.restart();
-    while (!result) {
-      if (io.run_one_until(until) == 0) {
-        break;
-      }
-    }
-    if (result) {
-      return *result;
-    }
-    timed_out = true;
-    error_code ignored;
-    resolver.cancel();
-    stream.lowest_layer().close(ignored);
-    io.restart();
-    io.run(); // the aborted operation completes; nothing is left pending
-    return asio::error::timed_out;
+    return run_bounded(io, until, start, [this] {
+      timed_out = true;
+      error_code ignored;
+      resolver.cancel();
+      stream.lowest_layer().close(ignored);
+    });
   }
 };
 
