@@ -9,8 +9,17 @@ grpc::Status unimplemented(const char* rpc) {
           std::string{rpc} + " is not implemented: berth volumes are node-local"};
 }
 
-grpc::Status not_a_volume(const std::string& id) {
-  return not_found("volume " + quote(id) + " does not exist");
+/// A request that names the volume `id` in its REQUIRED field `field`, with
+/// `required` fields of its own after it, and `content` its first content refusal.
+request_shape about_volume(const std::string& id, const char* field,
+                           std::vector<required_field> required = {},
+                           grpc::Status content = grpc::Status::OK) {
+  request_shape shape;
+  shape.required.push_back({!id.empty(), field});
+  shape.required.insert(shape.required.end(), required.begin(), required.end());
+  shape.volume_id = &id;
+  shape.content = std::move(content);
+  return shape;
 }
 
 } // namespace
@@ -28,11 +37,15 @@ grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerC
                                                            v1::CreateVolumeResponse* resp) {
   auto* r = start(stats_, "CreateVolume");
   volume_spec spec;
-  if (auto st = decode_create_volume(*req, env_, spec); !st.ok()) {
-    return finish_now(r, st);
+  request_shape shape;
+  shape.required = {{!req->name().empty(), "name"},
+                    {!req->volume_capabilities().empty(), "volume_capabilities"}};
+  shape.content = decode_create_volume(*req, env_, spec);
+  if (shape.content.ok()) {
+    shape.content = check_topology(req->accessibility_requirements(), env_);
   }
-  if (auto st = check_topology(req->accessibility_requirements(), env_); !st.ok()) {
-    return finish_now(r, st);
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
   spec.from = caller_of(ctx);
   gw_.ask(
@@ -56,8 +69,10 @@ grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerCo
                                                           const std::string& name,
                                                           const char* field, record_kind kind) {
   auto* r = start(stats_, rpc);
-  if (auto st = require(name, field); !st.ok()) {
-    return finish_now(r, st);
+  request_shape shape;
+  shape.required = {{!name.empty(), field}};
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
   if (!may_exist(name)) {
     return finish_now(r, grpc::Status::OK); // no such name can exist: already gone
@@ -105,11 +120,13 @@ grpc::ServerUnaryReactor* controller_service::ControllerModifyVolume(
   v1::ControllerModifyVolumeResponse*) {
   auto* r = start(stats_, "ControllerModifyVolume");
   modify_request change;
-  if (auto st = decode_modify(*req, change); !st.ok()) {
-    return finish_now(r, st);
+  auto shape = about_volume(req->volume_id(), "volume_id", {}, decode_modify(*req, change));
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
-  if (!may_exist(req->volume_id())) {
-    return finish_now(r, not_a_volume(req->volume_id()));
+  if (change.parameters.empty()) {
+    // Nothing asked, so nothing changes: OK for a volume that exists.
+    return answer_if_volume_exists(gw_, registry_, r, req->volume_id(), grpc::Status::OK);
   }
   gw_.ask(
     registry_, transition_timeout, [r](volume_record&) { r->Finish(grpc::Status::OK); },
@@ -121,21 +138,17 @@ grpc::ServerUnaryReactor* controller_service::ValidateVolumeCapabilities(
   grpc::CallbackServerContext*, const v1::ValidateVolumeCapabilitiesRequest* req,
   v1::ValidateVolumeCapabilitiesResponse* resp) {
   auto* r = start(stats_, "ValidateVolumeCapabilities");
-  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (req->volume_capabilities().empty()) {
-    return finish_now(r, invalid_argument("volume_capabilities is required"));
-  }
-  if (!may_exist(req->volume_id())) {
-    return finish_now(r, not_a_volume(req->volume_id()));
+  auto shape = about_volume(req->volume_id(), "volume_id",
+                            {{!req->volume_capabilities().empty(), "volume_capabilities"}});
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
   gw_.ask(
     registry_, query_timeout,
     [r, req, resp](volume_record& rec) {
       finish(r, [&] {
         if (rec.kind != record_kind::volume) {
-          return not_a_volume(rec.name);
+          return unknown_volume(rec.name);
         }
         if (auto st = check_capabilities(req->volume_capabilities(), rec.backend); !st.ok()) {
           resp->set_message(st.error_message());
@@ -233,15 +246,12 @@ grpc::ServerUnaryReactor* controller_service::ControllerExpandVolume(
   grpc::CallbackServerContext*, const v1::ControllerExpandVolumeRequest* req,
   v1::ControllerExpandVolumeResponse* resp) {
   auto* r = start(stats_, "ControllerExpandVolume");
-  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
-    return finish_now(r, st);
-  }
   uint64_t bytes = 0;
-  if (auto st = decode_expand(*req, bytes); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (!may_exist(req->volume_id())) {
-    return finish_now(r, not_a_volume(req->volume_id()));
+  auto shape = about_volume(req->volume_id(), "volume_id",
+                            {{req->has_capacity_range(), "capacity_range"}},
+                            decode_expand(*req, bytes));
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
   bool block = req->has_volume_capability() && req->volume_capability().has_block();
   modify_request grow;
@@ -266,18 +276,15 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetVolume(
   grpc::CallbackServerContext*, const v1::ControllerGetVolumeRequest* req,
   v1::ControllerGetVolumeResponse* resp) {
   auto* r = start(stats_, "ControllerGetVolume");
-  if (auto st = require(req->volume_id(), "volume_id"); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (!may_exist(req->volume_id())) {
-    return finish_now(r, not_a_volume(req->volume_id()));
+  if (auto* refused = refuse(gw_, registry_, r, about_volume(req->volume_id(), "volume_id"))) {
+    return refused;
   }
   gw_.ask(
     registry_, query_timeout,
     [this, r, resp](volume_record& rec) {
       finish(r, [&] {
         if (rec.kind != record_kind::volume) {
-          return not_a_volume(rec.name);
+          return unknown_volume(rec.name);
         }
         encode_volume(rec, env_, resp->mutable_volume());
         resp->mutable_status()->mutable_volume_condition()->set_abnormal(false);
@@ -295,8 +302,14 @@ grpc::ServerUnaryReactor* controller_service::CreateSnapshot(grpc::CallbackServe
                                                              v1::CreateSnapshotResponse* resp) {
   auto* r = start(stats_, "CreateSnapshot");
   volume_spec spec;
-  if (auto st = decode_create_snapshot(*req, env_, spec); !st.ok()) {
-    return finish_now(r, st);
+  request_shape shape;
+  shape.required = {{!req->source_volume_id().empty(), "source_volume_id"},
+                    {!req->name().empty(), "name"}};
+  shape.volume_id = &req->source_volume_id();
+  shape.volume_noun = "source volume";
+  shape.content = decode_create_snapshot(*req, env_, spec);
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
   spec.from = caller_of(ctx);
   gw_.ask(

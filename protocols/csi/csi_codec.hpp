@@ -92,7 +92,8 @@ grpc::Status check_mount_flags(const google::protobuf::RepeatedPtrField<std::str
 grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const codec_env& env,
                                   volume_spec& out);
 
-/// CreateSnapshot -> spec {kind snapshot, source the volume SRC}.
+/// CreateSnapshot -> spec {kind snapshot, source the volume SRC}. Whether SRC can
+/// exist is the refusal order's step 2 (refusal_order.hpp), not this.
 grpc::Status decode_create_snapshot(const v1::CreateSnapshotRequest& req, const codec_env& env,
                                     volume_spec& out);
 
@@ -101,10 +102,10 @@ grpc::Status decode_create_snapshot(const v1::CreateSnapshotRequest& req, const 
 grpc::Status decode_expand(const v1::ControllerExpandVolumeRequest& req, uint64_t& bytes);
 
 /// ControllerModifyVolume -> modify_request {required_bytes 0, the mutable
-/// parameters, owner_csi}: volume_id required, mutable_parameters required (at least
-/// one entry) and within check_mutable_parameters. An id no volume can have is the
-/// service's NOT_FOUND (may_exist); unknown or immutable keys are refused by the
-/// backend's validate_mutable in the volume actor.
+/// parameters, owner_csi}: volume_id required, mutable_parameters within
+/// check_mutable_parameters; an empty map decodes to a request that changes
+/// nothing. Unknown or immutable keys are refused by the backend's validate_mutable
+/// in the volume actor.
 grpc::Status decode_modify(const v1::ControllerModifyVolumeRequest& req, modify_request& out);
 
 /// Quotes client input for a message: escapes control characters, cuts at 200 bytes.

@@ -21,6 +21,7 @@
 #include "protocols/csi/csi_codec.hpp"
 #include "protocols/csi/csi_config.hpp"
 #include "protocols/csi/counted_reactor.hpp"
+#include "protocols/csi/refusal_order.hpp"
 #include "protocols/csi/status.hpp"
 
 #include "csi.grpc.pb.h"
@@ -73,6 +74,19 @@ inline grpc::ServerUnaryReactor* finish_now(counted_reactor* r, grpc::Status st)
   r->Finish(st);
   return r;
 }
+
+/// Applies the refusal order (refusal_order.hpp) to `shape`. Returns null when the
+/// request is admitted, and the RPC sends its message; otherwise `r`, finished now,
+/// or once a lookup of the volume decided between the content refusal and NOT_FOUND.
+grpc::ServerUnaryReactor* refuse(gateway& gw, const registry_actor& registry,
+                                 counted_reactor* r, const request_shape& shape);
+
+/// Finishes `r` with `answer` once a lookup finds that `id` names a CSI volume, and
+/// with NOT_FOUND ("<noun> "<id>" does not exist", or the registry's) otherwise.
+grpc::ServerUnaryReactor* answer_if_volume_exists(gateway& gw, const registry_actor& registry,
+                                                  counted_reactor* r, const std::string& id,
+                                                  grpc::Status answer,
+                                                  const char* noun = "volume");
 
 // -- Identity -------------------------------------------------------------------
 

@@ -7,50 +7,6 @@ namespace berth::csi {
 
 namespace {
 
-grpc::Status unknown_volume(const std::string& id) {
-  return not_found("volume " + quote(id) + " does not exist on this node");
-}
-
-/// volume_id required, and a name berth could know (NOT_FOUND otherwise).
-grpc::Status check_volume_id(const std::string& id) {
-  if (auto st = require(id, "volume_id"); !st.ok()) {
-    return st;
-  }
-  return may_exist(id) ? grpc::Status::OK : unknown_volume(id);
-}
-
-/// What every node RPC on a path checks first: volume_id given, `path` (the field
-/// `field`) absolute and normalized, and so `staging` when the request has one.
-grpc::Status check_paths(const std::string& id, const std::string& path, const char* field,
-                         const std::string& staging = {}) {
-  if (auto st = require(id, "volume_id"); !st.ok()) {
-    return st;
-  }
-  if (auto st = check_path(path, field); !st.ok()) {
-    return st;
-  }
-  if (!staging.empty()) {
-    return check_path(staging, "staging_target_path");
-  }
-  return grpc::Status::OK;
-}
-
-/// NodeGetVolumeStats, NodeExpandVolume: the spec's answer for a volume that does
-/// not exist is NOT_FOUND whatever else the request holds, so a refusal of another
-/// field (`refusal`) is sent only once a lookup found the volume. Only a refused
-/// request pays for the lookup.
-grpc::ServerUnaryReactor* refuse_if_known(gateway& gw, const registry_actor& registry,
-                                          counted_reactor* r, const std::string& id,
-                                          grpc::Status refusal) {
-  gw.ask(
-    registry, query_timeout,
-    [r, id, refusal](volume_record& rec) {
-      r->Finish(rec.kind == record_kind::volume ? refusal : unknown_volume(id));
-    },
-    on_error(r), atom::get_v, id, std::string{owner_csi});
-  return r;
-}
-
 /// Confines the node path `path` (the request's `field`) to the kubelet dir and
 /// replaces it with its canonical spelling, the one the record and mountinfo use
 /// (backends/node_path.hpp). INVALID_ARGUMENT naming the path otherwise.
@@ -60,6 +16,44 @@ grpc::Status confine(std::string& path, const char* field, const std::string& ku
     return invalid_argument(describe(confined.error()));
   }
   path = std::move(*confined);
+  return grpc::Status::OK;
+}
+
+/// `path` (the request's `field`, where the volume is to be or was put) is
+/// well formed and, confined to the kubelet dir, replaced by its canonical spelling.
+grpc::Status check_node_path(std::string& path, const char* field,
+                             const std::string& kubelet_dir) {
+  if (auto st = check_path(path, field); !st.ok()) {
+    return st;
+  }
+  return confine(path, field, kubelet_dir);
+}
+
+/// The fields the node RPCs name their volume and its paths by.
+required_field volume_id_of(const std::string& id) {
+  return {!id.empty(), "volume_id"};
+}
+required_field path_field(const std::string& path, const char* field) {
+  return {!path.empty(), field};
+}
+
+/// The staging_target_path, volume_capability and capacity_range of NodeExpandVolume,
+/// all optional: the first refusal of their content, or OK.
+grpc::Status expand_content(const v1::NodeExpandVolumeRequest& req) {
+  if (!req.staging_target_path().empty()) {
+    if (auto st = check_path(req.staging_target_path(), "staging_target_path"); !st.ok()) {
+      return st;
+    }
+  }
+  if (req.has_volume_capability()) {
+    if (auto st = check_capability(req.volume_capability(), ""); !st.ok()) {
+      return st;
+    }
+  }
+  if (req.has_capacity_range()
+      && (req.capacity_range().required_bytes() < 0 || req.capacity_range().limit_bytes() < 0)) {
+    return invalid_argument("capacity_range must not be negative");
+  }
   return grpc::Status::OK;
 }
 
@@ -79,14 +73,17 @@ grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerCont
                                                         v1::NodeStageVolumeResponse*) {
   auto* r = start(stats_, "NodeStageVolume");
   stage_request stage;
-  if (auto st = decode_stage(*req, stage); !st.ok()) {
-    return finish_now(r, st);
+  request_shape shape;
+  shape.required = {volume_id_of(req->volume_id()),
+                    path_field(req->staging_target_path(), "staging_target_path"),
+                    {req->has_volume_capability(), "volume_capability"}};
+  shape.volume_id = &req->volume_id();
+  shape.content = decode_stage(*req, stage);
+  if (shape.content.ok()) {
+    shape.content = confine(stage.staging_path, "staging_target_path", kubelet_dir_);
   }
-  if (!may_exist(req->volume_id())) {
-    return finish_now(r, unknown_volume(req->volume_id()));
-  }
-  if (auto st = confine(stage.staging_path, "staging_target_path", kubelet_dir_); !st.ok()) {
-    return finish_now(r, st);
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
   stage.from = caller_of(ctx);
   gw_.ask(
@@ -99,16 +96,14 @@ grpc::ServerUnaryReactor* node_service::NodeUnstageVolume(grpc::CallbackServerCo
                                                           const v1::NodeUnstageVolumeRequest* req,
                                                           v1::NodeUnstageVolumeResponse*) {
   auto* r = start(stats_, "NodeUnstageVolume");
-  if (auto st = check_paths(req->volume_id(), req->staging_target_path(), "staging_target_path");
-      !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
-    return finish_now(r, st);
-  }
   auto staging = req->staging_target_path();
-  if (auto st = confine(staging, "staging_target_path", kubelet_dir_); !st.ok()) {
-    return finish_now(r, st);
+  request_shape shape;
+  shape.required = {volume_id_of(req->volume_id()),
+                    path_field(staging, "staging_target_path")};
+  shape.volume_id = &req->volume_id();
+  shape.content = check_node_path(staging, "staging_target_path", kubelet_dir_);
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
   gw_.ask(
     registry_, transition_timeout, finish_ok(r), on_error(r), atom::unstage_v,
@@ -121,21 +116,26 @@ grpc::ServerUnaryReactor* node_service::NodePublishVolume(grpc::CallbackServerCo
                                                           v1::NodePublishVolumeResponse*) {
   auto* r = start(stats_, "NodePublishVolume");
   publish_request publish;
-  if (auto st = decode_publish(*req, publish); !st.ok()) {
-    return finish_now(r, st);
+  request_shape shape;
+  // staging_target_path is REQUIRED here: berth advertises STAGE_UNSTAGE_VOLUME.
+  shape.required = {volume_id_of(req->volume_id()),
+                    path_field(req->staging_target_path(), "staging_target_path"),
+                    path_field(req->target_path(), "target_path"),
+                    {req->has_volume_capability(), "volume_capability"}};
+  shape.volume_id = &req->volume_id();
+  shape.content = decode_publish(*req, publish);
+  if (shape.content.ok()) {
+    shape.content = confine(publish.target, "target_path", kubelet_dir_);
   }
-  if (!may_exist(req->volume_id())) {
-    return finish_now(r, unknown_volume(req->volume_id()));
+  if (shape.content.ok()) {
+    shape.content = confine(publish.staging_path, "staging_target_path", kubelet_dir_);
   }
-  if (auto st = confine(publish.target, "target_path", kubelet_dir_); !st.ok()) {
-    return finish_now(r, st);
+  if (shape.content.ok() && publish.target == publish.staging_path) {
+    shape.content =
+      invalid_argument("target_path " + quote(req->target_path()) + " is the staging_target_path");
   }
-  if (auto st = confine(publish.staging_path, "staging_target_path", kubelet_dir_); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (publish.target == publish.staging_path) {
-    return finish_now(r, invalid_argument("target_path " + quote(req->target_path())
-                                          + " is the staging_target_path"));
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
   publish.from = caller_of(ctx);
   gw_.ask(
@@ -149,15 +149,13 @@ node_service::NodeUnpublishVolume(grpc::CallbackServerContext*,
                                   const v1::NodeUnpublishVolumeRequest* req,
                                   v1::NodeUnpublishVolumeResponse*) {
   auto* r = start(stats_, "NodeUnpublishVolume");
-  if (auto st = check_paths(req->volume_id(), req->target_path(), "target_path"); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
-    return finish_now(r, st);
-  }
   auto target = req->target_path();
-  if (auto st = confine(target, "target_path", kubelet_dir_); !st.ok()) {
-    return finish_now(r, st);
+  request_shape shape;
+  shape.required = {volume_id_of(req->volume_id()), path_field(target, "target_path")};
+  shape.volume_id = &req->volume_id();
+  shape.content = check_node_path(target, "target_path", kubelet_dir_);
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
   gw_.ask(
     registry_, transition_timeout, finish_ok(r), on_error(r), atom::unpublish_v,
@@ -169,14 +167,18 @@ grpc::ServerUnaryReactor* node_service::NodeGetVolumeStats(grpc::CallbackServerC
                                                            const v1::NodeGetVolumeStatsRequest* req,
                                                            v1::NodeGetVolumeStatsResponse* resp) {
   auto* r = start(stats_, "NodeGetVolumeStats");
-  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
-    return finish_now(r, st);
+  request_shape shape;
+  shape.required = {volume_id_of(req->volume_id()), path_field(req->volume_path(), "volume_path")};
+  shape.volume_id = &req->volume_id();
+  shape.located_path = &req->volume_path();
+  if (!req->staging_target_path().empty()) {
+    shape.content = check_path(req->staging_target_path(), "staging_target_path");
   }
-  if (auto st = check_paths(req->volume_id(), req->volume_path(), "volume_path",
-                            req->staging_target_path());
-      !st.ok()) {
-    return refuse_if_known(gw_, registry_, r, req->volume_id(), st);
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
+  // The volume actor answers NOT_FOUND for a path where the volume is neither
+  // staged nor published.
   gw_.ask(
     registry_, query_timeout,
     [r, resp](volume_stats& stats) {
@@ -193,23 +195,13 @@ grpc::ServerUnaryReactor* node_service::NodeExpandVolume(grpc::CallbackServerCon
                                                          const v1::NodeExpandVolumeRequest* req,
                                                          v1::NodeExpandVolumeResponse* resp) {
   auto* r = start(stats_, "NodeExpandVolume");
-  if (auto st = check_volume_id(req->volume_id()); !st.ok()) {
-    return finish_now(r, st);
-  }
-  if (auto st = check_paths(req->volume_id(), req->volume_path(), "volume_path",
-                            req->staging_target_path());
-      !st.ok()) {
-    return refuse_if_known(gw_, registry_, r, req->volume_id(), st);
-  }
-  if (req->has_volume_capability()) {
-    if (auto st = check_capability(req->volume_capability(), ""); !st.ok()) {
-      return refuse_if_known(gw_, registry_, r, req->volume_id(), st);
-    }
-  }
-  if (req->has_capacity_range() && (req->capacity_range().required_bytes() < 0
-                                    || req->capacity_range().limit_bytes() < 0)) {
-    return refuse_if_known(gw_, registry_, r, req->volume_id(),
-                           invalid_argument("capacity_range must not be negative"));
+  request_shape shape;
+  shape.required = {volume_id_of(req->volume_id()), path_field(req->volume_path(), "volume_path")};
+  shape.volume_id = &req->volume_id();
+  shape.located_path = &req->volume_path();
+  shape.content = expand_content(*req);
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
   }
   gw_.ask(
     registry_, transition_timeout,

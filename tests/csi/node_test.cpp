@@ -339,23 +339,18 @@ TEST_F(NodeTest, NodeGetVolumeStatsOfUnknownVolumeOrPathIsNotFound) {
   EXPECT_RPC(INVALID_ARGUMENT, call(&Node::NodeGetVolumeStats, no_path, resp));
 }
 
-// The spec answers NOT_FOUND for a volume that does not exist, whatever the path:
-// csi-sanity asks with volume_path "some/path". The path's shape counts only for
-// a volume that exists; a well-formed path where it is neither staged nor
-// published is NOT_FOUND too.
-TEST_F(NodeTest, NodeGetVolumeStatsOfUnknownVolumeIsNotFoundWhateverThePath) {
+// Where a volume is: a path where it is neither staged nor published is NOT_FOUND,
+// relative or absolute; the refusal order itself is refusal_order_test.cpp.
+TEST_F(NodeTest, NodeGetVolumeStatsAnswersOnlyWhereTheVolumeIs) {
   v1::NodeGetVolumeStatsResponse resp;
   v1::NodeGetVolumeStatsRequest req;
   req.set_volume_id("never-created");
   req.set_volume_path("some/path");
   EXPECT_RPC(NOT_FOUND, call(&Node::NodeGetVolumeStats, req, resp));
-  req.set_volume_path("");
-  EXPECT_RPC(NOT_FOUND, call(&Node::NodeGetVolumeStats, req, resp));
   v1::Volume vol;
   ASSERT_TRUE(create_volume("v", &vol));
   req.set_volume_id(vol.volume_id());
-  req.set_volume_path("some/path");
-  EXPECT_RPC(INVALID_ARGUMENT, call(&Node::NodeGetVolumeStats, req, resp));
+  EXPECT_RPC(NOT_FOUND, call(&Node::NodeGetVolumeStats, req, resp));
   auto staging = staging_path(vol.volume_id());
   req.set_volume_path(staging);
   EXPECT_RPC(NOT_FOUND, call(&Node::NodeGetVolumeStats, req, resp)) << "not staged yet";
@@ -411,24 +406,6 @@ TEST_F(NodeTest, NodeExpandOfUnknownVolumeIsNotFound) {
   req.set_volume_path(berthd().root());
   v1::NodeExpandVolumeResponse resp;
   EXPECT_RPC(NOT_FOUND, call(&Node::NodeExpandVolume, req, resp));
-}
-
-TEST_F(NodeTest, NodeExpandOfUnknownVolumeIsNotFoundWhateverThePath) {
-  v1::NodeExpandVolumeResponse resp;
-  v1::NodeExpandVolumeRequest req;
-  req.set_volume_id("never-created");
-  req.set_volume_path("some/path");
-  EXPECT_RPC(NOT_FOUND, call(&Node::NodeExpandVolume, req, resp));
-  req.set_volume_path("");
-  EXPECT_RPC(NOT_FOUND, call(&Node::NodeExpandVolume, req, resp));
-  v1::Volume vol;
-  ASSERT_TRUE(create_volume("v", &vol));
-  req.set_volume_id(vol.volume_id());
-  req.set_volume_path("some/path");
-  EXPECT_RPC(INVALID_ARGUMENT, call(&Node::NodeExpandVolume, req, resp));
-  req.set_volume_path(target_path(vol.volume_id()));
-  EXPECT_RPC(NOT_FOUND, call(&Node::NodeExpandVolume, req, resp))
-    << "neither staged nor published there";
 }
 
 // -- NodeUnpublish, NodeUnstage ---------------------------------------------------------------

@@ -74,13 +74,15 @@ TEST(csi_modify_codec, decodes_a_modify_of_csi_parameters_without_a_size) {
   EXPECT_EQ(out.owner, owner_csi);
 }
 
-TEST(csi_modify_codec, modify_needs_a_volume_id_and_a_parameter) {
+TEST(csi_modify_codec, modify_needs_a_volume_id_and_an_empty_map_asks_for_nothing) {
   modify_request out;
   proto_map one;
   one["readAheadKB"] = "512";
   EXPECT_TRUE(refused(decode_modify(modify_req("", one), out), {"volume_id", "required"}));
-  EXPECT_TRUE(refused(decode_modify(modify_req("pvc-1", {}), out),
-                      {"mutable_parameters", "required"}));
+  out.parameters = {{"stale", "1"}};
+  ASSERT_TRUE(decode_modify(modify_req("pvc-1", {}), out).ok());
+  EXPECT_TRUE(out.parameters.empty());
+  EXPECT_EQ(out.required_bytes, 0u);
 }
 
 TEST(csi_modify_codec, modify_parameters_are_bounded) {

@@ -129,13 +129,26 @@ TEST_F(csi_modify_server_test, modify_of_an_unknown_volume_is_not_found) {
   st = modify("not/a-name", {{"readAheadKB", "512"}});
   EXPECT_EQ(st.error_code(), StatusCode::NOT_FOUND) << st.error_message();
   EXPECT_EQ(mods->calls.size(), 1u);
+  // The volume comes before the content of the request.
+  st = modify("pvc-none", many(1));
+  EXPECT_EQ(st.error_code(), StatusCode::NOT_FOUND) << st.error_message();
+  st = modify("pvc-none", {});
+  EXPECT_EQ(st.error_code(), StatusCode::NOT_FOUND) << st.error_message();
+  EXPECT_EQ(mods->calls.size(), 1u);
+}
+
+TEST_F(csi_modify_server_test, modify_with_no_parameters_changes_nothing_and_answers_ok) {
+  v1::CreateVolumeResponse created;
+  ASSERT_TRUE(create_volume("pvc-1", &created).ok());
+  auto st = modify("pvc-1", {});
+  EXPECT_TRUE(st.ok()) << st.error_code() << ": " << st.error_message();
+  EXPECT_TRUE(mods->calls.empty()) << "nothing to modify reaches no volume";
 }
 
 TEST_F(csi_modify_server_test, modify_refuses_bad_input_before_any_message) {
   v1::CreateVolumeResponse created;
   ASSERT_TRUE(create_volume("pvc-1", &created).ok());
   EXPECT_TRUE(refused(modify("", {{"readAheadKB", "512"}}), "volume_id"));
-  EXPECT_TRUE(refused(modify("pvc-1", {}), "mutable_parameters"));
   EXPECT_TRUE(refused(modify("pvc-1", many(1)), "mutable_parameters"));
   EXPECT_TRUE(refused(modify("pvc-1", many(1)), std::to_string(limits::max_options)));
   std::string long_key(limits::max_option_key_bytes + 1, 'k');

@@ -487,16 +487,21 @@ TEST_F(csi_server_test, serves_node_rpcs) {
   stage.set_volume_id("unknown");
   grpc::ClientContext c5;
   EXPECT_EQ(stub->NodeStageVolume(ctx(c5), stage, &staged).error_code(), StatusCode::NOT_FOUND);
+  // A malformed staging path is the request's content: an unknown volume comes first.
   stage.set_staging_target_path("../escape");
   grpc::ClientContext c6;
-  EXPECT_EQ(stub->NodeStageVolume(ctx(c6), stage, &staged).error_code(),
+  EXPECT_EQ(stub->NodeStageVolume(ctx(c6), stage, &staged).error_code(), StatusCode::NOT_FOUND);
+  stage.set_volume_id("pvc-1");
+  grpc::ClientContext c7;
+  EXPECT_EQ(stub->NodeStageVolume(ctx(c7), stage, &staged).error_code(),
             StatusCode::INVALID_ARGUMENT);
 }
 
-// Item 14 of issue 7: the spec's answer for a volume that does not exist is
-// NOT_FOUND, also when the request's path is malformed; the path's shape is
-// refused only for a volume that exists.
-TEST_F(csi_server_test, stats_and_expand_of_an_unknown_volume_are_not_found_whatever_the_path) {
+// The refusal order (protocols/csi/refusal_order.hpp): a missing volume_path is
+// INVALID_ARGUMENT even for an unknown volume; an unknown volume is NOT_FOUND; a
+// volume_path where the volume is not, malformed or well formed, is NOT_FOUND; only
+// then is the rest of the request's content refused.
+TEST_F(csi_server_test, stats_and_expand_refuse_in_the_order_fields_volume_path_content) {
   v1::CreateVolumeResponse created;
   ASSERT_TRUE(create_volume("pvc-1", &created).ok());
   recs->at("pvc-1").staging_path = dir.path + "/staging";
@@ -525,7 +530,15 @@ TEST_F(csi_server_test, stats_and_expand_of_an_unknown_volume_are_not_found_what
     grpc::ClientContext c;
     return stub->NodeExpandVolume(ctx(c), req, &resp);
   };
-  for (const std::string path : {"some/path", "", "/a/../b", "/a/"}) {
+  for (const std::string id : {"never-created", "snap-1", "pvc-1"}) {
+    SCOPED_TRACE("volume_id \"" + id + "\", no volume_path");
+    auto st = stats(id, "");
+    EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT) << st.error_message();
+    EXPECT_EQ(st.error_message(), "volume_path is required");
+    st = expand(id, "");
+    EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT) << st.error_message();
+  }
+  for (const std::string path : {"some/path", "/a/../b", "/a/"}) {
     SCOPED_TRACE("volume_path \"" + path + "\"");
     auto st = stats("never-created", path);
     EXPECT_EQ(st.error_code(), StatusCode::NOT_FOUND) << st.error_message();
@@ -536,12 +549,12 @@ TEST_F(csi_server_test, stats_and_expand_of_an_unknown_volume_are_not_found_what
                                                       << st.error_message();
     st = expand("snap-1", path);
     EXPECT_EQ(st.error_code(), StatusCode::NOT_FOUND) << st.error_message();
-    // The volume exists: now the path's shape is what is wrong.
+    // The volume exists, and it cannot be at a path that is not absolute and normalized.
     st = stats("pvc-1", path);
-    EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT) << st.error_message();
+    EXPECT_EQ(st.error_code(), StatusCode::NOT_FOUND) << st.error_message();
     EXPECT_NE(st.error_message().find("volume_path"), std::string::npos) << st.error_message();
     st = expand("pvc-1", path);
-    EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT) << st.error_message();
+    EXPECT_EQ(st.error_code(), StatusCode::NOT_FOUND) << st.error_message();
   }
   auto st = expand("never-created", dir.path + "/staging", true);
   EXPECT_EQ(st.error_code(), StatusCode::NOT_FOUND) << st.error_message();

@@ -1,0 +1,83 @@
+#include "protocols/csi/refusal_order.hpp"
+
+#include "actors/csi_rules.hpp"
+#include "backends/node_path.hpp"
+#include "protocols/csi/csi_codec.hpp"
+#include "protocols/csi/csi_services.hpp"
+#include "protocols/csi/status.hpp"
+
+namespace berth::csi {
+
+grpc::Status unknown_volume(const std::string& id, const char* noun) {
+  return not_found(std::string{noun} + " " + quote(id) + " does not exist");
+}
+
+verdict judge(const request_shape& shape) {
+  using step = verdict::step;
+  for (const auto& field : shape.required) {
+    if (!field.present) {
+      return {step::refuse, invalid_argument(std::string{field.name} + " is required")};
+    }
+  }
+  if (shape.volume_id != nullptr && !may_exist(*shape.volume_id)) {
+    return {step::refuse, unknown_volume(*shape.volume_id, shape.volume_noun)};
+  }
+  if (shape.located_path != nullptr) {
+    // A path that is not absolute and normalized cannot be where a volume was
+    // staged or published: NOT_FOUND, whether or not the volume exists.
+    if (auto st = check_path(*shape.located_path, shape.located_field); !st.ok()) {
+      return {step::refuse, not_found(shape.volume_id == nullptr
+                                        ? st.error_message()
+                                        : st.error_message() + ", so " + shape.volume_noun + " "
+                                            + quote(*shape.volume_id) + " is not there")};
+    }
+  }
+  if (!shape.content.ok()) {
+    return {shape.volume_id == nullptr ? step::refuse : step::refuse_if_volume_exists,
+            shape.content};
+  }
+  return {};
+}
+
+grpc::ServerUnaryReactor* answer_if_volume_exists(gateway& gw, const registry_actor& registry,
+                                                  counted_reactor* r, const std::string& id,
+                                                  grpc::Status answer, const char* noun) {
+  gw.ask(
+    registry, query_timeout,
+    [r, answer, id, noun](volume_record& rec) {
+      r->Finish(rec.kind == record_kind::volume ? answer : unknown_volume(id, noun));
+    },
+    on_error(r), atom::get_v, id, std::string{owner_csi});
+  return r;
+}
+
+grpc::ServerUnaryReactor* refuse(gateway& gw, const registry_actor& registry,
+                                 counted_reactor* r, const request_shape& shape) {
+  auto v = judge(shape);
+  switch (v.next) {
+    case verdict::step::admit:
+      return nullptr;
+    case verdict::step::refuse:
+      return finish_now(r, v.status);
+    case verdict::step::refuse_if_volume_exists:
+      break;
+  }
+  if (shape.located_path == nullptr) {
+    return answer_if_volume_exists(gw, registry, r, *shape.volume_id, v.status,
+                                   shape.volume_noun);
+  }
+  // Step 3 before step 4: the record says where the volume is staged and published.
+  gw.ask(
+    registry, query_timeout,
+    [r, refusal = v.status, path = canonical_node_path(*shape.located_path)](volume_record& rec) {
+      if (auto err = check_volume_path(rec, path)) {
+        r->fail(err);
+      } else {
+        r->Finish(refusal);
+      }
+    },
+    on_error(r), atom::get_v, *shape.volume_id, std::string{owner_csi});
+  return r;
+}
+
+} // namespace berth::csi
