@@ -262,7 +262,7 @@ TEST_F(volume_test, a_mount_that_lands_after_its_timeout_is_undone) {
   EXPECT_FALSE(get().mounted);
 }
 
-// -- a hung call (DESIGN bug 7) -------------------------------------------------------
+// -- a hung call (docs/design.md, "A hung call blocks only its own volume") -----------
 
 TEST_F(volume_test, a_retry_on_a_hung_volume_fails_fast_and_starts_no_second_call) {
   create();
@@ -327,7 +327,7 @@ TEST_F(volume_test, a_failed_remove_keeps_the_volume_and_its_record) {
   EXPECT_EQ(disk->records.count("v1"), 1u);
 }
 
-// -- reconciliation in the actor (issue 7 item 11) -------------------------------------
+// -- reconciliation in the actor (docs/design.md, "Reconciliation at start-up") --------
 
 TEST_F(volume_test, a_loaded_volume_reconciles_with_the_host_before_it_serves) {
   // Counted by a running container, but its host mount vanished while berthd was down.
@@ -378,7 +378,7 @@ TEST_F(volume_test, a_loaded_volume_that_needs_no_host_work_reconciles_without_t
   EXPECT_EQ(disk->records.count("v3"), 1u) << "the corrected record is durable";
 }
 
-// -- abandoned callers (issue 7 item 9) ---------------------------------------------------
+// -- abandoned callers (docs/design.md, "Clients that give up") ---------------------------
 
 TEST_F(volume_test, a_mount_whose_caller_left_before_its_turn_is_not_started) {
   create();

@@ -493,9 +493,9 @@ TEST_F(csi_server_test, serves_node_rpcs) {
             StatusCode::INVALID_ARGUMENT);
 }
 
-// Item 14 of issue 7: the spec's answer for a volume that does not exist is
-// NOT_FOUND, also when the request's path is malformed; the path's shape is
-// refused only for a volume that exists.
+// The spec's answer for a volume that does not exist is NOT_FOUND, also when the
+// request's path is malformed; the path's shape is refused only for a volume that
+// exists.
 TEST_F(csi_server_test, stats_and_expand_of_an_unknown_volume_are_not_found_whatever_the_path) {
   v1::CreateVolumeResponse created;
   ASSERT_TRUE(create_volume("pvc-1", &created).ok());
