@@ -521,7 +521,7 @@ TEST_F(volume_csi_timeout_test, a_retry_while_a_stage_hangs_starts_no_second_sta
   EXPECT_EQ(storage->stages, 1) << "one stage call, ever, while it hangs";
   storage->release(); // the first stage lands late and is undone: the record lacks it
   EXPECT_TRUE(eventually([&] { return storage->sweeps == 1; }))
-    << "undone by a sweep with the record as it is then (item 13: it keeps a device that "
+    << "undone by a sweep with the record as it is then (it keeps a device that "
        "a recorded staging uses)";
   EXPECT_FALSE(stage()) << "once the late call settled, the retry stages";
   EXPECT_EQ(get().staging_path, "/stage/pvc-1");
