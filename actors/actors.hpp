@@ -34,7 +34,7 @@ using persistence_actor = caf::typed_actor<
   /// Internal: writes and fsyncs every pending record at once (group commit).
   reacts_to<atom::commit>>;
 
-/// One volume: serializes its own transitions (DESIGN bugs 1-3, 7).
+/// One volume: serializes its own transitions (docs/design.md, "The volume actor").
 using volume_actor = caf::typed_actor<
   /// Creates the volume (idempotent with equal options).
   replies_to<atom::create, option_map>::with<atom::ok>,
@@ -46,7 +46,7 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::mount, std::string, std::string, caller>::with<std::string>,
   /// Uncounts one Mount for a mount ID; unmounts at the last.
   replies_to<atom::unmount, std::string>::with<atom::ok>,
-  /// Drops the whole count of one mount ID (issue 11), decided again at its turn on
+  /// Drops the whole count of one mount ID dockerd forgot, decided again at its turn on
   /// the committed record: an ID not counted is 0 when automatic (if_unchanged), else
   /// ec::not_found; an automatic release whose origin changed since (a Mount came) is
   /// 0. Unmounts the host when it was the last ID. Docker records only. Returns the
@@ -92,10 +92,11 @@ using volume_actor = caf::typed_actor<
   reacts_to<atom::retire>>;
 
 /// Names to volumes; serializes creation and removal of names. Docker and CSI are
-/// separate namespaces (DESIGN bug 8): Docker's messages (create with options, mount,
-/// unmount) act only on Docker's records, CSI's (create with a spec, stage, ...)
-/// only on CSI's, and the owner-scoped get, list and remove below are what the
-/// adapters send. The unscoped get and list are the admin API's, which sees all.
+/// separate namespaces (docs/design.md, "Only what berth owns"): Docker's messages
+/// (create with options, mount, unmount) act only on Docker's records, CSI's (create
+/// with a spec, stage, ...) only on CSI's, and the owner-scoped get, list and remove
+/// below are what the adapters send. The unscoped get and list are the admin API's,
+/// which sees all.
 using registry_actor = caf::typed_actor<
   replies_to<atom::create, std::string, option_map>::with<atom::ok>,
   /// Docker Mount of (name, mount ID, dockerd key, caller): the volume's mount above.

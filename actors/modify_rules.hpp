@@ -1,8 +1,9 @@
 #pragma once
 
-// The merge rules of the coalescing mailbox (DESIGN bug 5), as plain functions:
-// what a request still needs, whether it conflicts with the open window, how
-// it merges, and what the record becomes. The actor side is volume_mailbox.cpp.
+// The merge rules of the coalescing mailbox (docs/design.md, "Expand and modify
+// coalesce into one call"), as plain functions: what a request still needs,
+// whether it conflicts with the open window, how it merges, and what the record
+// becomes. The actor side is volume_mailbox.cpp.
 
 #include <string>
 

@@ -146,9 +146,9 @@ struct decider {
   }
 
   /// No map entry for `s`, but a dockerd instance made it: decide from the
-  /// containers that mount this volume. This replaces the issue's per-ID rules,
-  /// which assumed the mount ID names its container: it is a random ID that the
-  /// Engine API never shows (notes/issue11-facts.md).
+  /// containers that mount this volume. Per-ID rules would need the mount ID to
+  /// name its container: it is a random ID that the Engine API never shows
+  /// (docs/design.md, "Mount IDs dockerd forgot").
   std::optional<release> per_volume(const mount_id_state& s) const {
     const auto* list = current_list(view);
     if (!list) {

@@ -1,10 +1,11 @@
 #pragma once
 
 // Which Docker mount IDs of one volume may be released when dockerd's Unmount
-// never arrives (issue 11), as pure functions of plain inputs and a clock
-// value passed in: unit-tested without actors, dockerd or sleeping.
+// never arrives (docs/design.md, "Mount IDs dockerd forgot"), as pure functions
+// of plain inputs and a clock value passed in: unit-tested without actors,
+// dockerd or sleeping.
 //
-// What the rules can know (checked against dockerd 20.10, notes/issue11-facts):
+// What the rules can know (checked against dockerd 20.10; see the same section):
 // a plugin mount ID is a random ID per mount point, not the container ID, and
 // the Engine API never shows it. Only dockerd's
 // DockerRootDir/containers/<cid>/config.v2.json (MountPoints[].ID) ties an ID
@@ -42,7 +43,7 @@ inline constexpr std::chrono::seconds default_die_grace{10};
 /// "4242@981273" built from engine_instance{pid, start_ticks} (SO_PEERCRED +
 /// /proc/PID/stat) by the Docker adapter. "" means no dockerd instance is
 /// recorded: the Mount came from another caller (ECS import, a client with its
-/// own IDs) or from state older than issue 11. /info's engine ID does not do:
+/// own IDs) or from state older than these origins. /info's engine ID does not do:
 /// it is the same across dockerd restarts.
 using dockerd_key = std::string;
 

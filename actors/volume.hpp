@@ -49,8 +49,9 @@ struct volume_env {
 using late_undo = std::function<void()>;
 
 /// A backend call whose caller got a timeout but which has not returned. While one
-/// exists the volume is *uncertain*: no second backend call starts (DESIGN bug 7),
-/// requests that need one fail fast with ec::aborted naming this call.
+/// exists the volume is *uncertain*: no second backend call starts (docs/design.md,
+/// "A hung call blocks only its own volume"), requests that need one fail fast with
+/// ec::aborted naming this call.
 struct hung_call {
   std::string what;    ///< e.g. "stage", for the log and the error
   std::string started; ///< RFC 3339, when the call started

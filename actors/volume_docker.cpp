@@ -1,6 +1,6 @@
 // The Docker transitions of one volume: create, mount and unmount by mount ID
-// (counted, DESIGN bug 2), remove. Each is a description the engine runs
-// (detail/engine.hpp); the rules are plain functions (volume_rules).
+// (counted: docs/design.md, "One count per mount ID"), remove. Each is a description
+// the engine runs (detail/engine.hpp); the rules are plain functions (volume_rules).
 
 #include <spdlog/spdlog.h>
 
@@ -129,7 +129,8 @@ void run_mount(self_ptr self, caf::response_promise rp, std::string id, dockerd_
     set_mounted(next, mp);
     return next;
   };
-  // All or nothing (DESIGN bug 3): the mount is undone before the error leaves.
+  // All or nothing, across crashes (docs/design.md): the mount is undone before the
+  // error leaves.
   t.undo = [self](const volume_record& unsaved, done_fn done) {
     unmount_host(self, unsaved, std::move(done));
   };
@@ -216,9 +217,9 @@ void forget_removed(self_ptr self, const std::string& why, done_fn then) {
   });
 }
 
-/// Deletes the storage first and forgets the name only after (DESIGN bug 8): a
-/// failed or timed-out deletion leaves the volume present, so a re-create can never
-/// share a name with storage that is still being deleted. A crash in between
+/// Deletes the storage first and forgets the name only after (docs/design.md, "Only
+/// what berth owns"): a failed or timed-out deletion leaves the volume present, so a
+/// re-create can never share a name with storage that is still being deleted. A crash in between
 /// leaves a record whose storage is gone; the retried Remove (idempotent) ends it.
 void remove_storage(self_ptr self, caf::response_promise rp) {
   auto rec = self->state.rec;

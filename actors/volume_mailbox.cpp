@@ -1,6 +1,7 @@
-// The coalescing mailbox of one volume (DESIGN bug 5): ControllerExpandVolume,
-// ControllerModifyVolume and berthctl resize/modify for the same volume that
-// arrive within one window become one backend modify call.
+// The coalescing mailbox of one volume (docs/design.md, "Expand and modify coalesce
+// into one call"): ControllerExpandVolume, ControllerModifyVolume and berthctl
+// resize/modify for the same volume that arrive within one window become one
+// backend modify call.
 //
 //   request ─▶ checks (same actor step: nothing races in) ─▶ satisfied? reply at once
 //        │ refused: reply at once, the window is untouched   │ no

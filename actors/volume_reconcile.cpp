@@ -1,6 +1,7 @@
-// Reconciliation inside the volume actor (issue 7 item 11): a loaded volume's first
-// transition, and the settle of a late unmount, unstage or unpublish. The rules are in
-// recovery/reconcile; this file decides where they run:
+// Reconciliation inside the volume actor (docs/design.md, "Reconciliation at
+// start-up"): a loaded volume's first transition, and the settle of a late unmount,
+// unstage or unpublish. The rules are in recovery/reconcile; this file decides where
+// they run:
 //
 //   needs_host_work? ─no─▶ reconcile_volume on the actor thread ─▶ persist if changed
 //        │ yes

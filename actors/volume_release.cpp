@@ -1,7 +1,7 @@
-// The release of one Docker mount ID whose Unmount dockerd will never send (issue 11):
-// its whole count is dropped. Decided by actors/release_rules (the dockerd
-// reconciliation) or asked by an operator, and decided again here, at its turn, on
-// the committed record:
+// The release of one Docker mount ID whose Unmount dockerd will never send
+// (docs/design.md, "Mount IDs dockerd forgot"): its whole count is dropped. Decided
+// by actors/release_rules (the dockerd reconciliation) or asked by an operator, and
+// decided again here, at its turn, on the committed record:
 //
 //   not counted ──▶ 0 (automatic) / ec::not_found (operator)
 //   if_unchanged and origins[id] != seen ──▶ 0: a Mount came since the decision

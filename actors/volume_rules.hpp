@@ -1,7 +1,8 @@
 #pragma once
 
 // The transition rules of one volume as plain functions on plain records, so
-// they are unit-tested without actors (DESIGN bugs 1 and 2).
+// they are unit-tested without actors (docs/design.md, "Mount at the first Mount,
+// unmount at the last" and "One count per mount ID").
 
 #include <string>
 
@@ -66,9 +67,9 @@ caf::error check_remove(const volume_record& rec);
 caf::error check_recreate(const volume_record& rec, const option_map& options);
 
 /// Empty when a request from namespace `asker` (owner_docker or owner_csi) may act
-/// on the existing record `rec` (DESIGN bug 8). Another namespace's record is
-/// `ec::not_found` to it; to a create (`creates`) the taken name is
-/// `ec::already_exists`, saying whose it is.
+/// on the existing record `rec` (docs/design.md, "Only what berth owns"). Another
+/// namespace's record is `ec::not_found` to it; to a create (`creates`) the taken
+/// name is `ec::already_exists`, saying whose it is.
 caf::error check_owner(const volume_record& rec, const std::string& asker, bool creates);
 
 /// "c89a…:2, d1e2…:1" for logs and messages.

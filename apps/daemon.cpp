@@ -220,8 +220,9 @@ void stop_servers(servers& srv, std::chrono::steady_clock::time_point deadline) 
   }
 }
 
-/// The dockerd reconciliation (issue 11): the Engine API at --docker-api (none when it is
-/// empty: berthctl release then drops IDs unchecked), the registry behind its seams.
+/// The dockerd reconciliation (docs/design.md, "Mount IDs dockerd forgot"): the Engine
+/// API at --docker-api (none when it is empty: berthctl release then drops IDs
+/// unchecked), the registry behind its seams.
 std::shared_ptr<docker_sync::docker_sync> make_docker_sync(caf::actor_system& sys,
                                                            registry_actor reg,
                                                            const daemon_options& opts,

@@ -42,7 +42,7 @@ struct daemon_options {
   std::chrono::milliseconds coalesce_window{2000};
   std::chrono::milliseconds stop_timeout{std::chrono::seconds(30)};
   /// dockerd's Engine API, "unix:///PATH", for reconciling Docker mount IDs with dockerd
-  /// (issue 11); "" turns the reconciliation off.
+  /// (docs/design.md, "Mount IDs dockerd forgot"); "" turns the reconciliation off.
   std::string docker_api = "unix:///var/run/docker.sock";
   /// How long after a container's `die` an ID of it may still be Unmounted before berth
   /// releases it (at most limits::max_die_grace).

@@ -1,7 +1,8 @@
 #pragma once
 
-// `berthd prestop`: the node container's preStop hook (DESIGN bug 6). Parses its
-// options, makes the Kubernetes client and runs drain::wait_for_drain.
+// `berthd prestop`: the node container's preStop hook (docs/design.md, "A node drain
+// waits for its volumes"). Parses its options, makes the Kubernetes client and runs
+// drain::wait_for_drain.
 
 #include <functional>
 #include <memory>

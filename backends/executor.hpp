@@ -13,7 +13,7 @@ namespace berth {
 /// rm). Actor threads never block: they submit here and get the result as a
 /// message. A call that hangs (a dead NFS server) occupies one thread only:
 /// once its caller abandons it, a spare worker takes its place, so hung calls
-/// never use up the pool (DESIGN bug 7).
+/// never use up the pool (docs/design.md, "A hung call blocks only its own volume").
 class executor {
 public:
   /// One submitted task; what abandon() takes. Opaque.

@@ -47,7 +47,7 @@ bool is_mounted(const std::string& mount_point);
 /// server); falls back to is_mounted() on kernels older than 5.8.
 bool is_mount_point(const std::string& path);
 
-// -- where a mount comes from (DESIGN bug 8) -------------------------------------
+// -- where a mount comes from (docs/design.md, "Only what berth owns") ------------
 
 /// What mountinfo shows for a (bind) mount of some path: the device of the
 /// filesystem holding it and the path inside that filesystem. Two mounts with

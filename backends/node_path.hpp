@@ -1,10 +1,11 @@
 #pragma once
 
 // CSI node paths (staging and target paths) are confined to the kubelet
-// directory (--kubelet-dir, DESIGN bug 8): berth mounts, unmounts and deletes
-// only there. The CSI adapter checks a request's paths with confine_node_path,
-// and the block backend checks them again before any side effect (STYLE.md
-// habit 12), so neither relies on the other.
+// directory (--kubelet-dir; docs/design.md, "Only what berth owns"): berth
+// mounts, unmounts and deletes only there. The CSI adapter checks a request's
+// paths with confine_node_path, and the block backend checks them again before
+// any side effect (ownership is checked where the side effect happens), so
+// neither relies on the other.
 
 #include <string>
 

@@ -15,8 +15,8 @@ namespace berth {
 /// TEST ONLY (berthd --test-stall-volume): wraps a backend and sleeps `stall`
 /// before every mount and unmount of some volumes, to show that stalled volumes
 /// do not slow the others. It also counts how many calls of each volume run at
-/// once, which must never exceed one (DESIGN bug 7). Everything else passes
-/// straight through.
+/// once, which must never exceed one (docs/design.md, "A hung call blocks only its
+/// own volume"). Everything else passes straight through.
 class stall_backend : public backend {
 public:
   /// @param inner the real backend, owned.

@@ -2,7 +2,8 @@
 
 // berth-bench csi-burst: bursts of ControllerExpandVolume and ControllerModifyVolume
 // on one volume, as external-resizer and the volume modifier send them when a PVC's
-// size and VolumeAttributesClass change together (DESIGN bug 5); see csi_burst_mode.cpp.
+// size and VolumeAttributesClass change together (docs/design.md, "Expand and modify
+// coalesce into one call"); see csi_burst_mode.cpp.
 // The option parsing and the report line are here, apart from gRPC, to be unit-tested.
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// berth-bench csi-burst: what the coalescing mailbox makes of a burst (DESIGN bug 5).
+// berth-bench csi-burst: what the coalescing mailbox makes of a burst (docs/design.md,
+// "Expand and modify coalesce into one call").
 //
 //   setup:   CreateVolume <prefix>-burst-<pid> on the block backend (--size-mb); read
 //            its "modifications" from berthd's admin API (GET /v1/volumes/NAME)

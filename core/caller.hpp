@@ -1,8 +1,9 @@
 #pragma once
 
-// Whether the client behind a request still waits for its answer (issue 7: a
-// request whose caller has gone is not started; a Mount whose answer cannot be
-// delivered is undone). The adapter that owns the connection or call marks it.
+// Whether the client behind a request still waits for its answer (docs/design.md,
+// "Clients that give up": a request whose caller has gone is not started; a Mount
+// whose answer cannot be delivered is undone). The adapter that owns the connection
+// or call marks it.
 
 #include <chrono>
 #include <functional>

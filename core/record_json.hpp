@@ -31,11 +31,11 @@ void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_re
 /// Serializes `rec` to a JSON string.
 std::string record_to_json(const volume_record& rec, record_shape shape = record_shape::journal);
 
-/// Reads a record written by write_record. Tolerant of older shapes (DESIGN bug 4):
-/// "mounts" may be a map whose values are null or 0 (each becomes 1) or an array
-/// of IDs (each becomes 1); "mount_origins" may be absent (no origins), and an origin
-/// of an ID that "mounts" does not count is dropped. Fails with a message naming the
-/// bad field.
+/// Reads a record written by write_record. Tolerant of older shapes (docs/design.md,
+/// "Old state files load"): "mounts" may be a map whose values are null or 0 (each
+/// becomes 1) or an array of IDs (each becomes 1); "mount_origins" may be absent (no
+/// origins), and an origin of an ID that "mounts" does not count is dropped. Fails
+/// with a message naming the bad field.
 caf::expected<volume_record> read_record(const rapidjson::Value& v);
 
 /// Parses a JSON string into a record.

@@ -14,17 +14,18 @@ namespace berth {
 /// Driver options as Docker sends them (`-o key=value`).
 using option_map = std::map<std::string, std::string>;
 
-/// Mount ID -> how many Mounts with that ID are outstanding (DESIGN bug 2).
+/// Mount ID -> how many Mounts with that ID are outstanding (docs/design.md, "One
+/// count per mount ID").
 using mount_counts = std::map<std::string, uint32_t>;
 
-/// Who made one mount ID's count, and when (issue 11): what lets berth release an ID
+/// Who made one mount ID's count, and when: what lets berth release an ID
 /// whose Unmount dockerd will never send.
 struct mount_id_origin {
   /// The dockerd instance whose Mounts made the count, "PID@STARTTIME" (SO_PEERCRED
   /// pid and /proc/PID/stat starttime of the plugin connection's peer; see
   /// actors/release_rules.hpp dockerd_key). "" when the Mount came from something
   /// berth could not identify as dockerd (ECS, a test client, state older than
-  /// issue 11): such an ID is never released automatically.
+  /// origins): such an ID is never released automatically.
   std::string dockerd;
   /// Wall clock at the last counted Mount of the ID, ms since the epoch; 0 unknown.
   int64_t last_mounted_ms = 0;
@@ -76,8 +77,8 @@ typename Inspector::result_type inspect(Inspector& f, publication& x) {
 /// Target path -> how the volume is published there.
 using publication_map = std::map<std::string, publication>;
 
-/// Which protocol a record belongs to (DESIGN bug 8): Docker and CSI are separate
-/// namespaces, and each sees and acts on its own records only.
+/// Which protocol a record belongs to (docs/design.md, "Only what berth owns"): Docker
+/// and CSI are separate namespaces, and each sees and acts on its own records only.
 inline constexpr const char* owner_docker = "docker"; ///< Docker Create, ECS import
 inline constexpr const char* owner_csi = "csi";       ///< CSI volumes and snapshots
 
@@ -88,7 +89,7 @@ struct volume_record {
   option_map options;     ///< Docker driver options, or CSI parameters
   std::string created_at; ///< RFC 3339, UTC
   mount_counts mounts;
-  mount_id_origin_map origins; ///< who made each ID's count (issue 11)
+  mount_id_origin_map origins; ///< who made each ID's count (see mount_id_origin)
   bool mounted = false;   ///< the host mount exists (made at first Mount)
   std::string mountpoint; ///< where it is mounted on the host, while mounted
 

@@ -1,7 +1,8 @@
 #pragma once
 
-// The dockerd reconciliation of issue 11, as berthd runs it: two threads of its own, so
-// no actor and no Beast session ever waits for dockerd.
+// The dockerd reconciliation (docs/design.md, "Mount IDs dockerd forgot"), as berthd
+// runs it: two threads of its own, so no actor and no Beast session ever waits for
+// dockerd.
 //
 //   follower thread: follow_events(--docker-api) ──open/event/down──▶ queue
 //   berthctl release (admin API) ─────────────────────────job──────▶ queue

@@ -1,9 +1,9 @@
 #pragma once
 
 // The plugin mount ID -> container map, from dockerd's own files (read only). The Engine
-// API never shows a mount ID (notes/issue11-facts.md): dockerd keeps it in
-// DockerRootDir/containers/<id>/config.v2.json, MountPoints[dest].ID, and clears it at a
-// clean Unmount.
+// API never shows a mount ID (docs/design.md, "Mount IDs dockerd forgot"): dockerd
+// keeps it in DockerRootDir/containers/<id>/config.v2.json, MountPoints[dest].ID, and
+// clears it at a clean Unmount.
 
 #include <map>
 #include <string>

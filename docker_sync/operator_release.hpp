@@ -1,9 +1,10 @@
 #pragma once
 
 // What the admin API asks of the dockerd reconciliation for `berthctl release NAME ID`
-// (issue 11). The check needs a fresh container list from dockerd (a blocking call of up
-// to limits::docker_api_call_timeout), so it runs on the reconciliation's own thread and
-// answers through a callback: the admin API's Beast session never blocks.
+// (docs/design.md, "Mount IDs dockerd forgot"). The check needs a fresh container list
+// from dockerd (a blocking call of up to limits::docker_api_call_timeout), so it runs on
+// the reconciliation's own thread and answers through a callback: the admin API's Beast
+// session never blocks.
 
 #include <cstdint>
 #include <functional>

@@ -1,7 +1,8 @@
 #pragma once
 
 // Whether a Node is being drained, and which VolumeAttachments hold `berthd prestop`:
-// plain functions on the kube_api structs (DESIGN bug 6).
+// plain functions on the kube_api structs (docs/design.md, "A node drain waits for its
+// volumes").
 
 #include <string>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// The wait of `berthd prestop` (DESIGN bug 6):
+// The wait of `berthd prestop` (docs/design.md, "A node drain waits for its volumes"):
 //
 //   get_node ─▶ judge_node ─ not draining ─▶ return at once
 //                  │ draining

@@ -94,7 +94,7 @@ caf::expected<state_snapshot> import_ecs_state(const std::string& path) {
           return bad(path, "volume " + name + ": the count of mount ID " + mount_id
                              + " is neither null nor a number");
         }
-        // The ECS plugin writes null per ID: it still counts once (DESIGN bug 4).
+        // The ECS plugin writes null per ID: it still counts once (old state files load).
         uint32_t n = 1;
         if (id.value.IsUint() && id.value.GetUint() > 0) {
           n = id.value.GetUint();

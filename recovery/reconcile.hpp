@@ -1,7 +1,7 @@
 #pragma once
 
-// Reconciliation (DESIGN "reconciliation"), in three parts so that no backend
-// call delays start-up:
+// Reconciliation (docs/design.md, "Reconciliation at start-up"), in three parts so
+// that no backend call delays start-up:
 //   reconcile_boot   at start, before anything is served: the boot decision,
 //                    pure, made durable by the start-up compaction;
 //   unmount_strays   at start: lazily detaches mounts of names with no record

@@ -169,7 +169,7 @@ struct telemetry {
   persistence_stats persistence;
   backend_stats backends;
   counter_table reconcile_actions; ///< by reconcile_action_names()
-  /// Docker mount IDs released because dockerd will never Unmount them (issue 11),
+  /// Docker mount IDs released because dockerd will never Unmount them,
   /// by release_reason_names() (actors/release_rules.hpp); counted by the volume
   /// actor when a release is committed.
   counter_table mount_ids_released;

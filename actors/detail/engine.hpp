@@ -191,8 +191,9 @@ auto on_backend(self_ptr self, std::string what, Work work, late_undo late = {})
 using undo_fn = std::function<void(const volume_record& unsaved, done_fn)>;
 
 /// One transition that changes the host and then the record, all or nothing
-/// (DESIGN bug 3): the record is committed only once durable, and a side effect
-/// whose record cannot be saved is undone before the error reaches the caller.
+/// (docs/design.md, "All or nothing, across crashes"): the record is committed
+/// only once durable, and a side effect whose record cannot be saved is undone
+/// before the error reaches the caller.
 template <class T>
 struct transition {
   std::string what;  ///< "mount", "stage at /p", for the logs

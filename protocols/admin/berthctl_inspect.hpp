@@ -1,6 +1,6 @@
 #pragma once
 
-// berthctl inspect's view of a volume's mount IDs (issue 11): per ID its count, the
+// berthctl inspect's view of a volume's mount IDs: per ID its count, the
 // dockerd instance that made it and when it was last mounted (the record's origins,
 // which record_from_json reads from the admin API's "mount_origins").
 

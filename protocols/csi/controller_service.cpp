@@ -114,7 +114,8 @@ grpc::ServerUnaryReactor* controller_service::ControllerUnpublishVolume(
 
 // ControllerModifyVolume and ControllerExpandVolume are one message, atom::modify: the
 // volume's coalescing mailbox merges those that arrive within its window into one
-// backend call (DESIGN bug 5), and answers each with the record that call left.
+// backend call (docs/design.md, "Expand and modify coalesce into one call"), and
+// answers each with the record that call left.
 grpc::ServerUnaryReactor* controller_service::ControllerModifyVolume(
   grpc::CallbackServerContext*, const v1::ControllerModifyVolumeRequest* req,
   v1::ControllerModifyVolumeResponse*) {

@@ -1,7 +1,7 @@
 #pragma once
 
 // berthd's metric families, built from the telemetry everything counts into: the one
-// place their names, types, labels and HELP texts are written (issue 10's table). A
+// place their names, types, labels and HELP texts are written. A
 // scrape reads atomics only: it never asks an actor and never waits for the hot path.
 
 #include <string>

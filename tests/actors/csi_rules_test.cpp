@@ -298,7 +298,7 @@ TEST(csi_rules, publish_at_a_new_target_runs_at_the_same_target_is_done) {
   EXPECT_EQ(*other, csi_action::run) << "a second target is another publication";
 }
 
-// limits::max_targets bounds the publications one record holds (issue 7, bounded records).
+// limits::max_targets bounds the publications one record holds (records stay bounded).
 TEST(csi_rules, publish_beyond_max_targets_is_resource_exhausted) {
   auto rec = staged_volume();
   for (size_t i = 0; i + 1 < limits::max_targets; ++i) {

@@ -1,6 +1,6 @@
-// DESIGN bug 7 through the executor: volumes whose backend calls hang, and whose
-// callers keep retrying, must not slow the other volumes down, and a hung volume
-// never has two backend calls in flight.
+// A hung call blocks only its own volume (docs/design.md), through the executor:
+// volumes whose backend calls hang, and whose callers keep retrying, must not slow
+// the other volumes down, and a hung volume never has two backend calls in flight.
 
 #include <algorithm>
 #include <atomic>

@@ -260,7 +260,7 @@ TEST_F(registry_test, csi_requests_reach_the_named_volume) {
   EXPECT_EQ(rec->staging_path, "/stage/v");
 }
 
-// -- Docker and CSI are separate namespaces (DESIGN bug 8) -------------------------
+// -- Docker and CSI are separate namespaces (docs/design.md, "Only what berth owns") ---
 
 namespace {
 

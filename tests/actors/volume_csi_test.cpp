@@ -512,7 +512,8 @@ TEST_F(volume_csi_timeout_test, a_retry_while_a_stage_hangs_starts_no_second_sta
   create();
   storage->hang_stage = true;
   ASSERT_TRUE(stage()) << "the first stage must time out";
-  // DESIGN bug 7: the retry must not start a second call while the first hangs.
+  // A hung call blocks only its own volume (docs/design.md): the retry must not start a
+  // second call while the first hangs.
   auto retry = stage();
   ASSERT_TRUE(retry) << "a retry while the first stage hangs must not succeed";
   EXPECT_EQ(retry.code(), code_of(ec::aborted)) << describe(retry);
@@ -520,7 +521,7 @@ TEST_F(volume_csi_timeout_test, a_retry_while_a_stage_hangs_starts_no_second_sta
   EXPECT_EQ(storage->stages, 1) << "one stage call, ever, while it hangs";
   storage->release(); // the first stage lands late and is undone: the record lacks it
   EXPECT_TRUE(eventually([&] { return storage->sweeps == 1; }))
-    << "undone by a sweep with the record as it is then (item 13: it keeps a device that "
+    << "undone by a sweep with the record as it is then (it keeps a device that "
        "a recorded staging uses)";
   EXPECT_FALSE(stage()) << "once the late call settled, the retry stages";
   EXPECT_EQ(get().staging_path, "/stage/pvc-1");

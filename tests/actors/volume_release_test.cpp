@@ -1,4 +1,4 @@
-// The release of a mount ID dockerd forgot (issue 11), through the real registry and
+// The release of a mount ID dockerd forgot (docs/design.md), through the real registry and
 // volume actors on the fake backend, with the real journal (file_store) behind them.
 
 #include <filesystem>

@@ -36,7 +36,8 @@ TEST(volume_rules, first_mount_mounts_the_host_later_ones_only_count) {
 }
 
 TEST(volume_rules, docker_cp_mount_and_unmount_with_the_same_id_keeps_the_mount) {
-  // dockerd mounts with the container's ID again for `docker cp` (DESIGN bug 2).
+  // dockerd mounts with the container's ID again for `docker cp` (docs/design.md, "One
+  // count per mount ID").
   auto rec = mounted_by({{"c1", 1}});
   EXPECT_EQ(count(rec, "c1"), mount_action::count_only);
   EXPECT_EQ(apply_unmount(rec, "c1"), unmount_action::count_only);
@@ -95,7 +96,7 @@ TEST(volume_rules, unmounted_clears_the_mountpoint) {
   EXPECT_TRUE(rec.mountpoint.empty());
 }
 
-// -- Docker and CSI are separate namespaces (DESIGN bug 8) ------------------------
+// -- Docker and CSI are separate namespaces (docs/design.md, "Only what berth owns") ---
 
 TEST(volume_rules, a_record_is_seen_only_by_its_own_namespace) {
   volume_record docker_vol;
@@ -139,7 +140,7 @@ TEST(volume_rules, distinct_mount_ids_per_volume_are_bounded) {
   EXPECT_FALSE(check_mount(rec, "id7")) << "another Mount of a counted ID still counts";
 }
 
-// -- origins (issue 11) ---------------------------------------------------------------
+// -- origins: who made each count (docs/design.md, "Mount IDs dockerd forgot") --------
 
 namespace {
 
@@ -184,7 +185,7 @@ TEST(volume_rules, an_unidentified_mount_adds_and_the_mixed_count_has_no_instanc
 }
 
 TEST(volume_rules, a_counted_id_without_an_origin_gets_one_at_its_next_mount) {
-  auto rec = mounted_by({{"old", 1}}); // state from before issue 11
+  auto rec = mounted_by({{"old", 1}}); // state from before berth recorded origins
   auto effect = apply_mount(rec, "old", "4242@77", at_ms(6000));
   EXPECT_EQ(effect.count, 2u);
   EXPECT_EQ(rec.origins.at("old"), (mount_id_origin{"", 6000})) << "a mixed count";

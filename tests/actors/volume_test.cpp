@@ -41,7 +41,7 @@ uint8_t code(const caf::error& err) {
 TEST_F(volume_test, create_does_not_mount) {
   create();
   EXPECT_EQ(storage->creates, 1);
-  EXPECT_EQ(storage->mounts, 0) << "DESIGN bug 1: mount at first Mount, never at Create";
+  EXPECT_EQ(storage->mounts, 0) << "mount at the first Mount, never at Create (docs/design.md)";
   EXPECT_FALSE(get().mounted);
   std::lock_guard<std::mutex> guard{disk->mtx};
   EXPECT_EQ(disk->records.count("v1"), 1u) << "create is durable before the reply";
@@ -76,7 +76,7 @@ TEST_F(volume_test, docker_cp_with_the_running_containers_id_keeps_the_volume_mo
   mount("ctr");  // docker cp
   // docker cp done
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"ctr"}));
-  EXPECT_TRUE(storage->host_mounted) << "DESIGN bug 2: a set of IDs would unmount here";
+  EXPECT_TRUE(storage->host_mounted) << "one count per mount ID: a set of IDs would unmount here";
   EXPECT_EQ(get().mounts.at("ctr"), 1u);
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"ctr"}));
   EXPECT_FALSE(storage->host_mounted);
@@ -114,7 +114,7 @@ TEST_F(volume_test, a_failed_persist_rolls_the_mount_back) {
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::persist_failure));
   EXPECT_EQ(storage->mounts, 1);
-  EXPECT_EQ(storage->unmounts, 1) << "DESIGN bug 3: the mount is undone";
+  EXPECT_EQ(storage->unmounts, 1) << "all or nothing (docs/design.md): the mount is undone";
   EXPECT_FALSE(storage->host_mounted);
   disk->fail = false;
   auto rec = get();
@@ -262,7 +262,7 @@ TEST_F(volume_test, a_mount_that_lands_after_its_timeout_is_undone) {
   EXPECT_FALSE(get().mounted);
 }
 
-// -- a hung call (DESIGN bug 7) -------------------------------------------------------
+// -- a hung call (docs/design.md, "A hung call blocks only its own volume") -----------
 
 TEST_F(volume_test, a_retry_on_a_hung_volume_fails_fast_and_starts_no_second_call) {
   create();
@@ -327,7 +327,7 @@ TEST_F(volume_test, a_failed_remove_keeps_the_volume_and_its_record) {
   EXPECT_EQ(disk->records.count("v1"), 1u);
 }
 
-// -- reconciliation in the actor (issue 7 item 11) -------------------------------------
+// -- reconciliation in the actor (docs/design.md, "Reconciliation at start-up") --------
 
 TEST_F(volume_test, a_loaded_volume_reconciles_with_the_host_before_it_serves) {
   // Counted by a running container, but its host mount vanished while berthd was down.
@@ -378,7 +378,7 @@ TEST_F(volume_test, a_loaded_volume_that_needs_no_host_work_reconciles_without_t
   EXPECT_EQ(disk->records.count("v3"), 1u) << "the corrected record is durable";
 }
 
-// -- abandoned callers (issue 7 item 9) ---------------------------------------------------
+// -- abandoned callers (docs/design.md, "Clients that give up") ---------------------------
 
 TEST_F(volume_test, a_mount_whose_caller_left_before_its_turn_is_not_started) {
   create();

@@ -1,5 +1,6 @@
-// GetCapacity and the journal reserve (issue 7, item 10): images on the state filesystem must
-// not be promised the room the journal's reserve is meant to hold; --block-dir moves them.
+// GetCapacity and the journal reserve (docs/design.md, "Durable state"): images on the
+// state filesystem must not be promised the room the journal's reserve is meant to hold;
+// --block-dir moves them.
 
 #include "backends/block_backend.hpp"
 

@@ -1,4 +1,4 @@
-// The block backend acts only on its own (STYLE.md habit 12, DESIGN bug 8), with
+// The block backend acts only on its own (docs/design.md, "Only what berth owns"), with
 // root, real loop devices and real mounts: it checks node paths and mountinfo
 // itself, whatever the caller checked. One test per refusal.
 #include <fstream>

@@ -109,7 +109,8 @@ TEST(executor, an_abandoned_task_that_has_not_started_never_runs) {
 
 TEST(executor, hung_tasks_never_take_every_worker) {
   // Two workers, three hung tasks abandoned in turn: each abandon of a running task
-  // adds a spare worker, so a fresh task still runs at once (DESIGN bug 7).
+  // adds a spare worker, so a fresh task still runs at once (docs/design.md, "A hung
+  // call blocks only its own volume").
   executor ex(2, 10);
   std::promise<void> release;
   auto gate = release.get_future().share();

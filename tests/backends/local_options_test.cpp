@@ -183,7 +183,7 @@ TEST(local_options, efs_without_mount_efs_becomes_nfs4) {
   EXPECT_TRUE(mentions(describe(none.error()), "region")) << describe(none.error());
 }
 
-// -- item 12: a device reaches mount(8) only in the shape its type needs ---------
+// -- a device reaches mount(8) only in the shape its type needs ------------------
 
 TEST(local_options, nfs_device_beginning_with_a_dash_is_refused) {
   // mount(8) would read "-T..." as an option naming an fstab file.

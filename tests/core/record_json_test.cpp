@@ -250,7 +250,7 @@ TEST(record_json, the_full_shape_writes_size_parameters_and_modifications_even_w
   EXPECT_EQ(record_to_json(rec, record_shape::full), record_to_json(rec));
 }
 
-// -- mount_origins: who made each mount ID's count (issue 11) -------------------
+// -- mount_origins: who made each mount ID's count ------------------------------
 
 namespace {
 

@@ -1,8 +1,9 @@
-// Seed 004 end to end (DESIGN bug 5): a PVC's size and its VolumeAttributesClass
-// change at once, so external-resizer's ControllerExpandVolume and the modifier's
-// ControllerModifyVolume reach berthd within milliseconds, on a backend that
-// allows one modification per cooldown. Through gRPC on the real berthd, with a
-// real loop device: the result is read back from berthctl, statvfs and sysfs.
+// Seed 4 end to end: expand and modify coalesce into one call (docs/design.md). A PVC's
+// size and its VolumeAttributesClass change at once, so external-resizer's
+// ControllerExpandVolume and the modifier's ControllerModifyVolume reach berthd within
+// milliseconds, on a backend that allows one modification per cooldown. Through gRPC
+// on the real berthd, with a real loop device: the result is read back from berthctl,
+// statvfs and sysfs.
 
 #include <array>
 #include <cstdio>

@@ -1,7 +1,7 @@
-// Docker and CSI are separate namespaces (issue 7 item 1, DESIGN bug 8), against the
-// real berthd through its real sockets: the Docker plugin protocol on docker.sock,
-// CSI on csi.sock, the admin API on admin.sock. `docker volume prune -a` must never
-// delete a Kubernetes volume, and kubelet must never act on a Docker volume.
+// Docker and CSI are separate namespaces (docs/design.md, "Only what berth owns"),
+// against the real berthd through its real sockets: the Docker plugin protocol on
+// docker.sock, CSI on csi.sock, the admin API on admin.sock. `docker volume prune -a`
+// must never delete a Kubernetes volume, and kubelet must never act on a Docker volume.
 
 #include <signal.h>
 #include <sys/socket.h>

@@ -1,5 +1,5 @@
-// berth acts only on what it created or what its record holds (issue 7, items 2,
-// 3, 4 and 13; DESIGN bug 8), against the real berthd through its gRPC socket:
+// berth acts only on what it created or what its record holds (docs/design.md,
+// "Only what berth owns"), against the real berthd through its gRPC socket:
 // - node paths are confined to --kubelet-dir (after resolving the parent's symlinks);
 // - a publish onto a mount that is not this volume's is refused;
 // - unpublish and unstage unmount only this volume's mounts and delete only what
@@ -138,7 +138,7 @@ protected:
   }
 };
 
-// -- item 4: publish onto a mount ----------------------------------------------------------
+// -- publish onto a mount ------------------------------------------------------------------
 
 TEST_F(NodeOwnershipTest, PublishOntoAForeignMountIsFailedPrecondition) {
   v1::Volume vol;
@@ -175,7 +175,7 @@ TEST_F(NodeOwnershipTest, PublishOntoThisVolumesOwnLeftoverMountIsOkAndUnpublish
   fs::create_directories(target);
   ASSERT_EQ(::mount(staging.c_str(), target.c_str(), nullptr, MS_BIND, nullptr), 0)
     << std::strerror(errno);
-  // Item 13: an unpublish of a target the record lacks unmounts this volume's bind.
+  // An unpublish of a target the record lacks unmounts this volume's bind.
   ASSERT_TRUE(unpublish(vol.volume_id(), target));
   EXPECT_FALSE(mount_at(target).has_value()) << "the leftover bind of the volume stays mounted";
   EXPECT_TRUE(exists(target)) << "berth did not create it (per its record): left in place";
@@ -220,7 +220,7 @@ TEST_F(NodeOwnershipTest, UnpublishLeavesAForeignMountStackedOnTheTarget) {
   EXPECT_FALSE(exists(target));
 }
 
-// -- item 3: files berth did not create ----------------------------------------------------
+// -- files berth did not create ------------------------------------------------------------
 
 TEST_F(NodeOwnershipTest, RawBlockUnpublishKeepsARegularFileBerthDidNotCreate) {
   v1::Volume vol;
@@ -256,7 +256,7 @@ TEST_F(NodeOwnershipTest, UnpublishKeepsADirectoryBerthDidNotCreate) {
   EXPECT_FALSE(exists(made));
 }
 
-// -- item 2: unstage ------------------------------------------------------------------------
+// -- unstage --------------------------------------------------------------------------------
 
 TEST_F(NodeOwnershipTest, UnstageOfAnUnstagedVolumeLeavesAForeignMount) {
   v1::Volume vol;
@@ -378,7 +378,7 @@ TEST_F(NodeOwnershipTest, ASymlinkedParentInsideTheKubeletDirIsOneStaging) {
   EXPECT_TRUE(loops_under(berthd().root()).empty());
 }
 
-// -- item 13: the fs_type asked for at stage is what a restart stages again ---------------------
+// -- the fs_type asked for at stage is what a restart stages again ------------------------------
 
 TEST_F(NodeOwnershipTest, ARestageAfterACrashUsesTheFsTypeOfTheStage) {
   v1::Volume vol;

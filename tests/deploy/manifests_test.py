@@ -166,7 +166,7 @@ def images_in(doc):
     return found
 
 
-# What listens in the pod's network namespace. berthd's endpoint (issue 10) serves these
+# What listens in the pod's network namespace. berthd's metrics endpoint serves these
 # paths; its --metrics-address defaults to 127.0.0.1:9808 (read from `berthd --help` when
 # it says). The CSI sidecars listen only where a flag says so, except the livenessprobe
 # sidecar, whose --health-port defaults to 9808.
@@ -516,7 +516,7 @@ class Suite:
                        f"{where}: readAheadKB {n} is not 0 to 65536 in 4 KiB pages")
 
 
-    # -- ports, probes and scraping (issue 10) -------------------------------------------------
+    # -- ports, probes and scraping ------------------------------------------------------------
 
     def metrics_address(self):
         """berthd's --metrics-address in the pod, or its default."""

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Abandoned callers (issue 7 item 9): dockerd gives up on a plugin call after its timeout
-# and closes the connection. A Mount whose client left before its turn must not be
-# counted, and a Mount whose answer can no longer be delivered must be undone: nobody
-# will ever Unmount those IDs. curl --max-time plays dockerd giving up.
+# Abandoned callers (docs/design.md, "Clients that give up"): dockerd gives up on a plugin
+# call after its timeout and closes the connection. A Mount whose client left before its
+# turn must not be counted, and a Mount whose answer can no longer be delivered must be
+# undone: nobody will ever Unmount those IDs. curl --max-time plays dockerd giving up.
 #
 #   usage: abandoned_e2e.sh PATH/TO/berthd PATH/TO/berthctl
 #

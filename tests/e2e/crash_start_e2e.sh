@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Crash-safe start (issue 7, item 7), end to end: the real berthd is killed at each step of
-# its start (BERTH_TEST_CRASH_AT=<step> makes it _exit(137) there, as kill -9 would), then
-# started again. A new boot must stay what reconciliation decided: counts cleared, nothing
-# mounted, also after one more kill -9 and start.
+# Crash-safe start (docs/design.md, "All or nothing, across crashes"), end to end: the real
+# berthd is killed at each step of its start (BERTH_TEST_CRASH_AT=<step> makes it
+# _exit(137) there, as kill -9 would), then started again. A new boot must stay what
+# reconciliation decided: counts cleared, nothing mounted, also after one more kill -9 and
+# start.
 #
 #   usage: crash_start_e2e.sh PATH/TO/berthd PATH/TO/berthctl
 #

@@ -4,11 +4,13 @@
 #
 #   usage: docker_e2e.sh PATH/TO/berthd PATH/TO/berthctl
 #
-# (a) create does not mount (DESIGN bug 1)        (e) berthd restarts: between Unmount and
+# (a) create does not mount                       (e) berthd restarts: between Unmount and
 # (b) write in one container, read in the next        Remove, and under a running container
 # (c) docker cp in/out of a running container     (f) -o type=tmpfs -o device=tmpfs
-#     keeps the volume mounted (DESIGN bug 2)     (g) rm of a volume in use is refused
+#     keeps the volume mounted                    (g) rm of a volume in use is refused
 # (d) two containers share a volume               (h) bad option, ls, inspect Status
+# (a), (b), (d), (g): docs/design.md, "Mount at the first Mount, unmount at the last";
+# (c): docs/design.md, "One count per mount ID".
 # Exit 77 (skipped, loudly) when root, docker.io or a working dockerd is missing.
 
 source "$(dirname "$0")/lib.sh"
@@ -56,7 +58,7 @@ check "(b) the next container reads the data" hello "$(run_rm v1 'cat /data/f' 2
 check_unmounted "(b) after the reader exits" v1
 check "(b) the data is in the volume's storage on the host" hello "$(cat "$STATE/volumes/v1/data/f" 2>&1)"
 
-# -- (c) docker cp into and out of a running container (DESIGN bug 2) ----------------
+# -- (c) docker cp into and out of a running container (one count per mount ID) ------
 log "(c) docker cp with a running container"
 check_ok "(c) docker volume create v2" dk volume create -d "$DRIVER" v2
 check_ok "(c) a long-running container c2 uses v2" run_bg c2 v2

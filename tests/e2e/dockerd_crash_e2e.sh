@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 11 end to end: mount-ID counts follow dockerd's truth when its Unmounts never come.
+# Mount IDs dockerd forgot (docs/design.md), end to end: mount-ID counts follow dockerd's
+# truth when its Unmounts never come.
 # A private dockerd (vfs, no networking) uses berthd as its volume plugin; berthd follows it
 # through --docker-api with a short --die-grace-ms. dockerd is killed with SIGKILL and
 # restarted under containers on berth volumes; every case is checked on the host

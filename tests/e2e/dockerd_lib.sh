@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Helpers of the tests that kill and restart a private dockerd under berthd (issue 11).
+# Helpers of the tests that kill and restart a private dockerd under berthd (docs/design.md,
+# "Mount IDs dockerd forgot").
 # Source it after lib.sh:
 #
 #   source "$(dirname "$0")/lib.sh"
@@ -111,7 +112,8 @@ container_pid() {
 
 # -- berthd with the Docker Engine API ------------------------------------------------
 
-# berthd_has_docker_api: true when this berthd knows --docker-api (issue 11 built).
+# berthd_has_docker_api: true when this berthd knows --docker-api (built with the dockerd
+# reconciliation).
 berthd_has_docker_api() {
   "$BERTHD" --help 2>&1 | grep -q -- '--docker-api'
 }

@@ -4,7 +4,7 @@
 #
 #   usage: faults_e2e.sh PATH/TO/berthd PATH/TO/berthctl
 #
-# (a)  the state directory's state/ folder removed, then Mount: Err, no mount left (bug 3)
+# (a)  the state directory's state/ folder removed, then Mount: Err, no mount left
 # (a2) the state filesystem full (no journal reserve), then Mount: Err, rolled back; works
 #      again once freed
 # (b)  a crash between mount(2) and the commit (a stray bind mount) is undone at start;
@@ -12,7 +12,9 @@
 #      mount is remade at start (same boot)
 # (c)  a torn journal tail (a cut record, random bytes) is dropped; later writes survive
 # (d)  malformed requests: Err replies, nothing created, berthd keeps serving
-# (e)  --import-ecs-state: amazon-ecs-volume-plugin's state, null count -> 1 (bug 4)
+# (e)  --import-ecs-state: amazon-ecs-volume-plugin's state, null count -> 1
+# (a), (a2), (b), (c): docs/design.md, "All or nothing, across crashes"; (e): docs/design.md,
+# "Old state files load".
 # Exit 77 (skipped, loudly) when not root.
 
 source "$(dirname "$0")/lib.sh"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A full disk does not stop berthd (issue 7, item 10), end to end: the state directory is a
-# small ext4 image on a loop device; a volume mounted from it is filled from inside, so the
-# journal's filesystem is full. berthd must still record Unmounts, start again (its start-up
-# compaction writes a snapshot) and record Removes. berthd runs with its default options
-# (the journal reserve is on by default).
+# A full disk does not stop berthd (docs/design.md, "Durable state"), end to end: the state
+# directory is a small ext4 image on a loop device; a volume mounted from it is filled from
+# inside, so the journal's filesystem is full. berthd must still record Unmounts, start
+# again (its start-up compaction writes a snapshot) and record Removes. berthd runs with
+# its default options (the journal reserve is on by default).
 #
 #   usage: full_disk_e2e.sh PATH/TO/berthd PATH/TO/berthctl
 #

@@ -322,8 +322,9 @@ berthd_answers() {
 # (127.0.0.1:9808): tests run in parallel. A later --metrics-address in EXTRA ARGS wins.
 METRICS_ARGS=(--metrics-address 127.0.0.1:0)
 
-# The dockerd reconciliation (issue 11) is off unless a test asks for it: berthd's default
-# (--docker-api unix:///var/run/docker.sock) would reach the host's dockerd. use_docker_api
+# The dockerd reconciliation (docs/design.md, "Mount IDs dockerd forgot") is off unless a
+# test asks for it: berthd's default (--docker-api unix:///var/run/docker.sock) would reach
+# the host's dockerd. use_docker_api
 # makes start_dockerd point it at the private dockerd. A later --docker-api in EXTRA ARGS wins.
 DOCKER_API_ARGS=(--docker-api "")
 WANT_DOCKER_API=""

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The metrics endpoint end to end (issue 10): berthd serves /metrics, /healthz and
-# /readyz on a free TCP port; /readyz is 503 while the state loads and 200 after; a
-# Docker workload (volume create, a container that mounts it, rm) and a CSI workload
-# (berth-bench csi) run; `promtool check metrics` accepts the page; a real Prometheus
-# scrapes berthd every second, and its HTTP API returns the operation counts the
-# workloads produced.
+# The metrics endpoint end to end (docs/design.md, "Metrics and counting"): berthd serves
+# /metrics, /healthz and /readyz on a free TCP port; /readyz is 503 while the state loads
+# and 200 after; a Docker workload (volume create, a container that mounts it, rm) and a
+# CSI workload (berth-bench csi) run; `promtool check metrics` accepts the page; a real
+# Prometheus scrapes berthd every second, and its HTTP API returns the operation counts
+# the workloads produced.
 #
 #   usage: metrics_e2e.sh PATH/TO/berthd PATH/TO/berthctl PATH/TO/berth-bench
 #
@@ -231,7 +231,7 @@ check_nonempty "Prometheus sees berth_volumes" "$(prom_value 'sum(berth_volumes)
 check_nonempty "Prometheus sees berth_journal_fsync_duration_seconds" \
   "$(prom_value 'berth_journal_fsync_duration_seconds_count')"
 
-# The counts the workloads produced (counted from issue10-instrument on).
+# The counts the workloads produced (every request is counted into berthd's telemetry).
 expect_count() {
   local what="$1" query="$2" want="$3"
   if wait_until 15 prom_is "$query" "$want"; then

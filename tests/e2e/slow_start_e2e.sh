@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Start-up is not held up by volumes whose backend hangs (issue 7 item 11): each
-# volume reconciles in its own actor, through the executor, with its timeout.
+# Start-up is not held up by volumes whose backend hangs (docs/design.md, "Reconciliation
+# at start-up"): each volume reconciles in its own actor, through the executor, with its
+# timeout.
 #
 #   usage: slow_start_e2e.sh PATH/TO/berthd PATH/TO/berthctl
 #
@@ -9,7 +10,8 @@
 # mounted again, and their backend calls are made to stall for STALL_MS. berthd must
 # answer long before that; the healthy volume serves at once; the stalled ones answer
 # a retryable error at once instead of hanging, and serve once their remount returns.
-# Before this issue berthd remounted volume after volume before opening any socket.
+# Before volumes reconciled in their own actors, berthd remounted volume after volume
+# before opening any socket.
 # Exit 77 (skipped, loudly) when not root.
 
 source "$(dirname "$0")/lib.sh"

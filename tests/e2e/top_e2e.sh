@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # `berthctl status` and `berthctl top` against a real berthd, top in a real terminal
-# (issue 10): a tmux pane runs a shell, the shell runs top while other berthctl calls
-# make a rate; capture-pane must show the operations with their rates and p50/p99; `q`
-# (and later SIGTERM) must end it with the terminal as it was (termios settings, the
-# normal screen, the cursor shown). Also: top without a terminal, top --json, and what
-# berthctl says once berthd is stopped.
+# (docs/design.md, "Metrics and counting"): a tmux pane runs a shell, the shell runs top
+# while other berthctl calls make a rate; capture-pane must show the operations with
+# their rates and p50/p99; `q` (and later SIGTERM) must end it with the terminal as it
+# was (termios settings, the normal screen, the cursor shown). Also: top without a
+# terminal, top --json, and what berthctl says once berthd is stopped.
 #
 #   usage: top_e2e.sh PATH/TO/berthd PATH/TO/berthctl
 #
@@ -34,7 +34,7 @@ fi
 
 # -- status ---------------------------------------------------------------------------
 # The volume, mount and journal figures are counted by the volume actors and the
-# persistence actor (issue 10's instrumentation); status only reads them.
+# persistence actor (their telemetry); status only reads them.
 
 check "Create v1" "" "$(create_vol v1)"
 check "Mount v1 c1" "" "$(mount_id v1 c1)"

@@ -1,6 +1,7 @@
-// The cases of issue 9's "How it is tested" over real HTTPS, each against the stand-in API
-// server (self-signed CA from its kubeconfig, bearer token demanded) with the client made as
-// `berthd prestop` makes it, and the admin stand-in for the local berthd. The drained-node,
+// The cases the preStop wait must handle (docs/design.md, "A node drain waits for its
+// volumes") over real HTTPS, each against the stand-in API server (self-signed CA from its
+// kubeconfig, bearer token demanded) with the client made as `berthd prestop` makes it,
+// and the admin stand-in for the local berthd. The drained-node,
 // closed-watch/410 and wrong-token cases are in prestop_https_test.cpp.
 
 #include <string>

@@ -1,7 +1,7 @@
-// Item 7 of issue 7: no crash at any step of a compaction brings old state back or loses an
-// acknowledged record. Each case runs the store in a child process that dies with
-// _exit(137) at one named step (BERTH_TEST_CRASH_AT, as berthd would), then loads the
-// directory the way the next start does.
+// All or nothing, across crashes (docs/design.md): no crash at any step of a compaction
+// brings old state back or loses an acknowledged record. Each case runs the store in a
+// child process that dies with _exit(137) at one named step (BERTH_TEST_CRASH_AT, as
+// berthd would), then loads the directory the way the next start does.
 
 #include "persistence/file_store.hpp"
 

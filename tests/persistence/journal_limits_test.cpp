@@ -1,6 +1,7 @@
-// Item 6 of issue 7: a record is never silently cut. Encoding and decoding share
-// limits::max_frame_bytes; a record over it is refused when written, a length field over it
-// is damage when read, and a record filled to every bound in core/limits.hpp fits.
+// A record is never silently cut (docs/design.md, "Durable state"). Encoding and
+// decoding share limits::max_frame_bytes; a record over it is refused when written, a
+// length field over it is damage when read, and a record filled to every bound in
+// core/limits.hpp fits.
 
 #include "persistence/file_store.hpp"
 

@@ -1,5 +1,6 @@
-// Item 10 of issue 7: a full filesystem does not stop the journal. The store keeps a
-// preallocated reserve; on ENOSPC it releases part of it, retries, and grows it back later.
+// A full filesystem does not stop the journal (docs/design.md, "Durable state"). The
+// store keeps a preallocated reserve; on ENOSPC it releases part of it, retries, and
+// grows it back later.
 
 #include "persistence/file_store.hpp"
 

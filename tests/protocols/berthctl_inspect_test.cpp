@@ -11,7 +11,7 @@ using namespace berth::cli;
 
 namespace {
 
-/// A record as the admin API sends it once berthd tags mount IDs (issue 11 contract):
+/// A record as the admin API sends it once berthd tags mount IDs with their origins:
 /// one ID made by a dockerd, one by a caller berth could not identify (ECS), and an
 /// origin for an ID that is no longer counted.
 const char* tagged_record = R"({

@@ -108,7 +108,8 @@ TEST_F(csi_modify_server_test, modify_sends_one_modify_of_the_parameters_and_ans
 TEST_F(csi_modify_server_test, modify_answers_the_volumes_refusal_with_its_code) {
   v1::CreateVolumeResponse created;
   ASSERT_TRUE(create_volume("pvc-1", &created).ok());
-  // The cooldown of a backend (seed 004): retryable, and the message says when.
+  // The cooldown of a backend (docs/design.md, "Expand and modify coalesce into one
+  // call"): retryable, and the message says when.
   mods->refuse = make_error(ec::resource_exhausted,
                             "volume pvc-1 was modified 10 s ago; it may be modified again in 50 s");
   auto st = modify("pvc-1", {{"readAheadKB", "512"}});

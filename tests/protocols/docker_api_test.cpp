@@ -252,7 +252,7 @@ TEST_F(docker_api_test, each_request_counts_once_with_its_code_and_duration) {
   EXPECT_EQ(all, 5u) << "every request once, nothing twice";
 }
 
-// -- the dockerd behind a request (issue 11) --------------------------------------------
+// -- the dockerd behind a request (docs/design.md, "Mount IDs dockerd forgot") ----------
 
 TEST(docker_api_peer, only_a_peer_named_dockerd_gives_a_dockerd_key) {
   auto from = [](process_stat p) {

@@ -1,5 +1,6 @@
 // The unix HTTP server and the caller of each request: whether the client still waits for
-// its answer (issue 7), and which process it is (issue 11).
+// its answer, and which process it is (docs/design.md, "Clients that give up" and "Mount
+// IDs dockerd forgot").
 
 #include "protocols/http/unix_http_server.hpp"
 
@@ -26,7 +27,7 @@ using namespace std::chrono_literals;
 using local = boost::asio::local::stream_protocol;
 using test::unix_http_server_test;
 
-// -- the caller of a request (issue 7 item 9) -------------------------------------------
+// -- the caller of a request (docs/design.md, "Clients that give up") -------------------
 
 TEST_F(unix_http_server_test, a_client_that_hangs_up_before_its_answer_is_gone) {
   std::mutex mtx;
