@@ -143,23 +143,6 @@ caf::expected<csi_action> check_unstage(const volume_record& rec, const std::str
   return csi_action::run;
 }
 
-void set_unstaged(volume_record& next) {
-  next.staging_path.clear();
-  next.staged_block = false;
-  next.stage_flags.clear();
-  next.stage_fs_type.clear();
-  next.device.clear();
-}
-
-stage_request staged_as(const volume_record& rec) {
-  stage_request req;
-  req.staging_path = rec.staging_path;
-  req.block = rec.staged_block;
-  req.flags = rec.stage_flags;
-  req.fs_type = rec.stage_fs_type;
-  return req;
-}
-
 caf::expected<csi_action> check_publish(const volume_record& rec, const publish_request& req) {
   if (rec.kind != record_kind::volume) {
     return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");

@@ -11,6 +11,7 @@
 #include <caf/expected.hpp>
 
 #include "core/csi_types.hpp"
+#include "core/staging.hpp"
 #include "core/volume_record.hpp"
 
 namespace berth {
@@ -48,13 +49,6 @@ void set_staged(volume_record& next, const stage_request& req, const std::string
 /// NodeUnstageVolume: `done` when not staged at `path`; ec::failed_precondition
 /// while a target is still published (unstaging would pull the mount from under it).
 caf::expected<csi_action> check_unstage(const volume_record& rec, const std::string& path);
-
-/// Clears `next`'s staging (path, mode, flags, device).
-void set_unstaged(volume_record& next);
-
-/// The request that stages the volume again the way its record says it is staged
-/// (undoing an unstage, reconcile): path, block or mount, flags and fs_type.
-stage_request staged_as(const volume_record& rec);
 
 /// NodePublishVolume: ec::failed_precondition unless staged at req.staging_path
 /// (and staged for block when req asks block); `done` when published at the

@@ -219,27 +219,6 @@ bool uses_its_mounts(container_state state) {
   return true;
 }
 
-const char* to_string(release_reason reason) {
-  switch (reason) {
-    case release_reason::stale_instance:
-      return "stale_instance";
-    case release_reason::container_gone:
-      return "container_gone";
-    case release_reason::died:
-      return "died";
-    case release_reason::operator_request:
-      return "operator";
-  }
-  return "other";
-}
-
-const std::vector<std::string>& release_reason_names() {
-  static const std::vector<std::string> names{
-    to_string(release_reason::stale_instance), to_string(release_reason::container_gone),
-    to_string(release_reason::died), to_string(release_reason::operator_request)};
-  return names;
-}
-
 dockerd_key make_dockerd_key(int pid, uint64_t start_ticks) {
   return std::to_string(pid) + "@" + std::to_string(start_ticks);
 }

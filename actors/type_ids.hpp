@@ -5,8 +5,8 @@
 
 #include <caf/type_id.hpp>
 
-#include "actors/release_rules.hpp"
 #include "core/csi_types.hpp"
+#include "core/mount_release.hpp"
 #include "core/volume_record.hpp"
 
 // One block for every atom and message type berth sends between actors.

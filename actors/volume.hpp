@@ -16,7 +16,7 @@
 #include "actors/actors.hpp"
 #include "backends/backend.hpp"
 #include "backends/executor.hpp"
-#include "telemetry/telemetry.hpp"
+#include "core/telemetry/telemetry.hpp"
 
 namespace berth {
 

@@ -1,6 +1,6 @@
 // Reconciliation inside the volume actor (docs/design.md, "Reconciliation at
 // start-up"): a loaded volume's first transition, and the settle of a late unmount,
-// unstage or unpublish. The rules are in recovery/reconcile; this file decides where
+// unstage or unpublish. The rules are in persistence/recovery/reconcile; this file decides where
 // they run:
 //
 //   needs_host_work? ─no─▶ reconcile_volume on the actor thread ─▶ persist if changed
@@ -14,7 +14,7 @@
 #include "actors/detail/engine.hpp"
 #include "backends/mountinfo.hpp"
 #include "core/errors.hpp"
-#include "recovery/reconcile.hpp"
+#include "persistence/recovery/reconcile.hpp"
 
 namespace berth {
 

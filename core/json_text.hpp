@@ -2,7 +2,7 @@
 
 // Words for JSON input in error messages, shared by the codecs that decode
 // client bodies (protocols/docker, protocols/admin), and the lenient readers of
-// the API clients (protocols/kube, protocols/docker_engine): a field that is
+// the API clients (protocols/kube, protocols/docker/engine): a field that is
 // missing or of another type reads as empty there.
 
 #include <string>

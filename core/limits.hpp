@@ -88,7 +88,7 @@ inline constexpr size_t max_kube_watch_line_bytes = 16u << 20;
 /// The largest kubeconfig, token, certificate or key file the client reads.
 inline constexpr size_t max_kube_file_bytes = 4u << 20;
 
-// -- the Docker Engine API client (protocols/docker_engine) ------------------------------
+// -- the Docker Engine API client (protocols/docker/engine) ------------------------------
 
 /// Every call to dockerd's API (connect, request, whole answer; for the events stream, up to
 /// its 200 header) must finish within this time. dockerd answers /_ping, /info and

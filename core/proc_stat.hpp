@@ -4,7 +4,7 @@
 // command name (field 2) and start time (field 22, clock ticks after boot). A pid alone is
 // reused by later processes; a pid with its start time names one process lifetime. Shared
 // by the plugin socket's sessions (the peer is the dockerd that connected) and the Docker
-// Engine API client (protocols/docker_engine: the dockerd that answered).
+// Engine API client (protocols/docker/engine: the dockerd that answered).
 
 #include <cstdint>
 #include <string>

@@ -289,7 +289,7 @@ inline constexpr auto reply_ok = [](const auto&...) { return atom::ok_v; };
 /// dead NFS server or a vanished network namespace never hangs the volume.
 void unmount_host(self_ptr self, const volume_record& rec, done_fn then);
 
-/// Holds the record against the host (recovery/reconcile_volume) and commits what
+/// Holds the record against the host (persistence/recovery/reconcile_volume) and commits what
 /// changed. With `seen` (the mount points read at start) a volume that needs no
 /// backend work reconciles here; otherwise on the executor, reading mountinfo
 /// afresh. Until the first one settles the volume serves nothing.

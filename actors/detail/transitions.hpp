@@ -9,6 +9,7 @@
 #include <caf/response_promise.hpp>
 
 #include "actors/detail/engine.hpp"
+#include "actors/release_rules.hpp"
 
 namespace berth::detail {
 

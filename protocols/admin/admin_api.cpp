@@ -8,8 +8,8 @@
 #include "core/record_json.hpp"
 #include "protocols/admin/admin_codec.hpp"
 #include "protocols/admin/admin_telemetry.hpp"
-#include "protocols/bridge.hpp"
 #include "protocols/docker/docker_codec.hpp"
+#include "protocols/gateway/gateway.hpp"
 
 namespace berth {
 

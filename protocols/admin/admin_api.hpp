@@ -7,10 +7,10 @@
 #include <caf/actor_system.hpp>
 
 #include "actors/actors.hpp"
-#include "docker_sync/operator_release.hpp"
-#include "protocols/bridge.hpp"
+#include "core/operator_release.hpp"
+#include "core/telemetry/telemetry.hpp"
+#include "protocols/gateway/gateway.hpp"
 #include "protocols/http/unix_http_server.hpp"
-#include "telemetry/telemetry.hpp"
 
 namespace berth {
 

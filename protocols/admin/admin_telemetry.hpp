@@ -2,12 +2,12 @@
 
 // The bodies of the admin API's read-only telemetry routes, without actors or sockets:
 // what berthctl status and top read. Both only read the lock-free counters of
-// telemetry/telemetry.hpp, so they never wait for an actor.
+// core/telemetry/telemetry.hpp, so they never wait for an actor.
 
 #include <chrono>
 #include <string>
 
-#include "telemetry/telemetry.hpp"
+#include "core/telemetry/telemetry.hpp"
 
 namespace berth::admin {
 

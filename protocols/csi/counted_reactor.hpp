@@ -10,8 +10,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "core/telemetry/telemetry.hpp"
 #include "protocols/csi/status.hpp"
-#include "telemetry/telemetry.hpp"
 
 namespace berth::csi {
 

@@ -7,11 +7,11 @@
 
 #include "backends/backend.hpp"
 #include "backends/node_path.hpp"
-#include "telemetry/telemetry.hpp"
+#include "core/telemetry/telemetry.hpp"
 
 namespace berth {
 
-/// What berthd's CSI endpoint needs (apps/daemon.cpp fills it from options).
+/// What berthd's CSI endpoint needs (apps/berthd/daemon.cpp fills it from options).
 struct csi_config {
   /// "unix:///var/lib/kubelet/plugins/berth.csi.dev/csi.sock" or a plain absolute path.
   std::string endpoint;

@@ -10,8 +10,8 @@
 #include <caf/error.hpp>
 
 #include "actors/actors.hpp"
-#include "protocols/bridge.hpp"
 #include "protocols/csi/csi_config.hpp"
+#include "protocols/gateway/gateway.hpp"
 
 namespace grpc {
 class Server;

@@ -17,12 +17,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include "actors/actors.hpp"
-#include "protocols/bridge.hpp"
+#include "protocols/csi/counted_reactor.hpp"
 #include "protocols/csi/csi_codec.hpp"
 #include "protocols/csi/csi_config.hpp"
-#include "protocols/csi/counted_reactor.hpp"
 #include "protocols/csi/refusal_order.hpp"
 #include "protocols/csi/status.hpp"
+#include "protocols/gateway/gateway.hpp"
 
 #include "csi.grpc.pb.h"
 

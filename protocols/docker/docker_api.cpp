@@ -1,8 +1,8 @@
 #include "protocols/docker/docker_api.hpp"
 
 #include "core/errors.hpp"
-#include "protocols/bridge.hpp"
 #include "protocols/docker/docker_codec.hpp"
+#include "protocols/gateway/gateway.hpp"
 
 namespace berth {
 

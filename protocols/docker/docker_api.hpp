@@ -6,9 +6,10 @@
 #include <caf/actor_system.hpp>
 
 #include "actors/actors.hpp"
-#include "protocols/bridge.hpp"
+#include "actors/release_rules.hpp"
+#include "core/telemetry/telemetry.hpp"
+#include "protocols/gateway/gateway.hpp"
 #include "protocols/http/unix_http_server.hpp"
-#include "telemetry/telemetry.hpp"
 
 namespace berth {
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // A streamed HTTP response body (a Kubernetes watch, Docker's /events) read in chunks and
-// split into lines, for the API clients on Beast (protocols/kube, protocols/docker_engine).
+// split into lines, for the API clients on Beast (protocols/kube, protocols/docker/engine).
 // The caller keeps its own session, deadline and stream type; it hands in how to read
 // the next chunk.
 

@@ -10,9 +10,9 @@
 #include <caf/expected.hpp>
 
 #include "core/build_info.hpp"
-#include "protocols/metrics/metric_families.hpp"
+#include "core/telemetry/metric_families.hpp"
+#include "core/telemetry/telemetry.hpp"
 #include "protocols/metrics/process_stats.hpp"
-#include "telemetry/telemetry.hpp"
 
 namespace berth::metrics {
 

@@ -22,7 +22,7 @@
 
 #include <caf/expected.hpp>
 
-#include "protocols/metrics/metric_families.hpp"
+#include "core/telemetry/metric_families.hpp"
 #include "protocols/metrics/text.hpp"
 
 namespace berth::metrics {

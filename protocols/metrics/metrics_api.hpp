@@ -22,9 +22,9 @@
 
 #include "actors/actors.hpp"
 #include "core/limits.hpp"
-#include "protocols/bridge.hpp"
+#include "core/telemetry/telemetry.hpp"
+#include "protocols/gateway/gateway.hpp"
 #include "protocols/http/http_handler.hpp"
-#include "telemetry/telemetry.hpp"
 
 namespace berth {
 

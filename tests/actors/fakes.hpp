@@ -22,7 +22,7 @@
 #include "actors/volume.hpp"
 #include "backends/backend.hpp"
 #include "core/errors.hpp"
-#include "telemetry/telemetry.hpp"
+#include "core/telemetry/telemetry.hpp"
 
 namespace berth::test {
 

@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "actors/persistence.hpp"
 #include "actors/registry.hpp"
 #include "core/errors.hpp"
 #include "persistence/file_store.hpp"
-#include "persistence/persistence.hpp"
 #include "tests/actors/fakes.hpp"
 
 using namespace berth;

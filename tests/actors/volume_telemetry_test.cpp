@@ -1,4 +1,4 @@
-// What the volume actors count into telemetry (telemetry/telemetry.hpp): after a mixed
+// What the volume actors count into telemetry (core/telemetry/telemetry.hpp): after a mixed
 // Docker and CSI workload through the registry, every volume gauge equals a recount over
 // the records the registry lists; a hung call counts as uncertain until it returns; a
 // loaded volume counts as reconcile_pending until its first reconciliation ends; backend
@@ -13,7 +13,7 @@
 
 #include "actors/registry.hpp"
 #include "core/errors.hpp"
-#include "telemetry/telemetry.hpp"
+#include "core/telemetry/telemetry.hpp"
 #include "tests/actors/fakes.hpp"
 
 using namespace berth;

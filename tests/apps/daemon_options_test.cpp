@@ -1,6 +1,6 @@
 // berthd's options: --kubelet-dir, --modify-cooldown-ms, --coalesce-window-ms,
 // --metrics-address, --docker-api and --die-grace-ms (the others have no test yet).
-#include "apps/daemon_options.hpp"
+#include "apps/berthd/daemon_options.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // berthd prestop's command line (apps/prestop_command): defaults, the environment,
 // and usage errors that exit 2 naming the bad option.
-#include "apps/prestop_command.hpp"
+#include "apps/berthd/prestop_command.hpp"
 
 #include <map>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Docker Engine API client (protocols/docker_engine) against a real, private dockerd:
+# The Docker Engine API client (protocols/docker/engine) against a real, private dockerd:
 # ping, info, containers with a plain local volume, the events stream, the dockerd instance
 # after SIGKILL + restart, and the reconnecting follower catching up when dockerd is back.
 #

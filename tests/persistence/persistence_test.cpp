@@ -1,4 +1,4 @@
-#include "persistence/persistence.hpp"
+#include "actors/persistence.hpp"
 
 #include <filesystem>
 #include <thread>

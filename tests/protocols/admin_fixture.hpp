@@ -12,9 +12,9 @@
 #include <caf/all.hpp>
 #include <gtest/gtest.h>
 
+#include "apps/berthctl/berthctl_cli.hpp"
 #include "core/errors.hpp"
 #include "protocols/admin/admin_api.hpp"
-#include "protocols/admin/berthctl_cli.hpp"
 #include "tests/protocols/fake_registry.hpp"
 #include "tests/protocols/test_util.hpp"
 

@@ -6,9 +6,9 @@
 #include <rapidjson/document.h>
 #include <gtest/gtest.h>
 
+#include "apps/berthctl/berthctl_status.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
-#include "protocols/admin/berthctl_status.hpp"
 #include "protocols/http/unix_http_client.hpp"
 #include "tests/protocols/admin_fixture.hpp"
 

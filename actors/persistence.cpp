@@ -1,0 +1,210 @@
+#include "actors/persistence.hpp"
+
+// Group commit:
+//
+//   put/erase ──▶ batch + promise ──(first one sends)──▶ self: commit
+//                                                          │ store::append(batch): ONE fsync
+//                                                          ▼
+//                                  ok (or the error) to every promise of the batch
+//
+// The `commit` message queues behind everything already in the mailbox, so all of it joins
+// the batch; whatever arrives while the fsync blocks forms the next batch.
+
+#include <chrono>
+#include <exception>
+
+#include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include "core/errors.hpp"
+#include "persistence/journal_format.hpp"
+
+namespace berth {
+
+namespace {
+
+using self_ptr = persistence_actor::stateful_pointer<persistence_state>;
+
+caf::error internal_error(const char* where, const std::exception& e) {
+  return make_error(ec::internal, std::string{"persistence: "} + where + " threw: " + e.what());
+}
+
+caf::response_promise enqueue(self_ptr self, journal_entry entry) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise();
+  st.waiting.push_back(rp);
+  st.batch.push_back(std::move(entry));
+  if (!st.commit_scheduled) {
+    st.commit_scheduled = true;
+    self->send(caf::actor_cast<persistence_actor>(self), atom::commit_v);
+  }
+  return rp;
+}
+
+/// Answers every waiting promise with `err`, or ok when `err` is empty.
+void answer_all(self_ptr self, const caf::error& err) {
+  auto& st = self->state;
+  auto waiting = std::move(st.waiting);
+  auto flushers = std::move(st.flush_waiters);
+  st.waiting.clear();
+  st.flush_waiters.clear();
+  st.batch.clear();
+  for (auto* group : {&waiting, &flushers}) {
+    for (auto& rp : *group) {
+      if (err) {
+        rp.deliver(err);
+      } else {
+        rp.deliver(atom::ok_v);
+      }
+    }
+  }
+}
+
+using clock = std::chrono::steady_clock;
+
+double seconds_since(clock::time_point t0) {
+  return std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+/// One store::append of `entries`, timed and counted (telemetry::persistence).
+caf::error append(self_ptr self, const std::vector<journal_entry>& entries) {
+  auto& st = self->state;
+  auto& stats = st.cfg.stats->persistence;
+  auto t0 = clock::now();
+  auto err = st.st->append(entries);
+  auto took = seconds_since(t0);
+  stats.fsync_duration.observe(took);
+  stats.last_fsync_seconds.store(took, std::memory_order_relaxed);
+  if (!err) {
+    stats.journal_appends.add(entries.size());
+    stats.group_commit_records.observe(static_cast<double>(entries.size()));
+  }
+  stats.journal_bytes.set(static_cast<int64_t>(st.st->journal_bytes()));
+  return err;
+}
+
+void maybe_compact(self_ptr self) {
+  auto& st = self->state;
+  if (st.st->journal_bytes() <= st.cfg.compact_after_bytes) {
+    return;
+  }
+  auto t0 = clock::now();
+  auto err = st.st->compact(st.state);
+  st.cfg.stats->persistence.snapshot_duration.observe(seconds_since(t0));
+  st.cfg.stats->persistence.journal_bytes.set(static_cast<int64_t>(st.st->journal_bytes()));
+  if (err) {
+    // Not fatal: the journal still holds everything; try again after the next commit.
+    spdlog::error("compaction failed: {}", describe(err));
+  } else {
+    spdlog::info("state compacted ({} volume(s))", st.state.volumes.size());
+  }
+}
+
+/// Appends each entry of the batch on its own and answers its promise with its result.
+void commit_one_by_one(self_ptr self) {
+  auto& st = self->state;
+  auto batch = std::move(st.batch);
+  auto waiting = std::move(st.waiting);
+  st.batch.clear();
+  st.waiting.clear();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (auto err = append(self, {batch[i]})) {
+      spdlog::error("state change of volume {} not saved: {}", batch[i].record.name,
+                    describe(err));
+      waiting[i].deliver(err);
+      continue;
+    }
+    detail::apply_entry(st.state, std::move(batch[i]));
+    waiting[i].deliver(atom::ok_v);
+  }
+  answer_all(self, {}); // the flush waiters
+  maybe_compact(self);
+}
+
+void commit(self_ptr self) {
+  auto& st = self->state;
+  st.commit_scheduled = false;
+  if (st.batch.empty()) {
+    answer_all(self, {});
+    return;
+  }
+  if (auto err = append(self, st.batch)) {
+    if (err == ec::out_of_range && st.batch.size() > 1) {
+      // One record too large for the journal refuses the whole write; the others of the
+      // batch are innocent: write them one by one so that only that one fails.
+      commit_one_by_one(self);
+      return;
+    }
+    spdlog::error("{} state change(s) not saved: {}", st.batch.size(), describe(err));
+    answer_all(self, err);
+    return;
+  }
+  for (auto& entry : st.batch) {
+    detail::apply_entry(st.state, std::move(entry));
+  }
+  answer_all(self, {});
+  maybe_compact(self);
+}
+
+} // namespace
+
+persistence_actor::behavior_type
+persistence(persistence_actor::stateful_pointer<persistence_state> self,
+            std::shared_ptr<store> st, state_snapshot initial, persistence_config cfg) {
+  self->state.st = std::move(st);
+  self->state.state = std::move(initial);
+  self->state.cfg = cfg;
+  if (!self->state.cfg.stats) {
+    self->state.cfg.stats = std::make_shared<telemetry>(std::vector<std::string>{});
+  }
+  self->state.cfg.stats->persistence.journal_bytes.set(
+    static_cast<int64_t>(self->state.st->journal_bytes()));
+  return {
+    [self](atom::put, volume_record& rec) -> caf::result<atom::ok> {
+      try {
+        return enqueue(self, journal_entry{false, std::move(rec)});
+      } catch (const std::exception& e) {
+        return internal_error("put", e);
+      }
+    },
+    [self](atom::erase, std::string& name) -> caf::result<atom::ok> {
+      try {
+        journal_entry entry;
+        entry.erase = true;
+        entry.record.name = std::move(name);
+        return enqueue(self, std::move(entry));
+      } catch (const std::exception& e) {
+        return internal_error("erase", e);
+      }
+    },
+    [self](atom::flush) -> caf::result<atom::ok> {
+      try {
+        auto& st = self->state;
+        if (!st.commit_scheduled) {
+          return atom::ok_v;
+        }
+        auto rp = self->make_response_promise();
+        st.flush_waiters.push_back(rp);
+        return rp;
+      } catch (const std::exception& e) {
+        return internal_error("flush", e);
+      }
+    },
+    [self](atom::commit) {
+      try {
+        commit(self);
+      } catch (const std::exception& e) {
+        // Every promise is still answered; the in-memory state may lag the journal until
+        // the next load, which only errs on the side of not reporting durability.
+        answer_all(self, internal_error("commit", e));
+      }
+    },
+  };
+}
+
+persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<store> st,
+                                    state_snapshot initial, persistence_config cfg) {
+  return sys.spawn<caf::detached>(persistence, std::move(st), std::move(initial), cfg);
+}
+
+} // namespace berth

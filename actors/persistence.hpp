@@ -1,0 +1,47 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/response_promise.hpp>
+
+#include "actors/actors.hpp"
+#include "core/telemetry/telemetry.hpp"
+#include "persistence/store.hpp"
+
+namespace berth {
+
+/// Tuning of the persistence actor.
+struct persistence_config {
+  /// Compact (snapshot + empty journal) once the journal grows past this.
+  size_t compact_after_bytes = 64u << 20;
+  /// Where the actor counts appends, fsync and compaction times and the journal's size
+  /// (telemetry::persistence). Null: a private one (tests that do not look).
+  std::shared_ptr<telemetry> stats;
+};
+
+/// State of the persistence actor.
+struct persistence_state {
+  static inline const char* name = "persistence";
+  std::shared_ptr<store> st;
+  persistence_config cfg;
+  state_snapshot state;                             ///< what is durable
+  std::vector<journal_entry> batch;                 ///< waiting for the next fsync
+  std::vector<caf::response_promise> waiting;       ///< one per entry in batch
+  std::vector<caf::response_promise> flush_waiters; ///< answered after the next commit
+  bool commit_scheduled = false;                    ///< a `commit` is in the mailbox
+};
+
+/// The persistence actor's behaviour: group commit over `st`, starting from `initial`
+/// (the state already on disk). A put/erase is answered only once its record is durable.
+persistence_actor::behavior_type
+persistence(persistence_actor::stateful_pointer<persistence_state> self,
+            std::shared_ptr<store> st, state_snapshot initial, persistence_config cfg);
+
+/// Spawns the persistence actor detached: it blocks in fsync, so it owns a thread.
+/// @pre `sys` was configured with `add_message_types<caf::id_block::berth>()`.
+persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<store> st,
+                                    state_snapshot initial, persistence_config cfg = {});
+
+} // namespace berth

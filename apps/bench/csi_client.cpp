@@ -1,0 +1,34 @@
+#include "apps/bench/csi_client.hpp"
+
+namespace berth::bench {
+
+namespace v1 = ::csi::v1;
+
+csi_client::csi_client(const std::string& endpoint) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  channel = grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(), args);
+  controller = v1::Controller::NewStub(channel);
+  node = v1::Node::NewStub(channel);
+}
+
+v1::VolumeCapability mount_capability() {
+  v1::VolumeCapability cap;
+  cap.mutable_mount();
+  cap.mutable_access_mode()->set_mode(v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+  return cap;
+}
+
+v1::CreateVolumeRequest create_request(const std::string& name, int64_t bytes,
+                                       const std::string& backend) {
+  v1::CreateVolumeRequest req;
+  req.set_name(name);
+  req.mutable_capacity_range()->set_required_bytes(bytes);
+  *req.add_volume_capabilities() = mount_capability();
+  if (!backend.empty()) {
+    (*req.mutable_parameters())["backend"] = backend;
+  }
+  return req;
+}
+
+} // namespace berth::bench

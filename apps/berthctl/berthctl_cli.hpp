@@ -1,0 +1,100 @@
+#pragma once
+
+// berthctl's logic, apart from main() so that it can be tested: argument
+// parsing, the admin API calls, and the text formats.
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/defaults.hpp"
+#include "core/volume_record.hpp"
+
+namespace berth {
+class unix_http_client;
+} // namespace berth
+
+namespace berth::cli {
+
+/// Where berthctl looks for berthd unless --socket says otherwise.
+inline constexpr const char* default_socket = defaults::admin_socket;
+
+/// Exit codes: success, failure (unreachable, unknown volume, ...), usage error.
+enum exit_code : int { exit_ok = 0, exit_failure = 1, exit_usage = 2 };
+
+enum class command { help, version, volumes, inspect, resize, modify, release, status, top };
+
+/// A parsed command line.
+struct options {
+  std::string socket = default_socket;
+  command cmd = command::help;
+  std::string name;       ///< for inspect, resize, modify and release
+  std::string mount_id;   ///< for release
+  uint64_t size_bytes = 0; ///< for resize
+  option_map parameters;  ///< for modify: the key=value pairs
+  bool json = false;
+  /// for top: the time between two samples (--interval SECONDS)
+  std::chrono::milliseconds interval{1000};
+};
+
+/// Parses the arguments after argv[0]. A usage error names the bad argument.
+caf::expected<options> parse_args(const std::vector<std::string>& args);
+
+/// A size as berthctl resize takes it: bytes, or a number with K, M, G or T (also
+/// Ki, Mi, Gi, Ti), each a power of 1024. Zero, anything else and a size beyond
+/// 2^64-1 bytes are usage errors naming the text.
+caf::expected<uint64_t> parse_size(std::string_view text);
+
+/// An interval as berthctl top --interval takes it: seconds, a decimal number such as
+/// 0.5 or 2, between limits::min_top_interval and limits::max_top_interval; anything
+/// else is a usage error naming the text.
+caf::expected<std::chrono::milliseconds> parse_interval(std::string_view text);
+
+/// What berthctl says when it cannot connect to berthd's admin socket `socket`:
+/// `connect_errno` tells whether berthd is not running (ENOENT, ENOTDIR: no socket;
+/// ECONNREFUSED: a socket nobody accepts on) or the socket is not permitted (EACCES,
+/// EPERM), and the message says what to do; any other errno (0: the connection failed
+/// after connecting) gives `detail`, the client's error.
+std::string unreachable_message(const std::string& socket, int connect_errno,
+                                const std::string& detail);
+
+/// A size for people: "2 GiB (2147483648 bytes)"; "-" for 0 (no size of its own).
+std::string format_size(uint64_t bytes);
+
+/// The line resize and modify print: the volume's size, mutable parameters and
+/// modifications after the change.
+std::string format_change(const volume_record& rec, command cmd);
+
+/// What `berthctl release` prints for the admin API's answer `body`:
+/// "released mount ID X… of volume NAME (count N dropped)", and
+/// "(not checked against dockerd: WHY)" when it was not checked.
+caf::expected<std::string> format_release(const std::string& body);
+
+/// The --help text.
+std::string usage();
+
+/// The first 12 characters of a mount ID (Docker's short container ID).
+std::string short_id(std::string_view id);
+
+/// A table with columns NAME, BACKEND, MOUNTED, MOUNT IDS, PATH.
+std::string format_table(const std::vector<volume_record>& recs);
+
+/// One record as readable "key: value" lines.
+std::string format_record(const volume_record& rec);
+
+/// Sends one request to berthd's admin API at `socket` (GET, or POST of `post_body`) and
+/// returns the body of a 200 answer; otherwise an error whose message is what berthctl
+/// prints: unreachable_message() when it cannot connect, else berthd's {"error"} message.
+caf::expected<std::string> admin_request(unix_http_client& client, const std::string& socket,
+                                         const std::string& target,
+                                         const std::string* post_body = nullptr);
+
+/// Runs berthctl: writes results to `out`, messages to `err`; returns the exit code.
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+} // namespace berth::cli

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include <caf/expected.hpp>
+
+#include "backends/node_path.hpp"
+#include "core/defaults.hpp"
+
+namespace berth {
+
+/// berthd's command line. An empty socket path turns that socket off.
+struct daemon_options {
+  std::string state_dir = "/var/lib/berth";
+  /// Block images; empty means STATE/block. Another filesystem keeps them off the journal's.
+  std::string block_dir;
+  /// Preallocated room for the journal and compaction (STATE/state/reserve); 0 turns it off.
+  size_t journal_reserve_mb = 32;
+  std::string docker_socket = "/run/docker/plugins/berth.sock";
+  std::string admin_socket = defaults::admin_socket;
+  /// /metrics, /healthz and /readyz on TCP: HOST:PORT (port 0: any free port); empty
+  /// turns the endpoint off.
+  std::string metrics_address = "127.0.0.1:9808";
+  std::string log_format = "text"; ///< text | json
+  std::string log_level = "info";
+  std::string import_ecs_state;    ///< amazon-ecs-volume-plugin state file to import
+  /// CSI: "unix:///PATH"; empty turns CSI off. Falls back to $CSI_ENDPOINT.
+  std::string csi_endpoint;
+  std::string node_id;             ///< CSI node ID; falls back to $NODE_ID, then the hostname
+  std::string csi_driver_name = "berth.csi.dev";
+  int64_t max_volumes_per_node = 0; ///< NodeGetInfo; 0 = no limit
+  /// CSI staging and target paths must lie below it (after resolving symlinks).
+  std::string kubelet_dir = default_kubelet_dir;
+  std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
+  /// The least time between two modifications (expand, modify) of one volume,
+  /// counted from the last that succeeded; 0 = none. The block backend enforces it.
+  std::chrono::milliseconds modify_cooldown{0};
+  /// The coalescing window of every volume's mailbox (0: off).
+  std::chrono::milliseconds coalesce_window{2000};
+  std::chrono::milliseconds stop_timeout{std::chrono::seconds(30)};
+  /// dockerd's Engine API, "unix:///PATH", for reconciling Docker mount IDs with dockerd
+  /// (docs/design.md, "Mount IDs dockerd forgot"); "" turns the reconciliation off.
+  std::string docker_api = "unix:///var/run/docker.sock";
+  /// How long after a container's `die` an ID of it may still be Unmounted before berth
+  /// releases it (at most limits::max_die_grace).
+  std::chrono::milliseconds die_grace{10000};
+  size_t executor_threads = 16;
+  /// Test only: these volumes' backend calls stall for test_stall (benchmarks).
+  std::set<std::string> test_stall_volumes;
+  std::chrono::milliseconds test_stall{0};
+  bool help = false;
+  bool version = false;
+};
+
+/// Parses `--flag VALUE` and `--flag=VALUE`; errors name the bad flag or value.
+/// CSI_ENDPOINT and NODE_ID in the environment fill --csi-endpoint and --node-id
+/// when those are not given (the CSI sidecars' convention).
+caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* argv);
+
+/// The --help text.
+std::string daemon_usage();
+
+} // namespace berth

@@ -1,0 +1,86 @@
+#include "persistence/recovery/loop_sweep.hpp"
+
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "backends/block_backend.hpp"
+#include "backends/loop_device.hpp"
+#include "core/errors.hpp"
+
+namespace berth {
+
+namespace {
+
+/// True when `path` lies below one of `dirs` (never a dir itself, never "").
+bool below_any(const std::string& path, const std::vector<std::string>& dirs) {
+  for (const auto& dir : dirs) {
+    if (dir.empty()) {
+      continue;
+    }
+    const std::string prefix = dir.back() == '/' ? dir : dir + "/";
+    if (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+loop_list loops_to_sweep(const state_snapshot& state, const std::vector<std::string>& image_dirs,
+                         const std::function<std::string(const volume_record&)>& image_of,
+                         const loop_list& loops) {
+  loop_list out;
+  std::set<std::string> staged_devices;
+  std::set<std::string> staged_images;
+  for (const auto& [name, rec] : state.volumes) {
+    if (rec.staging_path.empty()) {
+      continue;
+    }
+    if (!rec.device.empty()) {
+      staged_devices.insert(rec.device);
+    }
+    if (auto image = image_of(rec); !image.empty()) {
+      staged_images.insert(image);
+    }
+  }
+  for (const auto& [device, backing] : loops) {
+    if (!below_any(backing, image_dirs)) {
+      continue; // not one of berth's images
+    }
+    if (staged_devices.count(device) > 0 || staged_images.count(backing) > 0) {
+      continue;
+    }
+    out.emplace_back(device, backing);
+  }
+  return out;
+}
+
+loop_sweep_report sweep_loop_devices(
+  const state_snapshot& state, const std::map<std::string, std::shared_ptr<backend>>& backends) {
+  loop_sweep_report report;
+  auto it = backends.find("block");
+  const auto* block = it == backends.end() ? nullptr
+                                           : dynamic_cast<const block_backend*>(it->second.get());
+  if (block == nullptr) {
+    return report;
+  }
+  auto image_of = [block](const volume_record& rec) { return block->image_path(rec); };
+  for (const auto& [device, backing] :
+       loops_to_sweep(state, block->image_dirs(), image_of, list_loop_devices())) {
+    if (auto err = detach_loop_device(device)) {
+      spdlog::error("loop sweep: cannot detach {} (backing {}), which no volume stages: {}",
+                    device, backing, describe(err));
+      ++report.failed;
+      continue;
+    }
+    spdlog::warn("loop sweep: detached {} (backing {}): no volume is staged on it (left by a "
+                 "crash between a stage's attach and its commit)",
+                 device, backing);
+    ++report.detached;
+  }
+  return report;
+}
+
+} // namespace berth

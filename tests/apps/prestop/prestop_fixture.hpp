@@ -1,0 +1,165 @@
+#pragma once
+
+// What the prestop tests share: the fake Kubernetes API, a stand-in of berthd's admin
+// API (a real unix_http_server answering GET /v1/volumes with records the test sets),
+// and the hook's log captured for assertions.
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "apps/prestop/prestop_wait.hpp"
+#include "core/record_json.hpp"
+#include "protocols/http/unix_http_server.hpp"
+#include "tests/apps/prestop/fake_kube.hpp"
+#include "tests/protocols/test_util.hpp"
+
+namespace berth::test {
+
+/// Keeps every formatted line; text() may be read while others log.
+class capture_sink : public spdlog::sinks::base_sink<std::mutex> {
+public:
+  std::string text() {
+    std::lock_guard<std::mutex> guard{mutex_};
+    return text_;
+  }
+
+protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t buf;
+    formatter_->format(msg, buf);
+    text_.append(buf.data(), buf.size());
+  }
+  void flush_() override {
+  }
+
+private:
+  std::string text_;
+};
+
+/// berthd's admin API as far as the hook reads it.
+class admin_stand_in {
+public:
+  explicit admin_stand_in(const std::string& path)
+    : srv_(io_.io,
+           [this](const std::string&, const std::string& target, std::string, reply_fn reply,
+                  const caller&) {
+             if (target != "/v1/volumes") {
+               reply(404, "application/json", R"({"error":"not served"})");
+               return;
+             }
+             std::string body = "[";
+             std::lock_guard<std::mutex> guard{mtx_};
+             ++requests_;
+             for (const auto& rec : records_) {
+               body += (body.size() > 1 ? "," : "") + record_to_json(rec, record_shape::full);
+             }
+             reply(200, "application/json", body + "]");
+           },
+           1 << 16, "admin-stand-in") {
+    EXPECT_FALSE(srv_.listen(path));
+  }
+
+  ~admin_stand_in() {
+    srv_.stop();
+    io_.stop();
+  }
+
+  void set(std::vector<volume_record> recs) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    records_ = std::move(recs);
+  }
+
+  int requests() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return requests_;
+  }
+
+private:
+  io_threads io_;
+  unix_http_server srv_;
+  std::mutex mtx_;
+  std::vector<volume_record> records_;
+  int requests_ = 0;
+};
+
+inline volume_record staged(const std::string& name) {
+  volume_record rec;
+  rec.name = name;
+  rec.owner = owner_csi;
+  rec.backend = "block";
+  rec.staging_path = "/var/lib/kubelet/plugins/kubernetes.io/csi/berth.csi.dev/x/globalmount";
+  return rec;
+}
+
+inline kube::attachment va(const std::string& name, const std::string& node,
+                           const std::string& driver, const std::string& volume) {
+  return {name, node, driver, volume};
+}
+
+class prestop_fixture : public ::testing::Test {
+protected:
+  using clock = std::chrono::steady_clock;
+
+  temp_dir dir;
+  std::shared_ptr<fake_kube> kube = std::make_shared<fake_kube>();
+  std::unique_ptr<admin_stand_in> admin;
+  std::shared_ptr<capture_sink> sink = std::make_shared<capture_sink>();
+  drain::prestop_config cfg;
+
+  void SetUp() override {
+    auto logger = std::make_shared<spdlog::logger>("prestop-test", sink);
+    logger->set_pattern("%l %v");
+    logger->set_level(spdlog::level::debug);
+    spdlog::set_default_logger(logger);
+    cfg.node = "n1";
+    cfg.admin_socket = dir.path + "/admin.sock";
+    cfg.deadline = std::chrono::seconds{10};
+    admin = std::make_unique<admin_stand_in>(cfg.admin_socket);
+  }
+
+  void TearDown() override {
+    kube->shutdown();
+    // Let workers still blocked in the fake leave before the logger goes.
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+    if (HasFailure()) {
+      std::cerr << "the hook's log:\n" << sink->text();
+    }
+  }
+
+  void cordon() {
+    kube::node_info n;
+    n.found = true;
+    n.unschedulable = true;
+    kube->set_node(n);
+  }
+
+  drain::prestop_outcome run() {
+    return drain::wait_for_drain(cfg, kube);
+  }
+
+  /// How often `needle` occurs in the log.
+  size_t logged(const std::string& needle) {
+    auto text = sink->text();
+    size_t n = 0;
+    for (auto pos = text.find(needle); pos != std::string::npos;
+         pos = text.find(needle, pos + 1)) {
+      ++n;
+    }
+    return n;
+  }
+};
+
+inline double secs(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+} // namespace berth::test

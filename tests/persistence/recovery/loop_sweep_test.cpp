@@ -1,0 +1,143 @@
+// The start-up sweep of loop devices (persistence/recovery/loop_sweep): the choice as a plain
+// function, then with real loop devices (root and /dev/loop-control; skipped
+// loudly without them).
+
+#include "persistence/recovery/loop_sweep.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "backends/block_backend.hpp"
+#include "backends/loop_device.hpp"
+#include "core/errors.hpp"
+#include "tests/backends/temp_state.hpp"
+
+using namespace berth;
+namespace fs = std::filesystem;
+
+namespace {
+
+volume_record record(const std::string& name, const std::string& staging = "",
+                     const std::string& device = "") {
+  volume_record rec;
+  rec.name = name;
+  rec.backend = "block";
+  rec.staging_path = staging;
+  rec.device = device;
+  return rec;
+}
+
+std::string image_of(const volume_record& rec) {
+  return "/s/block/volumes/" + rec.name + ".img";
+}
+
+} // namespace
+
+TEST(loop_sweep, chooses_berths_images_that_no_record_stages) {
+  state_snapshot state;
+  state.volumes["staged"] = record("staged", "/k/staging/staged", "/dev/loop1");
+  state.volumes["old"] = record("old", "/k/staging/old"); // a record without its device
+  state.volumes["unstaged"] = record("unstaged");
+  loop_list loops{
+    {"/dev/loop1", "/s/block/volumes/staged.img"},
+    {"/dev/loop2", "/s/block/volumes/old.img"},
+    {"/dev/loop3", "/s/block/volumes/unstaged.img"},
+    {"/dev/loop4", "/s/block/volumes/gone.img"},
+    {"/dev/loop5", "/s/block/volumes/removed.img (deleted)"},
+    {"/dev/loop6", "/s/block/snapshots/snap.img"},
+    {"/dev/loop7", "/other/disk.img"},
+    {"/dev/loop8", "/s/block/volumesish/x.img"},
+    {"/dev/loop10", "/s/block/operator-file.img"}, // in the block dir, not an image dir
+    {"/dev/loop9", "/s/block/volumes/staged.img"}, // a second device on a staged image
+  };
+  auto chosen = loops_to_sweep(state, {"/s/block/volumes", "/s/block/snapshots/"}, image_of, loops);
+  loop_list want{
+    {"/dev/loop3", "/s/block/volumes/unstaged.img"},
+    {"/dev/loop4", "/s/block/volumes/gone.img"},
+    {"/dev/loop5", "/s/block/volumes/removed.img (deleted)"},
+    {"/dev/loop6", "/s/block/snapshots/snap.img"},
+  };
+  EXPECT_EQ(chosen, want);
+}
+
+TEST(loop_sweep, chooses_nothing_without_an_image_dir) {
+  loop_list loops{{"/dev/loop3", "/s/block/volumes/a.img"}, {"/dev/loop4", "/x"}};
+  EXPECT_TRUE(loops_to_sweep({}, {}, image_of, loops).empty());
+  EXPECT_TRUE(loops_to_sweep({}, {""}, image_of, loops).empty());
+}
+
+// -- with real loop devices -------------------------------------------------------------
+
+class loop_sweep_test : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why;
+    if (!test::is_root()) {
+      why = "needs root";
+    } else if (::access("/dev/loop-control", R_OK | W_OK) != 0) {
+      why = "needs loop devices (/dev/loop-control)";
+    }
+    if (!why.empty()) {
+      std::cerr << "\n***** SKIPPED: loop sweep test " << why << " *****\n\n";
+      GTEST_SKIP() << "SKIPPED: loop sweep test " << why;
+    }
+    root_ = fs::canonical(state_.path()).string();
+    block_ = std::make_shared<block_backend>(root_);
+  }
+
+  void TearDown() override {
+    for (const auto& dev : attached_) {
+      detach_loop_device(dev);
+    }
+  }
+
+  /// A 1 MiB file at `path`, attached to a loop device.
+  std::string attach(const std::string& path) {
+    fs::create_directories(fs::path(path).parent_path());
+    { std::ofstream(path).put('\0'); }
+    fs::resize_file(path, 1 << 20);
+    auto dev = attach_loop_device(path);
+    EXPECT_TRUE(dev) << describe(dev.error());
+    if (!dev) {
+      return {};
+    }
+    attached_.push_back(*dev);
+    return *dev;
+  }
+
+  test::temp_state state_;
+  std::string root_;
+  std::shared_ptr<block_backend> block_;
+  std::vector<std::string> attached_;
+};
+
+TEST_F(loop_sweep_test, detaches_only_loop_devices_of_berth_images_that_no_record_stages) {
+  auto staged = attach(root_ + "/block/volumes/staged.img");
+  auto unstaged = attach(root_ + "/block/volumes/unstaged.img");
+  auto orphan = attach(root_ + "/block/volumes/orphan.img");
+  auto foreign = attach(root_ + "/elsewhere/disk.img");
+  ASSERT_FALSE(HasFailure());
+  state_snapshot state;
+  state.volumes["staged"] = record("staged", root_ + "/kubelet/staging/staged", staged);
+  state.volumes["unstaged"] = record("unstaged");
+
+  auto report = sweep_loop_devices(state, {{"block", block_}});
+  EXPECT_EQ(report.detached, 2u);
+  EXPECT_EQ(report.failed, 0u);
+  EXPECT_EQ(*find_loop_device(root_ + "/block/volumes/unstaged.img"), "") << unstaged;
+  EXPECT_EQ(*find_loop_device(root_ + "/block/volumes/orphan.img"), "") << orphan;
+  EXPECT_EQ(*find_loop_device(root_ + "/block/volumes/staged.img"), staged)
+    << "a record stages it";
+  EXPECT_EQ(*find_loop_device(root_ + "/elsewhere/disk.img"), foreign) << "not berth's image";
+
+  // Nothing more to do: a second sweep detaches nothing.
+  EXPECT_EQ(sweep_loop_devices(state, {{"block", block_}}).detached, 0u);
+  // Without a block backend there is no image directory: nothing is touched.
+  state.volumes.erase("staged");
+  EXPECT_EQ(sweep_loop_devices(state, {}).detached, 0u);
+  EXPECT_EQ(*find_loop_device(root_ + "/block/volumes/staged.img"), staged);
+}

@@ -1,0 +1,148 @@
+#include "protocols/docker/engine/event_follower.hpp"
+
+#include <deque>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "tests/support/captured_log.hpp"
+
+using namespace berth;
+using namespace berth::docker_engine;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A stand-in engine_api whose events() plays a script, one step per call.
+struct scripted_api : engine_api {
+  struct step {
+    bool fail = false;              ///< answer ec::unavailable
+    engine_instance who;            ///< else: open from this instance,
+    std::vector<container_event> events; ///< send these, then end (closed)
+  };
+  std::deque<step> script;
+  std::vector<int64_t> since_asked;
+  std::vector<std::chrono::steady_clock::time_point> calls;
+
+  std::string describe() const override {
+    return "unix:///scripted.sock";
+  }
+  caf::expected<ping_reply> ping() override {
+    return make_error(ec::unsupported, "scripted");
+  }
+  caf::expected<engine_info> info() override {
+    return make_error(ec::unsupported, "scripted");
+  }
+  caf::expected<container_list> containers() override {
+    return make_error(ec::unsupported, "scripted");
+  }
+  caf::expected<events_end> events(const event_handler& h, stop_signal& stop, int64_t since) override {
+    since_asked.push_back(since);
+    calls.push_back(std::chrono::steady_clock::now());
+    if (script.empty()) {
+      stop.wait_for(10s); // the stream stays open until the test stops it
+      return events_end::stopped;
+    }
+    auto s = script.front();
+    script.pop_front();
+    if (s.fail) {
+      return make_error(ec::unavailable, "Docker API unix:///scripted.sock: connect: Connection refused");
+    }
+    h.on_open(s.who);
+    for (const auto& ev : s.events) {
+      h.on_event(ev);
+    }
+    return events_end::closed;
+  }
+};
+
+container_event event(const char* action, int64_t t) {
+  return container_event{action, "c1", -1, t};
+}
+
+using berth::test_support::captured_log;
+
+} // namespace
+
+TEST(docker_engine_follower, reconnects_with_backoff_and_reports_new_instances) {
+  scripted_api api;
+  engine_instance a{100, 5000, "dockerd"};
+  engine_instance b{200, 9000, "dockerd"};
+  api.script.push_back({true, {}, {}});                      // absent at the start
+  api.script.push_back({true, {}, {}});
+  api.script.push_back({false, a, {event("start", 10), event("die", 20)}});
+  api.script.push_back({false, a, {event("destroy", 30)}});  // the stream dropped, same dockerd
+  api.script.push_back({true, {}, {}});                      // dockerd went away
+  api.script.push_back({true, {}, {}});
+  api.script.push_back({true, {}, {}});
+  api.script.push_back({false, b, {event("start", 40)}});    // a new dockerd
+
+  stop_signal stop;
+  std::vector<std::pair<engine_instance, bool>> opens;
+  std::vector<std::string> actions;
+  follow_handler h;
+  h.on_open = [&](const engine_instance& who, bool changed) {
+    opens.emplace_back(who, changed);
+    if (who == b) {
+      stop.request_stop(); // the test's end: the next call returns at once
+    }
+  };
+  h.on_event = [&](const container_event& ev) { actions.push_back(ev.action); };
+  captured_log log;
+  follow_events(api, h, stop, follow_options{10ms, 40ms});
+
+  // Once per outage, not per retry; the reopen of a dropped stream (same dockerd) is quiet.
+  EXPECT_EQ(log.count("[warning] dockerd does not answer"), 1) << log.out.str();
+  EXPECT_EQ(log.count("[warning] dockerd went away"), 1) << log.out.str();
+  EXPECT_EQ(log.count("[info] Docker API unix:///scripted.sock: dockerd answers again"), 2) << log.out.str();
+  EXPECT_EQ(log.count("dockerd pid 200 (started 9000 ticks after boot), a new instance"), 1) << log.out.str();
+  EXPECT_EQ(log.count("[warning]") + log.count("[info]"), 4) << log.out.str();
+
+  ASSERT_EQ(opens.size(), 3u);
+  EXPECT_EQ(opens[0], std::make_pair(a, true));
+  EXPECT_EQ(opens[1], std::make_pair(a, false));
+  EXPECT_EQ(opens[2], std::make_pair(b, true));
+  EXPECT_EQ(actions, (std::vector<std::string>{"start", "die", "destroy", "start"}));
+  // Reconnections ask for what came after the last event delivered.
+  EXPECT_EQ(api.since_asked, (std::vector<int64_t>{0, 0, 0, 21, 31, 31, 31, 31}));
+  // Backoff: 10, 20 (failures), reset at the open: 10 after it, 10 after the next open, then
+  // 20, 40, 40 (capped).
+  ASSERT_EQ(api.calls.size(), 8u);
+  auto gap = [&](size_t i) { return api.calls[i] - api.calls[i - 1]; };
+  EXPECT_GE(gap(1), 10ms);
+  EXPECT_GE(gap(2), 20ms);
+  EXPECT_GE(gap(3), 10ms);
+  EXPECT_LT(gap(3), 20ms + 50ms);
+  EXPECT_GE(gap(6), 20ms);
+  EXPECT_GE(gap(7), 40ms);
+}
+
+TEST(docker_engine_follower, a_stop_during_the_backoff_returns_at_once) {
+  scripted_api api;
+  for (int i = 0; i < 5; ++i) {
+    api.script.push_back({true, {}, {}});
+  }
+  stop_signal stop;
+  std::thread stopper{[&] {
+    std::this_thread::sleep_for(100ms);
+    stop.request_stop();
+  }};
+  auto start = std::chrono::steady_clock::now();
+  follow_events(api, {}, stop, follow_options{10s, 10s});
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(api.calls.size(), 1u);
+}
+
+TEST(docker_engine_follower, a_stop_while_the_stream_is_open_returns) {
+  scripted_api api; // empty script: the stream stays open until stopped
+  stop_signal stop;
+  std::thread stopper{[&] {
+    std::this_thread::sleep_for(50ms);
+    stop.request_stop();
+  }};
+  follow_events(api, {}, stop);
+  stopper.join();
+  EXPECT_EQ(api.calls.size(), 1u);
+}
