@@ -19,9 +19,8 @@ namespace {
 
 /// Ends a step that its check settled: refused, or already done (`reply`).
 /// Returns false when the transition must run.
-template <class Reply>
-bool settled(self_ptr self, caf::response_promise& rp, const caf::expected<csi_action>& action,
-             Reply reply) {
+template <class R, class Reply>
+bool settled(self_ptr self, promise<R>& rp, const caf::expected<csi_action>& action, Reply reply) {
   if (!action) {
     answer(self, rp, action.error());
     return true;
@@ -87,7 +86,7 @@ late_undo undo_late_publish(self_ptr self, std::string target) {
 /// commit may have left this volume's mount there): `sweep` unmounts only what
 /// comes from this volume and deletes nothing. OK either way; the record does
 /// not change.
-void sweep_unrecorded(self_ptr self, caf::response_promise rp, std::string what,
+void sweep_unrecorded(self_ptr self, promise<atom::ok> rp, std::string what,
                       std::string path, std::function<caf::error(backend&)> sweep) {
   auto name = self->state.rec.name;
   call_backend(self, what, std::move(sweep), [self, rp, name, path](caf::error err) mutable {
@@ -110,7 +109,7 @@ undo_fn undo_by(step_fn<T> redo) {
 
 } // namespace
 
-void run_csi_create(self_ptr self, caf::response_promise rp, volume_spec spec) {
+void run_csi_create(self_ptr self, promise<volume_record> rp, volume_spec spec) {
   auto& st = self->state;
   if (st.exists) {
     if (auto err = check_csi_recreate(st.rec, spec)) {
@@ -160,7 +159,7 @@ void run_csi_create(self_ptr self, caf::response_promise rp, volume_spec spec) {
            [](none, const volume_record& rec) { return rec; });
 }
 
-void run_stage(self_ptr self, caf::response_promise rp, stage_request req) {
+void run_stage(self_ptr self, promise<atom::ok> rp, stage_request req) {
   auto rec = self->state.rec;
   if (settled(self, rp, check_stage(rec, req), atom::ok_v)) {
     return;
@@ -187,7 +186,7 @@ void run_stage(self_ptr self, caf::response_promise rp, stage_request req) {
   transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_unstage(self_ptr self, caf::response_promise rp, std::string path) {
+void run_unstage(self_ptr self, promise<atom::ok> rp, std::string path) {
   auto before = self->state.rec;
   auto action = check_unstage(before, path);
   if (action && *action == csi_action::done && before.kind == record_kind::volume) {
@@ -217,7 +216,7 @@ void run_unstage(self_ptr self, caf::response_promise rp, std::string path) {
   transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_publish(self_ptr self, caf::response_promise rp, publish_request req) {
+void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req) {
   auto rec = self->state.rec;
   if (settled(self, rp, check_publish(rec, req), atom::ok_v)) {
     return;
@@ -249,7 +248,7 @@ void run_publish(self_ptr self, caf::response_promise rp, publish_request req) {
   transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_unpublish(self_ptr self, caf::response_promise rp, std::string target) {
+void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target) {
   auto before = self->state.rec;
   if (check_unpublish(before, target) == csi_action::done) {
     if (before.kind == record_kind::volume) {
@@ -281,7 +280,7 @@ void run_unpublish(self_ptr self, caf::response_promise rp, std::string target) 
   transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_grow(self_ptr self, caf::response_promise rp, std::string path) {
+void run_grow(self_ptr self, promise<uint64_t> rp, std::string path) {
   auto rec = self->state.rec;
   if (auto err = check_volume_path(rec, path)) {
     answer(self, rp, err);
@@ -302,7 +301,7 @@ void run_grow(self_ptr self, caf::response_promise rp, std::string path) {
     });
 }
 
-void run_stats(self_ptr self, caf::response_promise rp, std::string path) {
+void run_stats(self_ptr self, promise<volume_stats> rp, std::string path) {
   auto rec = self->state.rec;
   if (auto err = check_volume_path(rec, path)) {
     answer(self, rp, err);
@@ -311,7 +310,8 @@ void run_stats(self_ptr self, caf::response_promise rp, std::string path) {
   call_backend<volume_stats>(
     self, "stats", [rec, path](backend& b) { return b.stats(rec, path); },
     [self, rp](caf::expected<volume_stats> stats) mutable {
-      answer(self, rp, std::move(stats));
+      deliver(rp, std::move(stats));
+      finish(self);
     });
 }
 

@@ -67,7 +67,7 @@ transition<none> creation(self_ptr self, volume_record next) {
   return t;
 }
 
-void run_create(self_ptr self, caf::response_promise rp, option_map options) {
+void run_create(self_ptr self, promise<atom::ok> rp, option_map options) {
   auto& st = self->state;
   if (st.exists) {
     if (st.rec.kind != record_kind::volume || st.rec.backend != st.env.storage->name()) {
@@ -104,7 +104,7 @@ std::string replaced_part(uint32_t replaced) {
 
 } // namespace
 
-void run_mount(self_ptr self, caf::response_promise rp, std::string id, dockerd_key dockerd) {
+void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_key dockerd) {
   auto& st = self->state;
   if (auto err = check_mount(st.rec, id)) {
     answer(self, rp, err);
@@ -174,7 +174,7 @@ transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)>
   return t;
 }
 
-void run_unmount(self_ptr self, caf::response_promise rp, std::string id) {
+void run_unmount(self_ptr self, promise<atom::ok> rp, std::string id) {
   auto& st = self->state;
   auto next = st.rec;
   auto action = apply_unmount(next, id);
@@ -221,7 +221,7 @@ void forget_removed(self_ptr self, const std::string& why, done_fn then) {
 /// what berth owns"): a failed or timed-out deletion leaves the volume present, so a
 /// re-create can never share a name with storage that is still being deleted. A crash in between
 /// leaves a record whose storage is gone; the retried Remove (idempotent) ends it.
-void remove_storage(self_ptr self, caf::response_promise rp) {
+void remove_storage(self_ptr self, promise<atom::ok> rp) {
   auto rec = self->state.rec;
   // A deletion that returns after its timeout is adopted: the storage is gone.
   late_undo adopt = [self] {
@@ -247,7 +247,7 @@ void remove_storage(self_ptr self, caf::response_promise rp) {
 
 } // namespace
 
-void run_remove(self_ptr self, caf::response_promise rp, record_kind kind) {
+void run_remove(self_ptr self, promise<atom::ok> rp, record_kind kind) {
   auto& st = self->state;
   if (st.rec.kind != kind) {
     answer(self, rp, make_error(ec::not_found, "no " + to_string(kind) + " " + st.rec.name

@@ -126,7 +126,7 @@ void finish(self_ptr self) {
   pump(self);
 }
 
-void when_idle(self_ptr self, caf::response_promise rp) {
+void when_idle(self_ptr self, promise<atom::ok> rp) {
   if (auto open = self->state.window.number; open != 0) {
     close_window(self, open); // stopping: its callers get their outcome now
   }

@@ -85,11 +85,11 @@ late_undo adopt_late(self_ptr self, modification m) {
 /// The step of a closed window: one backend call for everything merged in it.
 void apply_window(self_ptr self, modify_window batch) {
   auto& st = self->state;
-  auto waiters = std::make_shared<std::vector<caf::response_promise>>(std::move(batch.waiters));
+  auto waiters = std::make_shared<std::vector<promise<volume_record>>>(std::move(batch.waiters));
   auto answer_all = [self, waiters](const caf::expected<volume_record>& out) {
     count(self, out ? modify_result::applied : modify_result::failed, waiters->size());
     for (auto& rp : *waiters) {
-      rp.deliver(out);
+      deliver(rp, out);
     }
   };
   // An earlier window's call may have done part of it meanwhile.
@@ -138,7 +138,7 @@ void schedule_close(self_ptr self, uint64_t number) {
 
 } // namespace
 
-void receive_modify(self_ptr self, caf::response_promise rp, modify_request req) {
+void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req) {
   auto& st = self->state;
   count(self, modify_result::received);
   auto refuse = [&](const char* why, const caf::error& err) {
@@ -210,7 +210,7 @@ void close_window(self_ptr self, uint64_t number) {
   }
   auto batch = std::move(st.window);
   st.window = modify_window{};
-  auto waiters = std::make_shared<std::vector<caf::response_promise>>(batch.waiters);
+  auto waiters = std::make_shared<std::vector<promise<volume_record>>>(batch.waiters);
   queued_step step;
   step.what = "modification (" + describe(batch.change) + ")";
   step.who = admits::existing;

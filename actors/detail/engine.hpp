@@ -22,6 +22,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/volume.hpp"
@@ -35,6 +36,22 @@ using done_fn = std::function<void(caf::error)>;
 /// The result of a side effect that reports only success.
 using none = std::monostate;
 
+/// The promise of a request answered with an R (the R of its replies_to<...>::with<R>
+/// in actors.hpp): delivering anything else does not compile.
+template <class R>
+using promise = caf::typed_response_promise<R>;
+
+/// Delivers a value or its error. CAF 0.17's typed promise has no deliver(expected<R>)
+/// (its untyped one has), so this unwraps it.
+template <class R>
+void deliver(promise<R>& rp, caf::expected<R> x) {
+  if (x) {
+    rp.deliver(std::move(*x));
+  } else {
+    rp.deliver(std::move(x.error()));
+  }
+}
+
 // -- the queue --------------------------------------------------------------------
 
 /// Queues a step; when a guard refuses it (its caller left, no such volume, another
@@ -42,11 +59,12 @@ using none = std::monostate;
 /// the transition; it answers and ends with finish().
 void enqueue(self_ptr self, queued_step step);
 
-/// enqueue for a request from a client: makes the promise `run` answers.
-template <class Run>
-caf::response_promise enqueue_request(self_ptr self, std::string what, admits who,
-                                      std::string owner, caller from, Run run) {
-  auto rp = self->make_response_promise();
+/// enqueue for a request from a client answered with an R: makes the promise `run`
+/// answers.
+template <class R, class Run>
+promise<R> enqueue_request(self_ptr self, std::string what, admits who, std::string owner,
+                           caller from, Run run) {
+  auto rp = self->make_response_promise<R>();
   queued_step step;
   step.what = std::move(what);
   step.who = who;
@@ -71,8 +89,8 @@ caf::error state_refusal(const volume_state& st, const std::string& owner, bool 
 void finish(self_ptr self);
 
 /// Answers `rp` and ends the step.
-template <class Reply>
-void answer(self_ptr self, caf::response_promise& rp, Reply reply) {
+template <class R, class Reply>
+void answer(self_ptr self, promise<R>& rp, Reply reply) {
   rp.deliver(std::move(reply));
   finish(self);
 }
@@ -84,7 +102,7 @@ caf::error no_such_volume(const std::string& name);
 caf::error still_hung(const volume_state& st, const std::string& what);
 
 /// Answers `rp` once no step is running or queued (graceful stop).
-void when_idle(self_ptr self, caf::response_promise rp);
+void when_idle(self_ptr self, promise<atom::ok> rp);
 
 /// The registry forgot the volume: refuses what is queued, then quits.
 void retire(self_ptr self);
@@ -249,8 +267,8 @@ void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T
 }
 
 /// Runs `t`, then answers `rp` with reply(result, committed record) or the error.
-template <class T, class Reply>
-void transact(self_ptr self, caf::response_promise rp, transition<T> t, Reply reply) {
+template <class T, class R, class Reply>
+void transact(self_ptr self, promise<R> rp, transition<T> t, Reply reply) {
   transact<T>(self, std::move(t), [self, rp, reply](caf::expected<T> out) mutable {
     if (!out) {
       rp.deliver(out.error());
@@ -263,8 +281,8 @@ void transact(self_ptr self, caf::response_promise rp, transition<T> t, Reply re
 /// A transition of the record only (a counted mount, say): persists `next`,
 /// commits it, logs `line`, runs `on_commit` (what counts the change, if anything),
 /// answers `reply`.
-template <class Reply>
-void commit(self_ptr self, caf::response_promise rp, volume_record next, Reply reply,
+template <class R, class Reply>
+void commit(self_ptr self, promise<R> rp, volume_record next, Reply reply,
             std::string line, std::function<void()> on_commit = {}) {
   persist(self, next, [self, rp, next, reply, line, on_commit](caf::error err) mutable {
     if (err) {
