@@ -4,9 +4,11 @@
 //   check (csi_rules) ─▶ transact: backend call ─▶ persist ─▶ commit ─▶ reply
 //        │ done: reply at once                            │ fails: undo, reply
 //
-// Stage and publish change the record and are persisted; grow and stats only
-// read it, but still take their turn so they never race a transition. Expand
-// and modify go through the coalescing mailbox (volume_mailbox.cpp).
+// Stage and publish change the record and are persisted; grow, stats and the
+// sweep of a path the record does not hold change no record (record_change::none:
+// nothing is saved), but they are transitions all the same and take their turn,
+// so they never race one. Expand and modify go through the coalescing mailbox
+// (volume_mailbox.cpp).
 
 #include <spdlog/spdlog.h>
 
@@ -82,21 +84,32 @@ late_undo undo_late_publish(self_ptr self, std::string target) {
   };
 }
 
+/// `step`, with ec::unsupported taken as done: a backend without the call has
+/// nothing of its own to clean there.
+step_fn<none> unsupported_is_done(step_fn<none> step) {
+  return [step](std::function<void(caf::expected<none>)> then) {
+    step([then](caf::expected<none> out) {
+      if (!out && is_unsupported(out.error())) {
+        then(none{});
+      } else {
+        then(std::move(out));
+      }
+    });
+  };
+}
+
 /// A node path the record does not hold (a crash between a side effect and its
 /// commit may have left this volume's mount there): `sweep` unmounts only what
 /// comes from this volume and deletes nothing. OK either way; the record does
 /// not change.
-void sweep_unrecorded(self_ptr self, promise<atom::ok> rp, std::string what,
-                      std::string path, std::function<caf::error(backend&)> sweep) {
-  auto name = self->state.rec.name;
-  call_backend(self, what, std::move(sweep), [self, rp, name, path](caf::error err) mutable {
-    if (err && !is_unsupported(err)) {
-      spdlog::error("volume {}: cleaning {} failed: {}", name, path, describe(err));
-      answer(self, rp, err);
-      return;
-    }
-    answer(self, rp, atom::ok_v);
-  });
+void sweep_unrecorded(self_ptr self, promise<atom::ok> rp, std::string what, std::string path,
+                      std::function<caf::error(backend&)> sweep) {
+  transition<none> t;
+  t.what = what + " of unrecorded " + path;
+  t.work = unsupported_is_done(on_backend(self, what, std::move(sweep)));
+  t.change = record_change::none; // the record never held the path
+  t.failed = "cleaning " + path + " failed";
+  transact(self, rp, std::move(t), reply_ok);
 }
 
 /// An error-only step from an expected one, for undos that redo a stage or publish.
@@ -286,19 +299,18 @@ void run_grow(self_ptr self, promise<uint64_t> rp, std::string path) {
     answer(self, rp, err);
     return;
   }
-  call_backend<uint64_t>(
-    self, "grow", [rec](backend& b) { return b.grow_filesystem(rec); },
-    [self, rp, rec](caf::expected<uint64_t> bytes) mutable {
-      if (!bytes) {
-        spdlog::error("volume {}: growing the filesystem failed: {}", rec.name,
-                      describe(bytes.error()));
-        answer(self, rp, bytes.error());
-        return;
-      }
-      spdlog::info("volume {}: filesystem at {} grown to {} bytes", rec.name, rec.staging_path,
-                   *bytes);
-      answer(self, rp, *bytes);
-    });
+  transition<uint64_t> t;
+  t.what = "grow at " + path;
+  t.work = on_backend(self, "grow", [rec](backend& b) { return b.grow_filesystem(rec); });
+  t.change = record_change::none; // the modify that grew the image recorded the capacity
+  t.failed = "growing the filesystem failed";
+  t.committed = [](const volume_record& rec, const uint64_t& bytes) {
+    return "volume " + rec.name + ": filesystem at " + rec.staging_path + " grown to "
+           + std::to_string(bytes) + " bytes";
+  };
+  transact(self, rp, std::move(t), [](const uint64_t& bytes, const volume_record&) {
+    return bytes;
+  });
 }
 
 void run_stats(self_ptr self, promise<volume_stats> rp, std::string path) {
@@ -307,12 +319,16 @@ void run_stats(self_ptr self, promise<volume_stats> rp, std::string path) {
     answer(self, rp, err);
     return;
   }
-  call_backend<volume_stats>(
-    self, "stats", [rec, path](backend& b) { return b.stats(rec, path); },
-    [self, rp](caf::expected<volume_stats> stats) mutable {
-      deliver(rp, std::move(stats));
-      finish(self);
-    });
+  transition<volume_stats> t;
+  t.what = "stats at " + path;
+  t.work = on_backend(self, "stats", [rec, path](backend& b) { return b.stats(rec, path); });
+  t.change = record_change::none; // it only reads the filesystem
+  // The kubelet asks for stats every minute or so and reports a failure itself; a
+  // line per poll here would only repeat it. A success logs nothing either.
+  t.logs_failures = false;
+  transact(self, rp, std::move(t), [](const volume_stats& stats, const volume_record&) {
+    return stats;
+  });
 }
 
 } // namespace berth::detail

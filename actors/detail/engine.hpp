@@ -208,6 +208,15 @@ auto on_backend(self_ptr self, std::string what, Work work, late_undo late = {})
 /// record that was not saved.
 using undo_fn = std::function<void(const volume_record& unsaved, done_fn)>;
 
+/// What a transition does to the committed record once its work succeeded.
+enum class record_change {
+  /// `apply` makes the new record from the old one and the work's result: it is
+  /// saved, then committed.
+  save,
+  /// The work only reads (a filesystem grow, stats): nothing is saved or committed.
+  none,
+};
+
 /// One transition that changes the host and then the record, all or nothing
 /// (docs/design.md, "All or nothing, across crashes"): the record is committed
 /// only once durable, and a side effect whose record cannot be saved is undone
@@ -216,14 +225,46 @@ template <class T>
 struct transition {
   std::string what;  ///< "mount", "stage at /p", for the logs
   step_fn<T> work;   ///< the side effect
-  /// The record after the side effect, from the record before and its result.
+  record_change change = record_change::save; ///< what becomes of the record
+  /// The record after the side effect, from the record before and its result
+  /// (record_change::save).
   std::function<volume_record(const volume_record&, const T&)> apply;
   undo_fn undo;      ///< empty: the effect cannot or need not be undone
   std::string undoing; ///< "unmounting again", for the log
-  /// The log line once committed, e.g. "volume v1 mounted at /m (id c89a…, count 1)".
+  /// The log line once committed, e.g. "volume v1 mounted at /m (id c89a…, count 1)",
+  /// from the committed record. Empty: no line.
   std::function<std::string(const volume_record& next, const T&)> committed;
   bool creates = false; ///< committing it makes the volume exist
+  /// The error lines, after "volume NAME: ". Empty: "<what> failed" when the work
+  /// fails, "<what> not saved" when its record cannot be saved.
+  std::string failed;
+  std::string unsaved;
+  /// false: a failure reaches the caller but is not logged here (its description
+  /// says why).
+  bool logs_failures = true;
 };
+
+namespace engine_log {
+
+/// Logs the failure `err` of `t` with its own line, else "<what><fallback>".
+template <class T>
+void failure(const transition<T>& t, const std::string& name, const std::string& line,
+             const char* fallback, const caf::error& err) {
+  if (t.logs_failures) {
+    spdlog::error("volume {}: {}: {}", name, line.empty() ? t.what + fallback : line,
+                  describe(err));
+  }
+}
+
+/// Logs that `t` is committed, if its description has a line for it.
+template <class T>
+void committed(const transition<T>& t, const volume_record& rec, const T& result) {
+  if (t.committed) {
+    spdlog::info("{}", t.committed(rec, result));
+  }
+}
+
+} // namespace engine_log
 
 /// Runs `t`; `outcome` gets the result once its record is committed (then in
 /// self->state.rec), or the error. The step ends after `outcome`.
@@ -237,20 +278,25 @@ void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T
       finish(self);
     };
     if (!out) {
-      spdlog::error("volume {}: {} failed: {}", st.rec.name, t.what, describe(out.error()));
+      engine_log::failure(t, st.rec.name, t.failed, " failed", out.error());
       end(out.error());
+      return;
+    }
+    if (t.change == record_change::none) {
+      engine_log::committed(t, st.rec, *out);
+      end(std::move(*out));
       return;
     }
     auto next = t.apply(st.rec, *out);
     persist(self, next, [self, t, end, next, result = std::move(*out)](caf::error perr) mutable {
       if (perr) {
         if (!t.undo) {
-          spdlog::error("volume {}: {} not saved: {}", next.name, t.what, describe(perr));
+          engine_log::failure(t, next.name, t.unsaved, " not saved", perr);
           end(perr);
           return;
         }
-        spdlog::error("volume {}: {} not saved, {}: {}", next.name, t.what, t.undoing,
-                      describe(perr));
+        auto line = (t.unsaved.empty() ? t.what + " not saved" : t.unsaved) + ", " + t.undoing;
+        engine_log::failure(t, next.name, line, "", perr);
         t.undo(next, [end, perr, what = t.what, name = next.name](caf::error uerr) {
           if (uerr) {
             spdlog::error("volume {}: undoing {} failed: {}", name, what, describe(uerr));
@@ -260,7 +306,7 @@ void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T
         return;
       }
       commit_record(self, next, t.creates);
-      spdlog::info("{}", t.committed(next, result));
+      engine_log::committed(t, next, result);
       end(std::move(result));
     });
   });
