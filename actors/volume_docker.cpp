@@ -199,22 +199,21 @@ void run_unmount(self_ptr self, promise<atom::ok> rp, std::string id) {
 
 namespace {
 
-/// Forgets the volume once its storage is gone: erases the record, then the actor
-/// holds no volume. `then` gets the persist error, if any.
-void forget_removed(self_ptr self, const std::string& why, done_fn then) {
-  auto name = self->state.rec.name;
-  persist_erase(self, name, [self, name, why, then](caf::error perr) {
-    if (perr) {
-      // The storage is gone but the record stays: a retried Remove finishes it.
-      spdlog::error("volume {}: storage deleted, but the removal was not saved: {}", name,
-                    describe(perr));
-      then(perr);
-      return;
-    }
-    forget_record(self);
-    spdlog::info("volume {} removed{}", name, why);
-    then({});
-  });
+/// Forgets the volume once its storage is gone (`work` deleted it, or it is gone
+/// already): erases the record durably, then the actor holds no volume. `why` ends
+/// the log line. A record that cannot be erased stays: a retried Remove finishes it.
+transition<none> removal(step_fn<none> work, std::string why) {
+  transition<none> t;
+  t.what = "remove";
+  t.work = std::move(work);
+  t.change = record_change::erase;
+  // No undo: deleted storage cannot come back.
+  t.failed = "remove failed, the volume stays";
+  t.unsaved = "storage deleted, but the removal was not saved";
+  t.committed = [why](const volume_record& gone, none) {
+    return "volume " + gone.name + " removed" + why;
+  };
+  return t;
 }
 
 /// Deletes the storage first and forgets the name only after (docs/design.md, "Only
@@ -223,26 +222,15 @@ void forget_removed(self_ptr self, const std::string& why, done_fn then) {
 /// leaves a record whose storage is gone; the retried Remove (idempotent) ends it.
 void remove_storage(self_ptr self, promise<atom::ok> rp) {
   auto rec = self->state.rec;
-  // A deletion that returns after its timeout is adopted: the storage is gone.
+  // A deletion that returns after its timeout is adopted: the storage is gone, so
+  // only the record goes, as a transition of its own.
   late_undo adopt = [self] {
-    forget_removed(self, " (its deletion returned after its timeout)",
-                   [self](caf::error) { finish(self); });
+    transact<none>(self, removal(record_only(), " (its deletion returned after its timeout)"),
+                   [](const caf::expected<none>&) {});
   };
-  call_backend(self, "remove", [rec](backend& b) { return b.remove(rec); },
-               [self, rec, rp](caf::error err) mutable {
-    if (err) {
-      spdlog::error("volume {}: remove failed, the volume stays: {}", rec.name, describe(err));
-      answer(self, rp, err);
-      return;
-    }
-    forget_removed(self, "", [self, rp](caf::error perr) mutable {
-      if (perr) {
-        answer(self, rp, perr);
-      } else {
-        answer(self, rp, atom::ok_v);
-      }
-    });
-  }, std::move(adopt));
+  auto work = on_backend(self, "remove", [rec](backend& b) { return b.remove(rec); },
+                         std::move(adopt));
+  transact(self, rp, removal(std::move(work), ""), reply_ok);
 }
 
 } // namespace

@@ -204,6 +204,21 @@ auto on_backend(self_ptr self, std::string what, Work work, late_undo late = {})
   }
 }
 
+/// A step of work on the actor thread, without a backend call (a reconciliation
+/// that needs no host work); T follows from the caf::expected<T> `work` returns.
+template <class Work>
+auto on_actor(Work work) {
+  using value = typename std::invoke_result_t<Work&>::value_type;
+  return step_fn<value>{[work](std::function<void(caf::expected<value>)> then) mutable {
+    then(work());
+  }};
+}
+
+/// The step of a transition of the record only: there is nothing to do but change it.
+inline step_fn<none> record_only() {
+  return [](std::function<void(caf::expected<none>)> then) { then(none{}); };
+}
+
 /// Undoes a transition's side effect when its record cannot be saved; gets the
 /// record that was not saved.
 using undo_fn = std::function<void(const volume_record& unsaved, done_fn)>;
@@ -213,6 +228,9 @@ enum class record_change {
   /// `apply` makes the new record from the old one and the work's result: it is
   /// saved, then committed.
   save,
+  /// The record is erased from the durable state, then forgotten: the volume is
+  /// gone (a remove).
+  erase,
   /// The work only reads (a filesystem grow, stats): nothing is saved or committed.
   none,
 };
@@ -232,7 +250,7 @@ struct transition {
   undo_fn undo;      ///< empty: the effect cannot or need not be undone
   std::string undoing; ///< "unmounting again", for the log
   /// The log line once committed, e.g. "volume v1 mounted at /m (id c89a…, count 1)",
-  /// from the committed record. Empty: no line.
+  /// from the committed record (erased: the record that was). Empty: no line.
   std::function<std::string(const volume_record& next, const T&)> committed;
   bool creates = false; ///< committing it makes the volume exist
   /// The error lines, after "volume NAME: ". Empty: "<what> failed" when the work
@@ -287,8 +305,9 @@ void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T
       end(std::move(*out));
       return;
     }
-    auto next = t.apply(st.rec, *out);
-    persist(self, next, [self, t, end, next, result = std::move(*out)](caf::error perr) mutable {
+    bool erases = t.change == record_change::erase;
+    auto next = erases ? st.rec : t.apply(st.rec, *out);
+    auto saved = [self, t, end, next, erases, result = std::move(*out)](caf::error perr) mutable {
       if (perr) {
         if (!t.undo) {
           engine_log::failure(t, next.name, t.unsaved, " not saved", perr);
@@ -305,10 +324,19 @@ void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T
         });
         return;
       }
-      commit_record(self, next, t.creates);
+      if (erases) {
+        forget_record(self);
+      } else {
+        commit_record(self, next, t.creates);
+      }
       engine_log::committed(t, next, result);
       end(std::move(result));
-    });
+    };
+    if (erases) {
+      persist_erase(self, next.name, std::move(saved));
+    } else {
+      persist(self, next, std::move(saved));
+    }
   });
 }
 
