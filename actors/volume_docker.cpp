@@ -170,7 +170,9 @@ transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)>
     });
   };
   t.undoing = "mounting again";
-  t.committed = [line](const volume_record& rec, none) { return line(rec); };
+  if (line) {
+    t.committed = [line](const volume_record& rec, none) { return line(rec); };
+  }
   return t;
 }
 
@@ -251,16 +253,17 @@ void run_remove(self_ptr self, promise<atom::ok> rp, record_kind kind) {
     return;
   }
   // Mounted by an older state without counts: unmount first, never rm through a mount.
+  // Two transitions in one turn: the unmount is the last Unmount's, saved before the
+  // deletion starts (a failed deletion leaves a record that says what the host has;
+  // an unmount that cannot be saved is mounted again, and nothing is deleted).
   spdlog::info("volume {}: still mounted without mount IDs, unmounting before remove",
                st.rec.name);
-  unmount_host(self, st.rec, [self, rp](caf::error err) mutable {
-    if (err) {
-      answer(self, rp, err);
+  auto unmount = unmount_last(self, [](volume_record&) {}, {}); // no ID to uncount, no line
+  transact_then<none>(self, std::move(unmount), [self, rp](caf::expected<none> out) mutable {
+    if (!out) {
+      answer(self, rp, out.error());
       return;
     }
-    auto next = self->state.rec;
-    set_unmounted(next);
-    commit_record(self, std::move(next));
     remove_storage(self, rp);
   });
 }

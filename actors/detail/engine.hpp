@@ -284,17 +284,15 @@ void committed(const transition<T>& t, const volume_record& rec, const T& result
 
 } // namespace engine_log
 
-/// Runs `t`; `outcome` gets the result once its record is committed (then in
-/// self->state.rec), or the error. The step ends after `outcome`.
+/// Runs `t` as transact does, but the step goes on: `next` gets the result once its
+/// record is committed, or the error, and must end the step (finish(), answer() or
+/// another transition). For a request that is two transitions in one turn.
 template <class T>
-void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T>)> outcome) {
+void transact_then(self_ptr self, transition<T> t, std::function<void(caf::expected<T>)> next) {
   auto work = std::move(t.work);
-  work([self, t = std::move(t), outcome](caf::expected<T> out) mutable {
+  work([self, t = std::move(t), next](caf::expected<T> out) mutable {
     auto& st = self->state;
-    auto end = [self, outcome](caf::expected<T> x) {
-      outcome(std::move(x));
-      finish(self);
-    };
+    auto end = [next](caf::expected<T> x) { next(std::move(x)); };
     if (!out) {
       engine_log::failure(t, st.rec.name, t.failed, " failed", out.error());
       end(out.error());
@@ -337,6 +335,16 @@ void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T
     } else {
       persist(self, next, std::move(saved));
     }
+  });
+}
+
+/// Runs `t`; `outcome` gets the result once its record is committed (then in
+/// self->state.rec), or the error. The step ends after `outcome`.
+template <class T>
+void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T>)> outcome) {
+  transact_then<T>(self, std::move(t), [self, outcome](caf::expected<T> out) {
+    outcome(std::move(out));
+    finish(self);
   });
 }
 

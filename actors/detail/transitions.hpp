@@ -20,9 +20,10 @@ void run_unmount(self_ptr self, promise<atom::ok> rp, std::string id);
 void run_remove(self_ptr self, promise<atom::ok> rp, record_kind kind);
 
 /// The host unmount when the last count leaves (the last Unmount, the release of
-/// the last mount ID): unmounts (a timeout falls back to a lazy detach), then commits
-/// the committed record with `uncount` applied, marked unmounted, and logs `line` of
-/// it; a record that cannot be saved mounts the volume again.
+/// the last mount ID, the Remove of a volume an older state mounted): unmounts (a
+/// timeout falls back to a lazy detach), then commits the committed record with
+/// `uncount` applied, marked unmounted, and logs `line` of it (none when empty); a
+/// record that cannot be saved mounts the volume again.
 transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)> uncount,
                               std::function<std::string(const volume_record&)> line);
 
