@@ -228,7 +228,7 @@ void remove_storage(self_ptr self, promise<atom::ok> rp) {
   // only the record goes, as a transition of its own.
   late_undo adopt = [self] {
     transact<none>(self, removal(record_only(), " (its deletion returned after its timeout)"),
-                   [](const caf::expected<none>&) {});
+                   nobody_waits);
   };
   auto work = on_backend(self, "remove", [rec](backend& b) { return b.remove(rec); },
                          std::move(adopt));

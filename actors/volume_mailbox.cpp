@@ -67,18 +67,18 @@ late_undo adopt_late(self_ptr self, modification m) {
       finish(self);
       return;
     }
-    auto next = apply_modification(self->state.rec, left);
-    persist(self, next, [self, next, left](caf::error err) {
-      if (err) {
-        spdlog::error("volume {}: a late modification ({}) not saved: {}", next.name,
-                      describe(left), describe(err));
-      } else {
-        commit_record(self, next);
-        spdlog::info("volume {}: adopted a modification that returned after its timeout ({})",
-                     next.name, describe(left));
-      }
-      finish(self);
-    });
+    // A transition of the record only, in turn: the backend already has it.
+    transition<none> t;
+    t.what = "a late modification (" + describe(left) + ")";
+    t.work = record_only();
+    t.apply = [left](const volume_record& before, none) {
+      return apply_modification(before, left);
+    };
+    t.committed = [left](const volume_record& next, none) {
+      return "volume " + next.name + ": adopted a modification that returned after its "
+             "timeout (" + describe(left) + ")";
+    };
+    transact<none>(self, std::move(t), nobody_waits);
   };
 }
 

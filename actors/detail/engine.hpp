@@ -360,25 +360,36 @@ void transact(self_ptr self, promise<R> rp, transition<T> t, Reply reply) {
   });
 }
 
-/// A transition of the record only (a counted mount, say): persists `next`,
-/// commits it, logs `line`, runs `on_commit` (what counts the change, if anything),
-/// answers `reply`.
+/// A transition of the record only (a counted mount, say): no backend call;
+/// `next`, made from the committed record in this same turn, is saved and
+/// committed, `line` logged, `on_commit` run (what counts the change, if anything),
+/// `reply` answered.
 template <class R, class Reply>
 void commit(self_ptr self, promise<R> rp, volume_record next, Reply reply,
             std::string line, std::function<void()> on_commit = {}) {
-  persist(self, next, [self, rp, next, reply, line, on_commit](caf::error err) mutable {
-    if (err) {
-      answer(self, rp, err);
+  transition<none> t;
+  t.what = "change of the record";
+  t.work = record_only();
+  t.apply = [next = std::move(next)](const volume_record&, none) { return next; };
+  t.committed = [line = std::move(line)](const volume_record&, none) { return line; };
+  // The persistence actor logs the write that failed ("state change(s) not saved");
+  // the caller gets the error. A count never logged a line of its own for it.
+  t.logs_failures = false;
+  transact<none>(self, std::move(t), [rp, reply, on_commit](caf::expected<none> out) mutable {
+    if (!out) {
+      rp.deliver(out.error());
       return;
     }
-    commit_record(self, std::move(next));
-    spdlog::info("{}", line);
     if (on_commit) {
       on_commit();
     }
-    answer(self, rp, std::move(reply));
+    rp.deliver(reply);
   });
 }
+
+/// The outcome of a transition that nobody waits for (an internal step, such as
+/// the settle of a late call): its description's lines say what happened.
+inline constexpr auto nobody_waits = [](const auto&) {};
 
 /// The reply of a transition that answers only "done".
 inline constexpr auto reply_ok = [](const auto&...) { return atom::ok_v; };
