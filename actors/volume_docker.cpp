@@ -259,13 +259,14 @@ void run_remove(self_ptr self, promise<atom::ok> rp, record_kind kind) {
   spdlog::info("volume {}: still mounted without mount IDs, unmounting before remove",
                st.rec.name);
   auto unmount = unmount_last(self, [](volume_record&) {}, {}); // no ID to uncount, no line
-  transact_then<none>(self, std::move(unmount), [self, rp](caf::expected<none> out) mutable {
-    if (!out) {
-      answer(self, rp, out.error());
-      return;
-    }
-    remove_storage(self, rp);
-  });
+  transact_then<none>(self, std::move(unmount),
+                      [self, rp](caf::expected<none> out, ending) mutable {
+                        if (!out) {
+                          answer(self, rp, out.error());
+                          return;
+                        }
+                        remove_storage(self, rp);
+                      });
 }
 
 } // namespace berth::detail

@@ -228,6 +228,9 @@ enum class record_change {
   /// `apply` makes the new record from the old one and the work's result: it is
   /// saved, then committed.
   save,
+  /// As save, but a record equal to the committed one is not saved again (a
+  /// reconciliation that found the host as recorded).
+  save_if_changed,
   /// The record is erased from the durable state, then forgotten: the volume is
   /// gone (a remove).
   erase,
@@ -245,7 +248,7 @@ struct transition {
   step_fn<T> work;   ///< the side effect
   record_change change = record_change::save; ///< what becomes of the record
   /// The record after the side effect, from the record before and its result
-  /// (record_change::save).
+  /// (record_change::save, ::save_if_changed).
   std::function<volume_record(const volume_record&, const T&)> apply;
   undo_fn undo;      ///< empty: the effect cannot or need not be undone
   std::string undoing; ///< "unmounting again", for the log
@@ -284,56 +287,70 @@ void committed(const transition<T>& t, const volume_record& rec, const T& result
 
 } // namespace engine_log
 
+/// How a transition ended, for a continuation that must tell "not done" from
+/// "done, but not saved".
+enum class ending {
+  failed,    ///< the work failed or did not start: no record was saved
+  unsaved,   ///< the work was done, its record could not be saved (undone, if it has an undo)
+  committed, ///< the record is committed (record_change::none: the work was done)
+};
+
 /// Runs `t` as transact does, but the step goes on: `next` gets the result once its
-/// record is committed, or the error, and must end the step (finish(), answer() or
-/// another transition). For a request that is two transitions in one turn.
+/// record is committed, or the error, and how it ended; it must end the step
+/// (finish(), answer() or another transition). For a request that is two
+/// transitions in one turn, and for the reconciliation.
 template <class T>
-void transact_then(self_ptr self, transition<T> t, std::function<void(caf::expected<T>)> next) {
+void transact_then(self_ptr self, transition<T> t,
+                   std::function<void(caf::expected<T>, ending)> next) {
   auto work = std::move(t.work);
   work([self, t = std::move(t), next](caf::expected<T> out) mutable {
     auto& st = self->state;
-    auto end = [next](caf::expected<T> x) { next(std::move(x)); };
     if (!out) {
       engine_log::failure(t, st.rec.name, t.failed, " failed", out.error());
-      end(out.error());
+      next(out.error(), ending::failed);
       return;
     }
     if (t.change == record_change::none) {
       engine_log::committed(t, st.rec, *out);
-      end(std::move(*out));
+      next(std::move(*out), ending::committed);
       return;
     }
     bool erases = t.change == record_change::erase;
-    auto next = erases ? st.rec : t.apply(st.rec, *out);
-    auto saved = [self, t, end, next, erases, result = std::move(*out)](caf::error perr) mutable {
+    auto rec = erases ? st.rec : t.apply(st.rec, *out);
+    if (t.change == record_change::save_if_changed && rec == st.rec) {
+      engine_log::committed(t, st.rec, *out);
+      next(std::move(*out), ending::committed);
+      return;
+    }
+    auto saved = [self, t, next, rec, erases, result = std::move(*out)](caf::error perr) mutable {
       if (perr) {
         if (!t.undo) {
-          engine_log::failure(t, next.name, t.unsaved, " not saved", perr);
-          end(perr);
+          engine_log::failure(t, rec.name, t.unsaved, " not saved", perr);
+          next(perr, ending::unsaved);
           return;
         }
         auto line = (t.unsaved.empty() ? t.what + " not saved" : t.unsaved) + ", " + t.undoing;
-        engine_log::failure(t, next.name, line, "", perr);
-        t.undo(next, [end, perr, what = t.what, name = next.name](caf::error uerr) {
+        engine_log::failure(t, rec.name, line, "", perr);
+        t.undo(rec, [next, perr, what = t.what, name = rec.name](caf::error uerr) {
           if (uerr) {
             spdlog::error("volume {}: undoing {} failed: {}", name, what, describe(uerr));
           }
-          end(perr);
+          next(perr, ending::unsaved);
         });
         return;
       }
       if (erases) {
         forget_record(self);
       } else {
-        commit_record(self, next, t.creates);
+        commit_record(self, rec, t.creates);
       }
-      engine_log::committed(t, next, result);
-      end(std::move(result));
+      engine_log::committed(t, rec, result);
+      next(std::move(result), ending::committed);
     };
     if (erases) {
-      persist_erase(self, next.name, std::move(saved));
+      persist_erase(self, rec.name, std::move(saved));
     } else {
-      persist(self, next, std::move(saved));
+      persist(self, rec, std::move(saved));
     }
   });
 }
@@ -342,7 +359,7 @@ void transact_then(self_ptr self, transition<T> t, std::function<void(caf::expec
 /// self->state.rec), or the error. The step ends after `outcome`.
 template <class T>
 void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T>)> outcome) {
-  transact_then<T>(self, std::move(t), [self, outcome](caf::expected<T> out) {
+  transact_then<T>(self, std::move(t), [self, outcome](caf::expected<T> out, ending) {
     outcome(std::move(out));
     finish(self);
   });

@@ -429,6 +429,37 @@ TEST_F(volume_test, a_loaded_volume_that_needs_no_host_work_reconciles_without_t
   EXPECT_EQ(disk->records.count("v3"), 1u) << "the corrected record is durable";
 }
 
+TEST_F(volume_test, a_reconciled_record_that_cannot_be_saved_still_lets_the_volume_serve) {
+  self->send_exit(vol, caf::exit_reason::user_shutdown);
+  volume_record rec;
+  rec.name = "v3";
+  rec.mounted = true; // mounted by no ID and not on the host: only the record is wrong
+  rec.mountpoint = "/fake/v3";
+  disk->fail = true;
+  auto persistence = ts.sys->spawn(test::fake_persistence, disk);
+  auto env = test::env_of(storage, exec, persistence, 300ms,
+                          std::make_shared<const std::set<std::string>>());
+  vol = ts.sys->spawn(volume, env, rec, true);
+  // Queued behind the reconciliation; refused as "not reconciled" if it left the
+  // volume unreconciled (an unknown ID's Unmount saves nothing).
+  auto err = test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c9"});
+  EXPECT_FALSE(err) << describe(err);
+  EXPECT_TRUE(get().mounted) << "what was not saved is not committed";
+  EXPECT_EQ(disk->writes, 0);
+}
+
+TEST_F(volume_test, a_reconciliation_that_changes_nothing_saves_nothing) {
+  self->send_exit(vol, caf::exit_reason::user_shutdown);
+  volume_record rec;
+  rec.name = "v3"; // neither counted nor mounted: the host agrees
+  auto persistence = ts.sys->spawn(test::fake_persistence, disk);
+  auto env = test::env_of(storage, exec, persistence, 300ms,
+                          std::make_shared<const std::set<std::string>>());
+  vol = ts.sys->spawn(volume, env, rec, true);
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c9"}));
+  EXPECT_EQ(disk->writes, 0);
+}
+
 // -- abandoned callers (docs/design.md, "Clients that give up") ---------------------------
 
 TEST_F(volume_test, a_mount_whose_caller_left_before_its_turn_is_not_started) {
