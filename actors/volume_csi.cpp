@@ -40,17 +40,6 @@ bool is_unsupported(const caf::error& err) {
          && static_cast<ec>(err.code()) == ec::unsupported;
 }
 
-/// Logs a failed settle and ends its step.
-done_fn end_settle(self_ptr self, std::string what) {
-  return [self, what](caf::error err) {
-    if (err) {
-      spdlog::error("volume {}: undoing {} failed: {}", self->state.rec.name, what,
-                    describe(err));
-    }
-    finish(self);
-  };
-}
-
 /// A stage that lands after its timeout is swept, unless the record says the
 /// volume is staged there (a retry got it meanwhile). The sweep gets the record
 /// as it is now: the backend detaches the device only when that record stages
@@ -62,8 +51,9 @@ late_undo undo_late_stage(self_ptr self, std::string path) {
       finish(self);
       return;
     }
-    call_backend(self, "unstage", [now, path](backend& b) { return b.sweep_staging(now, path); },
-                 end_settle(self, "a late stage"));
+    settle_late(self, "a late stage", on_backend(self, "unstage", [now, path](backend& b) {
+                  return b.sweep_staging(now, path);
+                }));
   };
 }
 
@@ -78,9 +68,9 @@ late_undo undo_late_publish(self_ptr self, std::string target) {
     }
     // The record lacks the target, so the backend unmounts only this volume's
     // bind there and deletes nothing (it cannot know the publish made the target).
-    call_backend(self, "unpublish",
-                 [rec, target](backend& b) { return b.unpublish(rec, target); },
-                 end_settle(self, "a late publish"));
+    settle_late(self, "a late publish", on_backend(self, "unpublish", [rec, target](backend& b) {
+                  return b.unpublish(rec, target);
+                }));
   };
 }
 

@@ -38,13 +38,7 @@ late_undo undo_late_mount(self_ptr self) {
       finish(self);
       return;
     }
-    unmount_host(self, self->state.rec, [self](caf::error err) {
-      if (err) {
-        spdlog::error("volume {}: undoing a late mount failed: {}", self->state.rec.name,
-                      describe(err));
-      }
-      finish(self);
-    });
+    settle_late(self, "a late mount", host_unmount(self, self->state.rec));
   };
 }
 
@@ -149,15 +143,7 @@ transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)>
   auto before = self->state.rec;
   transition<none> t;
   t.what = "unmount";
-  t.work = [self, before](std::function<void(caf::expected<none>)> then) {
-    unmount_host(self, before, [then](caf::error err) {
-      if (err) {
-        then(std::move(err));
-      } else {
-        then(none{});
-      }
-    });
-  };
+  t.work = host_unmount(self, before);
   t.apply = [uncount](const volume_record& rec, none) {
     auto next = rec;
     uncount(next);

@@ -431,4 +431,12 @@ void end_first_reconcile(self_ptr self);
 /// success the record cannot express (an unmount, an unstage, an unpublish).
 late_undo reconcile_later(self_ptr self);
 
+/// unmount_host as the work of a transition.
+step_fn<none> host_unmount(self_ptr self, volume_record rec);
+
+/// Settles a side effect that landed after its timeout and that the record lacks
+/// (see late_undo): a transition whose work, `undo`, takes it away again, and which
+/// changes no record. `what` names the effect ("a late stage") for its error line.
+void settle_late(self_ptr self, std::string what, step_fn<none> undo);
+
 } // namespace berth::detail
