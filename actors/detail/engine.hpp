@@ -1,15 +1,19 @@
 #pragma once
 
 // The transition engine of a volume actor (actors/volume_engine.cpp). Every
-// transition, Docker's (volume_docker.cpp), CSI's (volume_csi.cpp), the
-// reconciliation (volume_reconcile.cpp) and the coalesced modify
-// (volume_mailbox.cpp), is a queued step made of the pieces below:
+// transition, Docker's (volume_docker.cpp), CSI's (volume_csi.cpp), a release
+// (volume_release.cpp), the reconciliation (volume_reconcile.cpp), the coalesced
+// modify (volume_mailbox.cpp) and the settle of a call that returned late, is a
+// description (transition<T>) that transact runs inside a queued step:
 //
 //   enqueue ─▶ guards (caller, exists, owner, reconciled) ─▶ step
 //   step: check ─▶ transact: work (executor, timeout) ─▶ apply ─▶ persist ─▶ commit, log ─▶ reply
 //                                 │ fails: reply                    │ fails: undo, reply
 //
-// One step runs at a time; each ends with finish(), which starts the next.
+// The work is a backend call, work on the actor thread, or nothing (a change of
+// the record only); the record is then saved, erased, or left alone by work that
+// only reads (record_change). One step runs at a time; each ends with finish(),
+// which starts the next.
 
 #include <functional>
 #include <memory>
@@ -265,7 +269,7 @@ struct transition {
   bool logs_failures = true;
 };
 
-namespace engine_log {
+namespace engine_log { // transact's lines, as a description words them
 
 /// Logs the failure `err` of `t` with its own line, else "<what><fallback>".
 template <class T>
