@@ -51,87 +51,87 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
   return {
     // -- Docker ------------------------------------------------------------------
     [self](atom::create, option_map& options) -> caf::result<atom::ok> {
-      return enqueue_request(self, "create", admits::creation, owner_docker, {},
-                             [self, options = std::move(options)](caf::response_promise rp) {
-                               run_create(self, rp, options);
-                             });
+      return enqueue_request<atom::ok>(self, "create", admits::creation, owner_docker, {},
+                                       [self, options = std::move(options)](auto rp) {
+                                         run_create(self, rp, options);
+                                       });
     },
     [self](atom::mount, std::string& id, std::string& dockerd,
            caller& from) -> caf::result<std::string> {
-      return enqueue_request(self, "mount (id " + short_id(id) + ")", admits::existing,
-                             owner_docker, std::move(from),
-                             [self, id, dockerd](caf::response_promise rp) {
-                               run_mount(self, rp, id, dockerd);
-                             });
+      return enqueue_request<std::string>(self, "mount (id " + short_id(id) + ")",
+                                          admits::existing, owner_docker, std::move(from),
+                                          [self, id, dockerd](auto rp) {
+                                            run_mount(self, rp, id, dockerd);
+                                          });
     },
     [self](atom::unmount, std::string& id) -> caf::result<atom::ok> {
-      return enqueue_request(self, "unmount (id " + short_id(id) + ")", admits::existing,
-                             owner_docker, {},
-                             [self, id](caf::response_promise rp) { run_unmount(self, rp, id); });
+      return enqueue_request<atom::ok>(self, "unmount (id " + short_id(id) + ")",
+                                       admits::existing, owner_docker, {},
+                                       [self, id](auto rp) { run_unmount(self, rp, id); });
     },
     [self](atom::release, mount_release& r) -> caf::result<uint32_t> {
       // No caller: like an Unmount, a release runs even when its client left.
-      return enqueue_request(self, "release of mount ID " + short_id(r.id), admits::existing,
-                             owner_docker, {}, [self, r = std::move(r)](caf::response_promise rp) {
-                               run_release(self, rp, r);
-                             });
+      return enqueue_request<uint32_t>(self, "release of mount ID " + short_id(r.id),
+                                       admits::existing, owner_docker, {},
+                                       [self, r = std::move(r)](auto rp) {
+                                         run_release(self, rp, r);
+                                       });
     },
     [self](atom::remove, std::string& owner, record_kind kind) -> caf::result<atom::ok> {
-      return enqueue_request(self, "remove", admits::existing, std::move(owner), {},
-                             [self, kind](caf::response_promise rp) {
-                               run_remove(self, rp, kind);
-                             });
+      return enqueue_request<atom::ok>(self, "remove", admits::existing, std::move(owner), {},
+                                       [self, kind](auto rp) { run_remove(self, rp, kind); });
     },
     // -- CSI ---------------------------------------------------------------------
     [self](atom::create, volume_spec& spec) -> caf::result<volume_record> {
       auto from = spec.from;
-      return enqueue_request(self, "create", admits::creation, owner_csi, std::move(from),
-                             [self, spec = std::move(spec)](caf::response_promise rp) {
-                               run_csi_create(self, rp, spec);
-                             });
+      return enqueue_request<volume_record>(self, "create", admits::creation, owner_csi,
+                                            std::move(from),
+                                            [self, spec = std::move(spec)](auto rp) {
+                                              run_csi_create(self, rp, spec);
+                                            });
     },
     [self](atom::stage, stage_request& req) -> caf::result<atom::ok> {
       auto from = req.from;
-      return enqueue_request(self, "stage at " + req.staging_path, admits::existing, owner_csi,
-                             std::move(from), [self, req = std::move(req)](caf::response_promise rp) {
-                               run_stage(self, rp, req);
-                             });
+      return enqueue_request<atom::ok>(self, "stage at " + req.staging_path, admits::existing,
+                                       owner_csi, std::move(from),
+                                       [self, req = std::move(req)](auto rp) {
+                                         run_stage(self, rp, req);
+                                       });
     },
     [self](atom::unstage, std::string& path) -> caf::result<atom::ok> {
-      return enqueue_request(self, "unstage of " + path, admits::existing, owner_csi, {},
-                             [self, path](caf::response_promise rp) {
-                               run_unstage(self, rp, path);
-                             });
+      return enqueue_request<atom::ok>(self, "unstage of " + path, admits::existing, owner_csi,
+                                       {}, [self, path](auto rp) { run_unstage(self, rp, path); });
     },
     [self](atom::publish, publish_request& req) -> caf::result<atom::ok> {
       auto from = req.from;
-      return enqueue_request(self, "publish at " + req.target, admits::existing, owner_csi,
-                             std::move(from), [self, req = std::move(req)](caf::response_promise rp) {
-                               run_publish(self, rp, req);
-                             });
+      return enqueue_request<atom::ok>(self, "publish at " + req.target, admits::existing,
+                                       owner_csi, std::move(from),
+                                       [self, req = std::move(req)](auto rp) {
+                                         run_publish(self, rp, req);
+                                       });
     },
     [self](atom::unpublish, std::string& target) -> caf::result<atom::ok> {
-      return enqueue_request(self, "unpublish of " + target, admits::existing, owner_csi, {},
-                             [self, target](caf::response_promise rp) {
-                               run_unpublish(self, rp, target);
-                             });
+      return enqueue_request<atom::ok>(self, "unpublish of " + target, admits::existing,
+                                       owner_csi, {}, [self, target](auto rp) {
+                                         run_unpublish(self, rp, target);
+                                       });
     },
     // -- the coalescing mailbox ---------------------------------------------------
     [self](atom::modify, modify_request& req) -> caf::result<volume_record> {
-      auto rp = self->make_response_promise();
+      auto rp = self->make_response_promise<volume_record>();
       receive_modify(self, rp, std::move(req));
       return rp;
     },
     [self](atom::close_window, uint64_t number) { close_window(self, number); },
     [self](atom::grow, std::string& path) -> caf::result<uint64_t> {
-      return enqueue_request(self, "grow at " + path, admits::existing, owner_csi, {},
-                             [self, path](caf::response_promise rp) { run_grow(self, rp, path); });
+      return enqueue_request<uint64_t>(self, "grow at " + path, admits::existing, owner_csi, {},
+                                       [self, path](auto rp) { run_grow(self, rp, path); });
     },
     [self](atom::stats, std::string& path) -> caf::result<volume_stats> {
-      return enqueue_request(self, "stats at " + path, admits::existing, owner_csi, {},
-                             [self, path](caf::response_promise rp) {
-                               run_stats(self, rp, path);
-                             });
+      return enqueue_request<volume_stats>(self, "stats at " + path, admits::existing, owner_csi,
+                                           {}, [self, path](auto rp) {
+                                             run_stats(self, rp, path);
+                                           });
     },
     // -- reading -----------------------------------------------------------------
     [self](atom::get) -> caf::result<volume_record> {
@@ -151,7 +151,7 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     },
     // -- internal ----------------------------------------------------------------
     [self](atom::drain) -> caf::result<atom::ok> {
-      auto rp = self->make_response_promise();
+      auto rp = self->make_response_promise<atom::ok>();
       when_idle(self, rp);
       return rp;
     },

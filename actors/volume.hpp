@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <caf/message.hpp>
-#include <caf/response_promise.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include "actors/actors.hpp"
 #include "backends/backend.hpp"
@@ -83,7 +83,8 @@ struct queued_step {
 struct modify_window {
   uint64_t number = 0;   ///< 0: no window is open
   modification change;   ///< the merged size (0: unchanged) and parameters
-  std::vector<caf::response_promise> waiters; ///< answered with the record, or the error
+  /// Answered with the record, or the error.
+  std::vector<caf::typed_response_promise<volume_record>> waiters;
 };
 
 struct volume_state {
@@ -110,7 +111,7 @@ struct volume_state {
   /// Calls that timed out and have not returned, by token (normally at most one).
   std::map<uint64_t, hung_call> hung;
 
-  std::vector<caf::response_promise> drain_waiters;
+  std::vector<caf::typed_response_promise<atom::ok>> drain_waiters;
 
   modify_window window;           ///< the open coalescing window, if number != 0
   uint64_t next_window = 1;

@@ -4,9 +4,11 @@
 //   check (csi_rules) ─▶ transact: backend call ─▶ persist ─▶ commit ─▶ reply
 //        │ done: reply at once                            │ fails: undo, reply
 //
-// Stage and publish change the record and are persisted; grow and stats only
-// read it, but still take their turn so they never race a transition. Expand
-// and modify go through the coalescing mailbox (volume_mailbox.cpp).
+// Stage and publish change the record and are persisted; grow, stats and the
+// sweep of a path the record does not hold change no record (record_change::none:
+// nothing is saved), but they are transitions all the same and take their turn,
+// so they never race one. Expand and modify go through the coalescing mailbox
+// (volume_mailbox.cpp).
 
 #include <spdlog/spdlog.h>
 
@@ -19,9 +21,8 @@ namespace {
 
 /// Ends a step that its check settled: refused, or already done (`reply`).
 /// Returns false when the transition must run.
-template <class Reply>
-bool settled(self_ptr self, caf::response_promise& rp, const caf::expected<csi_action>& action,
-             Reply reply) {
+template <class R, class Reply>
+bool settled(self_ptr self, promise<R>& rp, const caf::expected<csi_action>& action, Reply reply) {
   if (!action) {
     answer(self, rp, action.error());
     return true;
@@ -39,17 +40,6 @@ bool is_unsupported(const caf::error& err) {
          && static_cast<ec>(err.code()) == ec::unsupported;
 }
 
-/// Logs a failed settle and ends its step.
-done_fn end_settle(self_ptr self, std::string what) {
-  return [self, what](caf::error err) {
-    if (err) {
-      spdlog::error("volume {}: undoing {} failed: {}", self->state.rec.name, what,
-                    describe(err));
-    }
-    finish(self);
-  };
-}
-
 /// A stage that lands after its timeout is swept, unless the record says the
 /// volume is staged there (a retry got it meanwhile). The sweep gets the record
 /// as it is now: the backend detaches the device only when that record stages
@@ -61,8 +51,9 @@ late_undo undo_late_stage(self_ptr self, std::string path) {
       finish(self);
       return;
     }
-    call_backend(self, "unstage", [now, path](backend& b) { return b.sweep_staging(now, path); },
-                 end_settle(self, "a late stage"));
+    settle_late(self, "a late stage", on_backend(self, "unstage", [now, path](backend& b) {
+                  return b.sweep_staging(now, path);
+                }));
   };
 }
 
@@ -77,9 +68,23 @@ late_undo undo_late_publish(self_ptr self, std::string target) {
     }
     // The record lacks the target, so the backend unmounts only this volume's
     // bind there and deletes nothing (it cannot know the publish made the target).
-    call_backend(self, "unpublish",
-                 [rec, target](backend& b) { return b.unpublish(rec, target); },
-                 end_settle(self, "a late publish"));
+    settle_late(self, "a late publish", on_backend(self, "unpublish", [rec, target](backend& b) {
+                  return b.unpublish(rec, target);
+                }));
+  };
+}
+
+/// `step`, with ec::unsupported taken as done: a backend without the call has
+/// nothing of its own to clean there.
+step_fn<none> unsupported_is_done(step_fn<none> step) {
+  return [step](std::function<void(caf::expected<none>)> then) {
+    step([then](caf::expected<none> out) {
+      if (!out && is_unsupported(out.error())) {
+        then(none{});
+      } else {
+        then(std::move(out));
+      }
+    });
   };
 }
 
@@ -87,17 +92,14 @@ late_undo undo_late_publish(self_ptr self, std::string target) {
 /// commit may have left this volume's mount there): `sweep` unmounts only what
 /// comes from this volume and deletes nothing. OK either way; the record does
 /// not change.
-void sweep_unrecorded(self_ptr self, caf::response_promise rp, std::string what,
-                      std::string path, std::function<caf::error(backend&)> sweep) {
-  auto name = self->state.rec.name;
-  call_backend(self, what, std::move(sweep), [self, rp, name, path](caf::error err) mutable {
-    if (err && !is_unsupported(err)) {
-      spdlog::error("volume {}: cleaning {} failed: {}", name, path, describe(err));
-      answer(self, rp, err);
-      return;
-    }
-    answer(self, rp, atom::ok_v);
-  });
+void sweep_unrecorded(self_ptr self, promise<atom::ok> rp, std::string what, std::string path,
+                      std::function<caf::error(backend&)> sweep) {
+  transition<none> t;
+  t.what = what + " of unrecorded " + path;
+  t.work = unsupported_is_done(on_backend(self, what, std::move(sweep)));
+  t.change = record_change::none; // the record never held the path
+  t.failed = "cleaning " + path + " failed";
+  transact(self, rp, std::move(t), reply_ok);
 }
 
 /// An error-only step from an expected one, for undos that redo a stage or publish.
@@ -110,7 +112,7 @@ undo_fn undo_by(step_fn<T> redo) {
 
 } // namespace
 
-void run_csi_create(self_ptr self, caf::response_promise rp, volume_spec spec) {
+void run_csi_create(self_ptr self, promise<volume_record> rp, volume_spec spec) {
   auto& st = self->state;
   if (st.exists) {
     if (auto err = check_csi_recreate(st.rec, spec)) {
@@ -160,7 +162,7 @@ void run_csi_create(self_ptr self, caf::response_promise rp, volume_spec spec) {
            [](none, const volume_record& rec) { return rec; });
 }
 
-void run_stage(self_ptr self, caf::response_promise rp, stage_request req) {
+void run_stage(self_ptr self, promise<atom::ok> rp, stage_request req) {
   auto rec = self->state.rec;
   if (settled(self, rp, check_stage(rec, req), atom::ok_v)) {
     return;
@@ -187,7 +189,7 @@ void run_stage(self_ptr self, caf::response_promise rp, stage_request req) {
   transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_unstage(self_ptr self, caf::response_promise rp, std::string path) {
+void run_unstage(self_ptr self, promise<atom::ok> rp, std::string path) {
   auto before = self->state.rec;
   auto action = check_unstage(before, path);
   if (action && *action == csi_action::done && before.kind == record_kind::volume) {
@@ -217,7 +219,7 @@ void run_unstage(self_ptr self, caf::response_promise rp, std::string path) {
   transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_publish(self_ptr self, caf::response_promise rp, publish_request req) {
+void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req) {
   auto rec = self->state.rec;
   if (settled(self, rp, check_publish(rec, req), atom::ok_v)) {
     return;
@@ -249,7 +251,7 @@ void run_publish(self_ptr self, caf::response_promise rp, publish_request req) {
   transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_unpublish(self_ptr self, caf::response_promise rp, std::string target) {
+void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target) {
   auto before = self->state.rec;
   if (check_unpublish(before, target) == csi_action::done) {
     if (before.kind == record_kind::volume) {
@@ -281,38 +283,42 @@ void run_unpublish(self_ptr self, caf::response_promise rp, std::string target) 
   transact(self, rp, std::move(t), reply_ok);
 }
 
-void run_grow(self_ptr self, caf::response_promise rp, std::string path) {
+void run_grow(self_ptr self, promise<uint64_t> rp, std::string path) {
   auto rec = self->state.rec;
   if (auto err = check_volume_path(rec, path)) {
     answer(self, rp, err);
     return;
   }
-  call_backend<uint64_t>(
-    self, "grow", [rec](backend& b) { return b.grow_filesystem(rec); },
-    [self, rp, rec](caf::expected<uint64_t> bytes) mutable {
-      if (!bytes) {
-        spdlog::error("volume {}: growing the filesystem failed: {}", rec.name,
-                      describe(bytes.error()));
-        answer(self, rp, bytes.error());
-        return;
-      }
-      spdlog::info("volume {}: filesystem at {} grown to {} bytes", rec.name, rec.staging_path,
-                   *bytes);
-      answer(self, rp, *bytes);
-    });
+  transition<uint64_t> t;
+  t.what = "grow at " + path;
+  t.work = on_backend(self, "grow", [rec](backend& b) { return b.grow_filesystem(rec); });
+  t.change = record_change::none; // the modify that grew the image recorded the capacity
+  t.failed = "growing the filesystem failed";
+  t.committed = [](const volume_record& rec, const uint64_t& bytes) {
+    return "volume " + rec.name + ": filesystem at " + rec.staging_path + " grown to "
+           + std::to_string(bytes) + " bytes";
+  };
+  transact(self, rp, std::move(t), [](const uint64_t& bytes, const volume_record&) {
+    return bytes;
+  });
 }
 
-void run_stats(self_ptr self, caf::response_promise rp, std::string path) {
+void run_stats(self_ptr self, promise<volume_stats> rp, std::string path) {
   auto rec = self->state.rec;
   if (auto err = check_volume_path(rec, path)) {
     answer(self, rp, err);
     return;
   }
-  call_backend<volume_stats>(
-    self, "stats", [rec, path](backend& b) { return b.stats(rec, path); },
-    [self, rp](caf::expected<volume_stats> stats) mutable {
-      answer(self, rp, std::move(stats));
-    });
+  transition<volume_stats> t;
+  t.what = "stats at " + path;
+  t.work = on_backend(self, "stats", [rec, path](backend& b) { return b.stats(rec, path); });
+  t.change = record_change::none; // it only reads the filesystem
+  // The kubelet asks for stats every minute or so and reports a failure itself; a
+  // line per poll here would only repeat it. A success logs nothing either.
+  t.logs_failures = false;
+  transact(self, rp, std::move(t), [](const volume_stats& stats, const volume_record&) {
+    return stats;
+  });
 }
 
 } // namespace berth::detail

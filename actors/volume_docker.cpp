@@ -38,13 +38,7 @@ late_undo undo_late_mount(self_ptr self) {
       finish(self);
       return;
     }
-    unmount_host(self, self->state.rec, [self](caf::error err) {
-      if (err) {
-        spdlog::error("volume {}: undoing a late mount failed: {}", self->state.rec.name,
-                      describe(err));
-      }
-      finish(self);
-    });
+    settle_late(self, "a late mount", host_unmount(self, self->state.rec));
   };
 }
 
@@ -67,7 +61,7 @@ transition<none> creation(self_ptr self, volume_record next) {
   return t;
 }
 
-void run_create(self_ptr self, caf::response_promise rp, option_map options) {
+void run_create(self_ptr self, promise<atom::ok> rp, option_map options) {
   auto& st = self->state;
   if (st.exists) {
     if (st.rec.kind != record_kind::volume || st.rec.backend != st.env.storage->name()) {
@@ -104,7 +98,7 @@ std::string replaced_part(uint32_t replaced) {
 
 } // namespace
 
-void run_mount(self_ptr self, caf::response_promise rp, std::string id, dockerd_key dockerd) {
+void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_key dockerd) {
   auto& st = self->state;
   if (auto err = check_mount(st.rec, id)) {
     answer(self, rp, err);
@@ -149,15 +143,7 @@ transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)>
   auto before = self->state.rec;
   transition<none> t;
   t.what = "unmount";
-  t.work = [self, before](std::function<void(caf::expected<none>)> then) {
-    unmount_host(self, before, [then](caf::error err) {
-      if (err) {
-        then(std::move(err));
-      } else {
-        then(none{});
-      }
-    });
-  };
+  t.work = host_unmount(self, before);
   t.apply = [uncount](const volume_record& rec, none) {
     auto next = rec;
     uncount(next);
@@ -170,11 +156,13 @@ transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)>
     });
   };
   t.undoing = "mounting again";
-  t.committed = [line](const volume_record& rec, none) { return line(rec); };
+  if (line) {
+    t.committed = [line](const volume_record& rec, none) { return line(rec); };
+  }
   return t;
 }
 
-void run_unmount(self_ptr self, caf::response_promise rp, std::string id) {
+void run_unmount(self_ptr self, promise<atom::ok> rp, std::string id) {
   auto& st = self->state;
   auto next = st.rec;
   auto action = apply_unmount(next, id);
@@ -199,55 +187,43 @@ void run_unmount(self_ptr self, caf::response_promise rp, std::string id) {
 
 namespace {
 
-/// Forgets the volume once its storage is gone: erases the record, then the actor
-/// holds no volume. `then` gets the persist error, if any.
-void forget_removed(self_ptr self, const std::string& why, done_fn then) {
-  auto name = self->state.rec.name;
-  persist_erase(self, name, [self, name, why, then](caf::error perr) {
-    if (perr) {
-      // The storage is gone but the record stays: a retried Remove finishes it.
-      spdlog::error("volume {}: storage deleted, but the removal was not saved: {}", name,
-                    describe(perr));
-      then(perr);
-      return;
-    }
-    forget_record(self);
-    spdlog::info("volume {} removed{}", name, why);
-    then({});
-  });
+/// Forgets the volume once its storage is gone (`work` deleted it, or it is gone
+/// already): erases the record durably, then the actor holds no volume. `why` ends
+/// the log line. A record that cannot be erased stays: a retried Remove finishes it.
+transition<none> removal(step_fn<none> work, std::string why) {
+  transition<none> t;
+  t.what = "remove";
+  t.work = std::move(work);
+  t.change = record_change::erase;
+  // No undo: deleted storage cannot come back.
+  t.failed = "remove failed, the volume stays";
+  t.unsaved = "storage deleted, but the removal was not saved";
+  t.committed = [why](const volume_record& gone, none) {
+    return "volume " + gone.name + " removed" + why;
+  };
+  return t;
 }
 
 /// Deletes the storage first and forgets the name only after (docs/design.md, "Only
 /// what berth owns"): a failed or timed-out deletion leaves the volume present, so a
 /// re-create can never share a name with storage that is still being deleted. A crash in between
 /// leaves a record whose storage is gone; the retried Remove (idempotent) ends it.
-void remove_storage(self_ptr self, caf::response_promise rp) {
+void remove_storage(self_ptr self, promise<atom::ok> rp) {
   auto rec = self->state.rec;
-  // A deletion that returns after its timeout is adopted: the storage is gone.
+  // A deletion that returns after its timeout is adopted: the storage is gone, so
+  // only the record goes, as a transition of its own.
   late_undo adopt = [self] {
-    forget_removed(self, " (its deletion returned after its timeout)",
-                   [self](caf::error) { finish(self); });
+    transact<none>(self, removal(record_only(), " (its deletion returned after its timeout)"),
+                   nobody_waits);
   };
-  call_backend(self, "remove", [rec](backend& b) { return b.remove(rec); },
-               [self, rec, rp](caf::error err) mutable {
-    if (err) {
-      spdlog::error("volume {}: remove failed, the volume stays: {}", rec.name, describe(err));
-      answer(self, rp, err);
-      return;
-    }
-    forget_removed(self, "", [self, rp](caf::error perr) mutable {
-      if (perr) {
-        answer(self, rp, perr);
-      } else {
-        answer(self, rp, atom::ok_v);
-      }
-    });
-  }, std::move(adopt));
+  auto work = on_backend(self, "remove", [rec](backend& b) { return b.remove(rec); },
+                         std::move(adopt));
+  transact(self, rp, removal(std::move(work), ""), reply_ok);
 }
 
 } // namespace
 
-void run_remove(self_ptr self, caf::response_promise rp, record_kind kind) {
+void run_remove(self_ptr self, promise<atom::ok> rp, record_kind kind) {
   auto& st = self->state;
   if (st.rec.kind != kind) {
     answer(self, rp, make_error(ec::not_found, "no " + to_string(kind) + " " + st.rec.name
@@ -263,18 +239,20 @@ void run_remove(self_ptr self, caf::response_promise rp, record_kind kind) {
     return;
   }
   // Mounted by an older state without counts: unmount first, never rm through a mount.
+  // Two transitions in one turn: the unmount is the last Unmount's, saved before the
+  // deletion starts (a failed deletion leaves a record that says what the host has;
+  // an unmount that cannot be saved is mounted again, and nothing is deleted).
   spdlog::info("volume {}: still mounted without mount IDs, unmounting before remove",
                st.rec.name);
-  unmount_host(self, st.rec, [self, rp](caf::error err) mutable {
-    if (err) {
-      answer(self, rp, err);
-      return;
-    }
-    auto next = self->state.rec;
-    set_unmounted(next);
-    commit_record(self, std::move(next));
-    remove_storage(self, rp);
-  });
+  auto unmount = unmount_last(self, [](volume_record&) {}, {}); // no ID to uncount, no line
+  transact_then<none>(self, std::move(unmount),
+                      [self, rp](caf::expected<none> out, ending) mutable {
+                        if (!out) {
+                          answer(self, rp, out.error());
+                          return;
+                        }
+                        remove_storage(self, rp);
+                      });
 }
 
 } // namespace berth::detail

@@ -126,7 +126,7 @@ void finish(self_ptr self) {
   pump(self);
 }
 
-void when_idle(self_ptr self, caf::response_promise rp) {
+void when_idle(self_ptr self, promise<atom::ok> rp) {
   if (auto open = self->state.window.number; open != 0) {
     close_window(self, open); // stopping: its callers get their outcome now
   }
@@ -350,6 +350,27 @@ void unmount_host(self_ptr self, const volume_record& rec, done_fn then) {
                  then(err);
                },
                reconcile_later(self));
+}
+
+step_fn<none> host_unmount(self_ptr self, volume_record rec) {
+  return [self, rec](std::function<void(caf::expected<none>)> then) {
+    unmount_host(self, rec, [then](caf::error err) {
+      if (err) {
+        then(std::move(err));
+      } else {
+        then(none{});
+      }
+    });
+  };
+}
+
+void settle_late(self_ptr self, std::string what, step_fn<none> undo) {
+  transition<none> t;
+  t.what = "undoing " + what;
+  t.work = std::move(undo);
+  t.change = record_change::none; // the record never had it
+  t.failed = "undoing " + what + " failed";
+  transact<none>(self, std::move(t), nobody_waits);
 }
 
 } // namespace berth::detail

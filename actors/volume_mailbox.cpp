@@ -67,29 +67,29 @@ late_undo adopt_late(self_ptr self, modification m) {
       finish(self);
       return;
     }
-    auto next = apply_modification(self->state.rec, left);
-    persist(self, next, [self, next, left](caf::error err) {
-      if (err) {
-        spdlog::error("volume {}: a late modification ({}) not saved: {}", next.name,
-                      describe(left), describe(err));
-      } else {
-        commit_record(self, next);
-        spdlog::info("volume {}: adopted a modification that returned after its timeout ({})",
-                     next.name, describe(left));
-      }
-      finish(self);
-    });
+    // A transition of the record only, in turn: the backend already has it.
+    transition<none> t;
+    t.what = "a late modification (" + describe(left) + ")";
+    t.work = record_only();
+    t.apply = [left](const volume_record& before, none) {
+      return apply_modification(before, left);
+    };
+    t.committed = [left](const volume_record& next, none) {
+      return "volume " + next.name + ": adopted a modification that returned after its "
+             "timeout (" + describe(left) + ")";
+    };
+    transact<none>(self, std::move(t), nobody_waits);
   };
 }
 
 /// The step of a closed window: one backend call for everything merged in it.
 void apply_window(self_ptr self, modify_window batch) {
   auto& st = self->state;
-  auto waiters = std::make_shared<std::vector<caf::response_promise>>(std::move(batch.waiters));
+  auto waiters = std::make_shared<std::vector<promise<volume_record>>>(std::move(batch.waiters));
   auto answer_all = [self, waiters](const caf::expected<volume_record>& out) {
     count(self, out ? modify_result::applied : modify_result::failed, waiters->size());
     for (auto& rp : *waiters) {
-      rp.deliver(out);
+      deliver(rp, out);
     }
   };
   // An earlier window's call may have done part of it meanwhile.
@@ -138,7 +138,7 @@ void schedule_close(self_ptr self, uint64_t number) {
 
 } // namespace
 
-void receive_modify(self_ptr self, caf::response_promise rp, modify_request req) {
+void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req) {
   auto& st = self->state;
   count(self, modify_result::received);
   auto refuse = [&](const char* why, const caf::error& err) {
@@ -210,7 +210,7 @@ void close_window(self_ptr self, uint64_t number) {
   }
   auto batch = std::move(st.window);
   st.window = modify_window{};
-  auto waiters = std::make_shared<std::vector<caf::response_promise>>(batch.waiters);
+  auto waiters = std::make_shared<std::vector<promise<volume_record>>>(batch.waiters);
   queued_step step;
   step.what = "modification (" + describe(batch.change) + ")";
   step.who = admits::existing;

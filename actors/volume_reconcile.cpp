@@ -8,6 +8,8 @@
 //        ▼
 //   executor (backend timeout) ─▶ reconcile_volume ─▶ persist if changed
 //        │ timed out: the volume stays unreconciled; its late return reconciles again
+//
+// Either way it is one transition of the engine (record_change::save_if_changed).
 
 #include <spdlog/spdlog.h>
 
@@ -22,28 +24,34 @@ using namespace detail;
 
 namespace {
 
-/// Commits a reconciled record; the volume serves from then on.
-void commit_reconciled(self_ptr self, volume_record next) {
-  auto& st = self->state;
-  auto done = [self](caf::error err) {
+/// Runs the reconciliation as a transition: `work` holds the record against the
+/// host, and its record is saved if it changed. The volume serves from then on even
+/// when that record cannot be saved (the host is as the work left it, and staying
+/// unreconciled would refuse every request until a restart); a work that did not
+/// finish leaves it unreconciled.
+void reconcile_by(self_ptr self, step_fn<volume_record> work) {
+  transition<volume_record> t;
+  t.what = "reconciliation";
+  t.work = std::move(work);
+  t.change = record_change::save_if_changed;
+  t.apply = [](const volume_record&, const volume_record& reconciled) { return reconciled; };
+  // No undo: what the work did to the host is what the record should have said.
+  // No line once committed, as before: reconcile_volume logs what it does.
+  t.failed = "reconciliation did not finish";
+  t.unsaved = "reconciled record not saved";
+  auto settled = [self](const caf::expected<volume_record>&, ending how) {
     auto& st = self->state;
-    if (err) {
-      spdlog::error("volume {}: reconciled record not saved: {}", st.rec.name, describe(err));
+    if (how == ending::failed) {
+      // Timed out (it settles again when it returns) or refused: requests that
+      // need the host fail as retryable meanwhile.
+      st.env.stats->reconcile_actions.add("reconcile_failed");
+    } else {
+      st.reconciled = true;
     }
-    st.reconciled = true;
-    end_first_reconcile(self);
+    end_first_reconcile(self); // a timed-out one counts as finished: it is uncertain now
     finish(self);
   };
-  if (next == st.rec) {
-    done({});
-    return;
-  }
-  persist(self, next, [self, next, done](caf::error err) mutable {
-    if (!err) {
-      commit_record(self, std::move(next));
-    }
-    done(err);
-  });
+  transact_then<volume_record>(self, std::move(t), std::move(settled));
 }
 
 } // namespace
@@ -53,45 +61,34 @@ void detail::run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::st
   auto rec = st.rec;
   auto stats = st.env.stats;
   if (seen && !needs_host_work(rec, *st.env.storage, *seen)) {
-    reconcile_report report; // only the record changes: no backend call, no executor
-    auto next = reconcile_volume(rec, *st.env.storage, *seen, report);
-    count_reconcile_actions(report, stats->reconcile_actions);
-    commit_reconciled(self, std::move(next));
-    return;
-  }
-  call_backend<volume_record>(
-    self, "reconcile",
-    [rec, seen, stats](backend& b) -> caf::expected<volume_record> {
-      std::set<std::string> fresh;
-      if (!seen) {
-        auto points = read_mount_points();
-        if (!points) {
-          spdlog::error("volume {}: cannot reconcile: {}", rec.name, describe(points.error()));
-          stats->reconcile_actions.add("reconcile_failed");
-          return rec;
-        }
-        fresh = std::move(*points);
-      }
+    // Only the record changes: no backend call, no executor.
+    auto here = [rec, storage = st.env.storage, seen, stats]() -> caf::expected<volume_record> {
       reconcile_report report;
-      auto next = reconcile_volume(rec, b, seen ? *seen : fresh, report);
-      // Counted here, on the worker: what it did happened even if it returns late.
+      auto next = reconcile_volume(rec, *storage, *seen, report);
       count_reconcile_actions(report, stats->reconcile_actions);
       return next;
-    },
-    [self](caf::expected<volume_record> out) {
-      if (!out) {
-        // Timed out (it settles again when it returns) or refused: requests that
-        // need the host fail as retryable meanwhile.
-        spdlog::error("volume {}: reconciliation did not finish: {}", self->state.rec.name,
-                      describe(out.error()));
-        self->state.env.stats->reconcile_actions.add("reconcile_failed");
-        end_first_reconcile(self); // a timed-out one counts as finished: it is uncertain now
-        finish(self);
-        return;
+    };
+    reconcile_by(self, on_actor(std::move(here)));
+    return;
+  }
+  auto work = [rec, seen, stats](backend& b) -> caf::expected<volume_record> {
+    std::set<std::string> fresh;
+    if (!seen) {
+      auto points = read_mount_points();
+      if (!points) {
+        spdlog::error("volume {}: cannot reconcile: {}", rec.name, describe(points.error()));
+        stats->reconcile_actions.add("reconcile_failed");
+        return rec;
       }
-      commit_reconciled(self, std::move(*out));
-    },
-    reconcile_later(self));
+      fresh = std::move(*points);
+    }
+    reconcile_report report;
+    auto next = reconcile_volume(rec, b, seen ? *seen : fresh, report);
+    // Counted here, on the worker: what it did happened even if it returns late.
+    count_reconcile_actions(report, stats->reconcile_actions);
+    return next;
+  };
+  reconcile_by(self, on_backend(self, "reconcile", std::move(work), reconcile_later(self)));
 }
 
 late_undo detail::reconcile_later(self_ptr self) {

@@ -32,7 +32,7 @@ mount_id_origin committed_origin(const volume_record& rec, const std::string& id
 
 } // namespace
 
-void run_release(self_ptr self, caf::response_promise rp, mount_release r) {
+void run_release(self_ptr self, promise<uint32_t> rp, mount_release r) {
   auto& st = self->state;
   auto counted = st.rec.mounts.find(r.id);
   if (counted == st.rec.mounts.end()) {

@@ -1,15 +1,19 @@
 #pragma once
 
 // The transition engine of a volume actor (actors/volume_engine.cpp). Every
-// transition, Docker's (volume_docker.cpp), CSI's (volume_csi.cpp), the
-// reconciliation (volume_reconcile.cpp) and the coalesced modify
-// (volume_mailbox.cpp), is a queued step made of the pieces below:
+// transition, Docker's (volume_docker.cpp), CSI's (volume_csi.cpp), a release
+// (volume_release.cpp), the reconciliation (volume_reconcile.cpp), the coalesced
+// modify (volume_mailbox.cpp) and the settle of a call that returned late, is a
+// description (transition<T>) that transact runs inside a queued step:
 //
 //   enqueue ─▶ guards (caller, exists, owner, reconciled) ─▶ step
 //   step: check ─▶ transact: work (executor, timeout) ─▶ apply ─▶ persist ─▶ commit, log ─▶ reply
 //                                 │ fails: reply                    │ fails: undo, reply
 //
-// One step runs at a time; each ends with finish(), which starts the next.
+// The work is a backend call, work on the actor thread, or nothing (a change of
+// the record only); the record is then saved, erased, or left alone by work that
+// only reads (record_change). One step runs at a time; each ends with finish(),
+// which starts the next.
 
 #include <functional>
 #include <memory>
@@ -22,6 +26,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/volume.hpp"
@@ -35,6 +40,22 @@ using done_fn = std::function<void(caf::error)>;
 /// The result of a side effect that reports only success.
 using none = std::monostate;
 
+/// The promise of a request answered with an R (the R of its replies_to<...>::with<R>
+/// in actors.hpp): delivering anything else does not compile.
+template <class R>
+using promise = caf::typed_response_promise<R>;
+
+/// Delivers a value or its error. CAF 0.17's typed promise has no deliver(expected<R>)
+/// (its untyped one has), so this unwraps it.
+template <class R>
+void deliver(promise<R>& rp, caf::expected<R> x) {
+  if (x) {
+    rp.deliver(std::move(*x));
+  } else {
+    rp.deliver(std::move(x.error()));
+  }
+}
+
 // -- the queue --------------------------------------------------------------------
 
 /// Queues a step; when a guard refuses it (its caller left, no such volume, another
@@ -42,11 +63,12 @@ using none = std::monostate;
 /// the transition; it answers and ends with finish().
 void enqueue(self_ptr self, queued_step step);
 
-/// enqueue for a request from a client: makes the promise `run` answers.
-template <class Run>
-caf::response_promise enqueue_request(self_ptr self, std::string what, admits who,
-                                      std::string owner, caller from, Run run) {
-  auto rp = self->make_response_promise();
+/// enqueue for a request from a client answered with an R: makes the promise `run`
+/// answers.
+template <class R, class Run>
+promise<R> enqueue_request(self_ptr self, std::string what, admits who, std::string owner,
+                           caller from, Run run) {
+  auto rp = self->make_response_promise<R>();
   queued_step step;
   step.what = std::move(what);
   step.who = who;
@@ -71,8 +93,8 @@ caf::error state_refusal(const volume_state& st, const std::string& owner, bool 
 void finish(self_ptr self);
 
 /// Answers `rp` and ends the step.
-template <class Reply>
-void answer(self_ptr self, caf::response_promise& rp, Reply reply) {
+template <class R, class Reply>
+void answer(self_ptr self, promise<R>& rp, Reply reply) {
   rp.deliver(std::move(reply));
   finish(self);
 }
@@ -84,7 +106,7 @@ caf::error no_such_volume(const std::string& name);
 caf::error still_hung(const volume_state& st, const std::string& what);
 
 /// Answers `rp` once no step is running or queued (graceful stop).
-void when_idle(self_ptr self, caf::response_promise rp);
+void when_idle(self_ptr self, promise<atom::ok> rp);
 
 /// The registry forgot the volume: refuses what is queued, then quits.
 void retire(self_ptr self);
@@ -186,9 +208,39 @@ auto on_backend(self_ptr self, std::string what, Work work, late_undo late = {})
   }
 }
 
+/// A step of work on the actor thread, without a backend call (a reconciliation
+/// that needs no host work); T follows from the caf::expected<T> `work` returns.
+template <class Work>
+auto on_actor(Work work) {
+  using value = typename std::invoke_result_t<Work&>::value_type;
+  return step_fn<value>{[work](std::function<void(caf::expected<value>)> then) mutable {
+    then(work());
+  }};
+}
+
+/// The step of a transition of the record only: there is nothing to do but change it.
+inline step_fn<none> record_only() {
+  return [](std::function<void(caf::expected<none>)> then) { then(none{}); };
+}
+
 /// Undoes a transition's side effect when its record cannot be saved; gets the
 /// record that was not saved.
 using undo_fn = std::function<void(const volume_record& unsaved, done_fn)>;
+
+/// What a transition does to the committed record once its work succeeded.
+enum class record_change {
+  /// `apply` makes the new record from the old one and the work's result: it is
+  /// saved, then committed.
+  save,
+  /// As save, but a record equal to the committed one is not saved again (a
+  /// reconciliation that found the host as recorded).
+  save_if_changed,
+  /// The record is erased from the durable state, then forgotten: the volume is
+  /// gone (a remove).
+  erase,
+  /// The work only reads (a filesystem grow, stats): nothing is saved or committed.
+  none,
+};
 
 /// One transition that changes the host and then the record, all or nothing
 /// (docs/design.md, "All or nothing, across crashes"): the record is committed
@@ -198,59 +250,128 @@ template <class T>
 struct transition {
   std::string what;  ///< "mount", "stage at /p", for the logs
   step_fn<T> work;   ///< the side effect
-  /// The record after the side effect, from the record before and its result.
+  record_change change = record_change::save; ///< what becomes of the record
+  /// The record after the side effect, from the record before and its result
+  /// (record_change::save, ::save_if_changed).
   std::function<volume_record(const volume_record&, const T&)> apply;
   undo_fn undo;      ///< empty: the effect cannot or need not be undone
   std::string undoing; ///< "unmounting again", for the log
-  /// The log line once committed, e.g. "volume v1 mounted at /m (id c89a…, count 1)".
+  /// The log line once committed, e.g. "volume v1 mounted at /m (id c89a…, count 1)",
+  /// from the committed record (erased: the record that was). Empty: no line.
   std::function<std::string(const volume_record& next, const T&)> committed;
   bool creates = false; ///< committing it makes the volume exist
+  /// The error lines, after "volume NAME: ". Empty: "<what> failed" when the work
+  /// fails, "<what> not saved" when its record cannot be saved.
+  std::string failed;
+  std::string unsaved;
+  /// false: a failure reaches the caller but is not logged here (its description
+  /// says why).
+  bool logs_failures = true;
 };
+
+namespace engine_log { // transact's lines, as a description words them
+
+/// Logs the failure `err` of `t` with its own line, else "<what><fallback>".
+template <class T>
+void failure(const transition<T>& t, const std::string& name, const std::string& line,
+             const char* fallback, const caf::error& err) {
+  if (t.logs_failures) {
+    spdlog::error("volume {}: {}: {}", name, line.empty() ? t.what + fallback : line,
+                  describe(err));
+  }
+}
+
+/// Logs that `t` is committed, if its description has a line for it.
+template <class T>
+void committed(const transition<T>& t, const volume_record& rec, const T& result) {
+  if (t.committed) {
+    spdlog::info("{}", t.committed(rec, result));
+  }
+}
+
+} // namespace engine_log
+
+/// How a transition ended, for a continuation that must tell "not done" from
+/// "done, but not saved".
+enum class ending {
+  failed,    ///< the work failed or did not start: no record was saved
+  unsaved,   ///< the work was done, its record could not be saved (undone, if it has an undo)
+  committed, ///< the record is committed (record_change::none: the work was done)
+};
+
+/// Runs `t` as transact does, but the step goes on: `next` gets the result once its
+/// record is committed, or the error, and how it ended; it must end the step
+/// (finish(), answer() or another transition). For a request that is two
+/// transitions in one turn, and for the reconciliation.
+template <class T>
+void transact_then(self_ptr self, transition<T> t,
+                   std::function<void(caf::expected<T>, ending)> next) {
+  auto work = std::move(t.work);
+  work([self, t = std::move(t), next](caf::expected<T> out) mutable {
+    auto& st = self->state;
+    if (!out) {
+      engine_log::failure(t, st.rec.name, t.failed, " failed", out.error());
+      next(out.error(), ending::failed);
+      return;
+    }
+    if (t.change == record_change::none) {
+      engine_log::committed(t, st.rec, *out);
+      next(std::move(*out), ending::committed);
+      return;
+    }
+    bool erases = t.change == record_change::erase;
+    auto rec = erases ? st.rec : t.apply(st.rec, *out);
+    if (t.change == record_change::save_if_changed && rec == st.rec) {
+      engine_log::committed(t, st.rec, *out);
+      next(std::move(*out), ending::committed);
+      return;
+    }
+    auto saved = [self, t, next, rec, erases, result = std::move(*out)](caf::error perr) mutable {
+      if (perr) {
+        if (!t.undo) {
+          engine_log::failure(t, rec.name, t.unsaved, " not saved", perr);
+          next(perr, ending::unsaved);
+          return;
+        }
+        auto line = (t.unsaved.empty() ? t.what + " not saved" : t.unsaved) + ", " + t.undoing;
+        engine_log::failure(t, rec.name, line, "", perr);
+        t.undo(rec, [next, perr, what = t.what, name = rec.name](caf::error uerr) {
+          if (uerr) {
+            spdlog::error("volume {}: undoing {} failed: {}", name, what, describe(uerr));
+          }
+          next(perr, ending::unsaved);
+        });
+        return;
+      }
+      if (erases) {
+        forget_record(self);
+      } else {
+        commit_record(self, rec, t.creates);
+      }
+      engine_log::committed(t, rec, result);
+      next(std::move(result), ending::committed);
+    };
+    if (erases) {
+      persist_erase(self, rec.name, std::move(saved));
+    } else {
+      persist(self, rec, std::move(saved));
+    }
+  });
+}
 
 /// Runs `t`; `outcome` gets the result once its record is committed (then in
 /// self->state.rec), or the error. The step ends after `outcome`.
 template <class T>
 void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T>)> outcome) {
-  auto work = std::move(t.work);
-  work([self, t = std::move(t), outcome](caf::expected<T> out) mutable {
-    auto& st = self->state;
-    auto end = [self, outcome](caf::expected<T> x) {
-      outcome(std::move(x));
-      finish(self);
-    };
-    if (!out) {
-      spdlog::error("volume {}: {} failed: {}", st.rec.name, t.what, describe(out.error()));
-      end(out.error());
-      return;
-    }
-    auto next = t.apply(st.rec, *out);
-    persist(self, next, [self, t, end, next, result = std::move(*out)](caf::error perr) mutable {
-      if (perr) {
-        if (!t.undo) {
-          spdlog::error("volume {}: {} not saved: {}", next.name, t.what, describe(perr));
-          end(perr);
-          return;
-        }
-        spdlog::error("volume {}: {} not saved, {}: {}", next.name, t.what, t.undoing,
-                      describe(perr));
-        t.undo(next, [end, perr, what = t.what, name = next.name](caf::error uerr) {
-          if (uerr) {
-            spdlog::error("volume {}: undoing {} failed: {}", name, what, describe(uerr));
-          }
-          end(perr);
-        });
-        return;
-      }
-      commit_record(self, next, t.creates);
-      spdlog::info("{}", t.committed(next, result));
-      end(std::move(result));
-    });
+  transact_then<T>(self, std::move(t), [self, outcome](caf::expected<T> out, ending) {
+    outcome(std::move(out));
+    finish(self);
   });
 }
 
 /// Runs `t`, then answers `rp` with reply(result, committed record) or the error.
-template <class T, class Reply>
-void transact(self_ptr self, caf::response_promise rp, transition<T> t, Reply reply) {
+template <class T, class R, class Reply>
+void transact(self_ptr self, promise<R> rp, transition<T> t, Reply reply) {
   transact<T>(self, std::move(t), [self, rp, reply](caf::expected<T> out) mutable {
     if (!out) {
       rp.deliver(out.error());
@@ -260,25 +381,36 @@ void transact(self_ptr self, caf::response_promise rp, transition<T> t, Reply re
   });
 }
 
-/// A transition of the record only (a counted mount, say): persists `next`,
-/// commits it, logs `line`, runs `on_commit` (what counts the change, if anything),
-/// answers `reply`.
-template <class Reply>
-void commit(self_ptr self, caf::response_promise rp, volume_record next, Reply reply,
+/// A transition of the record only (a counted mount, say): no backend call;
+/// `next`, made from the committed record in this same turn, is saved and
+/// committed, `line` logged, `on_commit` run (what counts the change, if anything),
+/// `reply` answered.
+template <class R, class Reply>
+void commit(self_ptr self, promise<R> rp, volume_record next, Reply reply,
             std::string line, std::function<void()> on_commit = {}) {
-  persist(self, next, [self, rp, next, reply, line, on_commit](caf::error err) mutable {
-    if (err) {
-      answer(self, rp, err);
+  transition<none> t;
+  t.what = "change of the record";
+  t.work = record_only();
+  t.apply = [next = std::move(next)](const volume_record&, none) { return next; };
+  t.committed = [line = std::move(line)](const volume_record&, none) { return line; };
+  // The persistence actor logs the write that failed ("state change(s) not saved");
+  // the caller gets the error. A count never logged a line of its own for it.
+  t.logs_failures = false;
+  transact<none>(self, std::move(t), [rp, reply, on_commit](caf::expected<none> out) mutable {
+    if (!out) {
+      rp.deliver(out.error());
       return;
     }
-    commit_record(self, std::move(next));
-    spdlog::info("{}", line);
     if (on_commit) {
       on_commit();
     }
-    answer(self, rp, std::move(reply));
+    rp.deliver(reply);
   });
 }
+
+/// The outcome of a transition that nobody waits for (an internal step, such as
+/// the settle of a late call): its description's lines say what happened.
+inline constexpr auto nobody_waits = [](const auto&) {};
 
 /// The reply of a transition that answers only "done".
 inline constexpr auto reply_ok = [](const auto&...) { return atom::ok_v; };
@@ -302,5 +434,13 @@ void end_first_reconcile(self_ptr self);
 /// A late settle that reconciles the volume with the host: for a call whose late
 /// success the record cannot express (an unmount, an unstage, an unpublish).
 late_undo reconcile_later(self_ptr self);
+
+/// unmount_host as the work of a transition.
+step_fn<none> host_unmount(self_ptr self, volume_record rec);
+
+/// Settles a side effect that landed after its timeout and that the record lacks
+/// (see late_undo): a transition whose work, `undo`, takes it away again, and which
+/// changes no record. `what` names the effect ("a late stage") for its error line.
+void settle_late(self_ptr self, std::string what, step_fn<none> undo);
 
 } // namespace berth::detail

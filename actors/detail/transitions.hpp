@@ -6,8 +6,6 @@
 #include <functional>
 #include <string>
 
-#include <caf/response_promise.hpp>
-
 #include "actors/detail/engine.hpp"
 #include "actors/release_rules.hpp"
 
@@ -15,17 +13,18 @@ namespace berth::detail {
 
 // -- Docker (actors/volume_docker.cpp) ----------------------------------------------
 
-void run_create(self_ptr self, caf::response_promise rp, option_map options);
+void run_create(self_ptr self, promise<atom::ok> rp, option_map options);
 /// Counts a Mount of `id` from dockerd instance `dockerd` ("" unknown), with its origin.
-void run_mount(self_ptr self, caf::response_promise rp, std::string id, dockerd_key dockerd);
-void run_unmount(self_ptr self, caf::response_promise rp, std::string id);
+void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_key dockerd);
+void run_unmount(self_ptr self, promise<atom::ok> rp, std::string id);
 /// Docker Remove and CSI Delete{Volume,Snapshot}: only a record of `kind`.
-void run_remove(self_ptr self, caf::response_promise rp, record_kind kind);
+void run_remove(self_ptr self, promise<atom::ok> rp, record_kind kind);
 
 /// The host unmount when the last count leaves (the last Unmount, the release of
-/// the last mount ID): unmounts (a timeout falls back to a lazy detach), then commits
-/// the committed record with `uncount` applied, marked unmounted, and logs `line` of
-/// it; a record that cannot be saved mounts the volume again.
+/// the last mount ID, the Remove of a volume an older state mounted): unmounts (a
+/// timeout falls back to a lazy detach), then commits the committed record with
+/// `uncount` applied, marked unmounted, and logs `line` of it (none when empty); a
+/// record that cannot be saved mounts the volume again.
 transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)> uncount,
                               std::function<std::string(const volume_record&)> line);
 
@@ -33,7 +32,7 @@ transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)>
 
 /// Drops one mount ID's whole count as `r` says, decided again on the committed
 /// record; answers the count dropped (see actors.hpp, atom::release).
-void run_release(self_ptr self, caf::response_promise rp, mount_release r);
+void run_release(self_ptr self, promise<uint32_t> rp, mount_release r);
 
 /// Creates `next`'s storage, then persists it: the volume exists once durable. A
 /// failed persist removes the storage again.
@@ -41,19 +40,19 @@ transition<none> creation(self_ptr self, volume_record next);
 
 // -- CSI (actors/volume_csi.cpp) ----------------------------------------------------
 
-void run_csi_create(self_ptr self, caf::response_promise rp, volume_spec spec);
-void run_stage(self_ptr self, caf::response_promise rp, stage_request req);
-void run_unstage(self_ptr self, caf::response_promise rp, std::string path);
-void run_publish(self_ptr self, caf::response_promise rp, publish_request req);
-void run_unpublish(self_ptr self, caf::response_promise rp, std::string target);
-void run_grow(self_ptr self, caf::response_promise rp, std::string path);
-void run_stats(self_ptr self, caf::response_promise rp, std::string path);
+void run_csi_create(self_ptr self, promise<volume_record> rp, volume_spec spec);
+void run_stage(self_ptr self, promise<atom::ok> rp, stage_request req);
+void run_unstage(self_ptr self, promise<atom::ok> rp, std::string path);
+void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req);
+void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target);
+void run_grow(self_ptr self, promise<uint64_t> rp, std::string path);
+void run_stats(self_ptr self, promise<volume_stats> rp, std::string path);
 
 // -- the coalescing mailbox (actors/volume_mailbox.cpp) -------------------------------
 
 /// An expand or a modify, answered with the record: satisfied at once, refused at
 /// once, or merged into the window.
-void receive_modify(self_ptr self, caf::response_promise rp, modify_request req);
+void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req);
 
 /// Window `number` closes: its merged change is queued as one transition.
 void close_window(self_ptr self, uint64_t number);

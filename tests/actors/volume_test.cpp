@@ -183,6 +183,57 @@ TEST_F(volume_test, remove_of_a_volume_mounted_by_older_state_unmounts_first) {
   EXPECT_EQ(storage->removes, 1);
 }
 
+TEST_F(volume_test, the_unmount_before_a_remove_is_saved_even_when_the_remove_fails) {
+  // Mounted by an older state (no mount IDs); the Remove unmounts, then its
+  // deletion fails: the volume stays, and its record must say what the host has.
+  self->send_exit(vol, caf::exit_reason::user_shutdown);
+  volume_record rec;
+  rec.name = "v2";
+  volume_name = "v2";
+  rec.mounted = true;
+  rec.mountpoint = "/fake/v2";
+  storage->host_mounted = true;
+  {
+    std::lock_guard<std::mutex> guard{disk->mtx};
+    disk->records["v2"] = rec;
+  }
+  auto persistence = ts.sys->spawn(test::fake_persistence, disk);
+  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), rec, true);
+  storage->fail_remove = true;
+  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+                                   record_kind::volume));
+  EXPECT_EQ(storage->unmounts, 1);
+  EXPECT_FALSE(storage->host_mounted);
+  EXPECT_FALSE(get().mounted);
+  EXPECT_FALSE(on_disk().mounted) << "the unmount is durable, not only in the actor";
+  // A restart loads what is on disk: the volume is not mounted there either.
+  self->send_exit(vol, caf::exit_reason::user_shutdown);
+  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), on_disk(), true);
+  EXPECT_FALSE(get().mounted);
+  EXPECT_TRUE(get().mountpoint.empty());
+}
+
+TEST_F(volume_test, a_remove_whose_unmount_cannot_be_saved_mounts_again_and_deletes_nothing) {
+  self->send_exit(vol, caf::exit_reason::user_shutdown);
+  volume_record rec;
+  rec.name = "v2";
+  volume_name = "v2";
+  rec.mounted = true;
+  rec.mountpoint = "/fake/v2";
+  storage->host_mounted = true;
+  auto persistence = ts.sys->spawn(test::fake_persistence, disk);
+  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), rec, true);
+  disk->fail = true;
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+                                  record_kind::volume);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(code(err), static_cast<uint8_t>(ec::persist_failure)) << describe(err);
+  EXPECT_EQ(storage->removes, 0) << "all or nothing: no deletion after an unsaved unmount";
+  EXPECT_TRUE(storage->host_mounted) << "the unmount was undone";
+  disk->fail = false;
+  EXPECT_TRUE(get().mounted);
+}
+
 TEST_F(volume_test, operations_on_a_missing_volume_say_not_found) {
   auto err = test::call<std::string>(self, vol, atom::mount_v,
                                      std::string{"c1"}, std::string{}, caller{});
@@ -376,6 +427,37 @@ TEST_F(volume_test, a_loaded_volume_that_needs_no_host_work_reconciles_without_t
   EXPECT_EQ(storage->mounts + storage->unmounts + storage->lazy_unmounts, 0);
   std::lock_guard<std::mutex> guard{disk->mtx};
   EXPECT_EQ(disk->records.count("v3"), 1u) << "the corrected record is durable";
+}
+
+TEST_F(volume_test, a_reconciled_record_that_cannot_be_saved_still_lets_the_volume_serve) {
+  self->send_exit(vol, caf::exit_reason::user_shutdown);
+  volume_record rec;
+  rec.name = "v3";
+  rec.mounted = true; // mounted by no ID and not on the host: only the record is wrong
+  rec.mountpoint = "/fake/v3";
+  disk->fail = true;
+  auto persistence = ts.sys->spawn(test::fake_persistence, disk);
+  auto env = test::env_of(storage, exec, persistence, 300ms,
+                          std::make_shared<const std::set<std::string>>());
+  vol = ts.sys->spawn(volume, env, rec, true);
+  // Queued behind the reconciliation; refused as "not reconciled" if it left the
+  // volume unreconciled (an unknown ID's Unmount saves nothing).
+  auto err = test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c9"});
+  EXPECT_FALSE(err) << describe(err);
+  EXPECT_TRUE(get().mounted) << "what was not saved is not committed";
+  EXPECT_EQ(disk->writes, 0);
+}
+
+TEST_F(volume_test, a_reconciliation_that_changes_nothing_saves_nothing) {
+  self->send_exit(vol, caf::exit_reason::user_shutdown);
+  volume_record rec;
+  rec.name = "v3"; // neither counted nor mounted: the host agrees
+  auto persistence = ts.sys->spawn(test::fake_persistence, disk);
+  auto env = test::env_of(storage, exec, persistence, 300ms,
+                          std::make_shared<const std::set<std::string>>());
+  vol = ts.sys->spawn(volume, env, rec, true);
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c9"}));
+  EXPECT_EQ(disk->writes, 0);
 }
 
 // -- abandoned callers (docs/design.md, "Clients that give up") ---------------------------
