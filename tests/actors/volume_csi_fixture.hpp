@@ -1,0 +1,90 @@
+#pragma once
+
+// The fixture of the volume actor's CSI tests (volume_csi_test.cpp,
+// volume_csi_publish_test.cpp): a volume actor on the fake backend and persistence of
+// tests/actors/fakes.hpp, and helpers that send it CSI messages.
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "actors/volume.hpp"
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "tests/actors/fakes.hpp"
+
+namespace berth::test {
+
+using namespace std::chrono_literals;
+
+constexpr uint64_t mib = test::fake_backend::mib;
+
+inline uint8_t code_of(ec x) {
+  return static_cast<uint8_t>(x);
+}
+
+class volume_csi_test : public test::volume_fixture {
+protected:
+  /// Longer than any hang in these tests, which are about order, not timeouts.
+  std::chrono::milliseconds backend_timeout = 3s;
+
+  void SetUp() override {
+    spawn_volume("pvc-1", backend_timeout);
+  }
+
+  static volume_spec spec(uint64_t required, uint64_t limit = 0) {
+    volume_spec out;
+    out.backend = "local";
+    out.parameters = {{"fsType", "ext4"}};
+    out.required_bytes = required;
+    out.limit_bytes = limit;
+    return out;
+  }
+
+  static stage_request stage_req(const std::string& path = "/stage/pvc-1") {
+    stage_request req;
+    req.staging_path = path;
+    req.flags = {"noatime"};
+    return req;
+  }
+
+  static publish_request publish_req(const std::string& target, bool readonly = false) {
+    publish_request req;
+    req.target = target;
+    req.staging_path = "/stage/pvc-1";
+    req.how.readonly = readonly;
+    return req;
+  }
+
+  volume_record create(uint64_t required = 10 * mib) {
+    auto rec = test::ask<volume_record>(self, vol, atom::create_v, spec(required));
+    EXPECT_TRUE(rec) << describe(rec.error());
+    return rec ? *rec : volume_record{};
+  }
+
+  caf::error stage(const std::string& path = "/stage/pvc-1") {
+    return test::call<atom::ok>(self, vol, atom::stage_v, stage_req(path));
+  }
+
+  caf::error unstage(const std::string& path = "/stage/pvc-1") {
+    return test::call<atom::ok>(self, vol, atom::unstage_v, path);
+  }
+
+  caf::error publish(const std::string& target, bool readonly = false) {
+    return test::call<atom::ok>(self, vol, atom::publish_v, publish_req(target, readonly));
+  }
+
+  caf::error unpublish(const std::string& target) {
+    return test::call<atom::ok>(self, vol, atom::unpublish_v, target);
+  }
+};
+
+/// A backend timeout short enough to let calls outlive it.
+class volume_csi_timeout_test : public volume_csi_test {
+protected:
+  volume_csi_timeout_test() {
+    backend_timeout = 200ms;
+  }
+};
+
+} // namespace berth::test
