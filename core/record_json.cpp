@@ -3,7 +3,6 @@
 
 #include "core/record_json.hpp"
 
-
 namespace berth {
 
 namespace {
