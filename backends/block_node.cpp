@@ -1,4 +1,5 @@
-// block_backend, node side: stage, unstage, publish, unpublish and volume stats.
+// block_backend, node side: stage, unstage, publish and unpublish. Volume statistics:
+// block_stats.cpp.
 
 #include "backends/block_backend.hpp"
 
@@ -10,7 +11,6 @@
 #include <spdlog/spdlog.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
 #include "backends/bind_publish.hpp"
 #include "backends/detail/block_helpers.hpp"
@@ -400,70 +400,6 @@ caf::error block_backend::unpublish(const volume_record& rec, const std::string&
   }
   spdlog::debug("{}: unpublished {}", view->what, view->path);
   return {};
-}
-
-// -- statistics ---------------------------------------------------------------
-
-caf::expected<volume_stats> block_backend::stats(const volume_record& rec,
-                                                 const std::string& path) {
-  auto image = checked_image(rec);
-  if (!image) {
-    return image.error();
-  }
-  const std::string what = block_what(rec);
-  if (auto err = check_block_path(path, "volume path", what)) {
-    return err;
-  }
-  volume_stats out;
-  auto block_stats = [&](const std::string& device) -> caf::expected<volume_stats> {
-    out.block = true;
-    auto size = block_device_size(device);
-    if (!size) {
-      out.abnormal = true;
-      out.message = describe(size.error());
-      return out;
-    }
-    out.total_bytes = *size;
-    return out;
-  };
-  if (rec.staged_block && path == rec.staging_path) {
-    // Nothing is mounted at a raw block staging path: ask the device.
-    auto device = find_loop_device(*image);
-    if (!device) {
-      return device.error();
-    }
-    if (device->empty()) {
-      out.block = true;
-      out.abnormal = true;
-      out.message = "no loop device backs " + *image;
-      return out;
-    }
-    return block_stats(*device);
-  }
-  if (!is_mount_point(path)) {
-    out.abnormal = true;
-    out.message = path + " is not mounted (the " + (rec.staged_block ? "device" : "filesystem")
-                  + " of " + what + " is gone from it)";
-    return out;
-  }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
-    return block_stats(path);
-  }
-  struct statvfs vfs {};
-  if (::statvfs(path.c_str(), &vfs) != 0) {
-    int e = errno;
-    out.abnormal = true;
-    out.message = "statvfs of " + path + " failed: " + std::strerror(e);
-    return out;
-  }
-  out.total_bytes = static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
-  out.available_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
-  out.used_bytes = static_cast<uint64_t>(vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize;
-  out.total_inodes = vfs.f_files;
-  out.free_inodes = vfs.f_ffree;
-  out.used_inodes = vfs.f_files - vfs.f_ffree;
-  return out;
 }
 
 } // namespace berth
