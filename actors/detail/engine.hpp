@@ -14,6 +14,10 @@
 // the record only); the record is then saved, erased, or left alone by work that
 // only reads (record_change). One step runs at a time; each ends with finish(),
 // which starts the next.
+//
+// Over 400 lines because the engine is templates that every transition instantiates:
+// they stay in one header, in the order a step runs them (the queue, the committed
+// record, backend calls, persistence, transactions, the shared pieces).
 
 #include <functional>
 #include <memory>
