@@ -85,6 +85,7 @@ private:
 void describe_options(CLI::App& app, bench_args& a) {
   app.set_help_flag();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->disable_flag_override(); // --keep=no is no --keep
   app.get_formatter()->column_width(26);
   app.require_subcommand(0, 1);
   app.fallthrough();
@@ -234,7 +235,11 @@ std::optional<std::string> parse_bench_args(const std::vector<std::string>& args
     return std::string{e.what()};
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
-    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos) {
+      return "--" + what.substr(0, at) + " takes no value";
+    }
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr
+        && what.find(" required ") != std::string::npos) {
       return what.substr(0, what.find(':')) + " needs a value";
     }
     return what;

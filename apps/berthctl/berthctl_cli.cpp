@@ -169,6 +169,7 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
   app.formatter(std::make_shared<berthctl_formatter>());
   app.get_formatter()->column_width(16);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->disable_flag_override(); // --json=yes is no --json
   app.require_subcommand(0, 1);
   app.fallthrough();
   app.allow_extras(); // parse_args names what is left over, as berthctl always did
@@ -276,8 +277,11 @@ std::vector<std::string> for_cli11(const std::vector<std::string>& args) {
   return out;
 }
 
-/// What a flag that lacks its value is told.
+/// What a flag that lacks its value, or a switch given one, is told.
 std::string missing_value(const std::string& what) {
+  if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos) {
+    return "--" + what.substr(0, at) + " takes no value";
+  }
   for (const auto& [flag, msg] :
        {std::pair<std::string, std::string>{"--socket", "--socket needs a path"},
         {"--interval", "--interval needs a number of seconds, e.g. --interval 2"}}) {

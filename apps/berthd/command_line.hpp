@@ -28,6 +28,7 @@ inline void prepare(CLI::App& app, size_t column) {
   app.set_help_flag();
   app.get_formatter()->column_width(column);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->disable_flag_override(); // --help=x is no --help
 }
 
 /// Adds `--flag TEXT` described by `help`: `check` refuses a bad value (the error names
@@ -63,8 +64,8 @@ inline std::vector<std::string> for_cli11(const std::vector<std::string>& args) 
   return out;
 }
 
-/// The message of a parse error: an argument nobody takes is an unknown option, and a
-/// flag without its value needs one; either is named.
+/// The message of a parse error: an argument nobody takes is an unknown option, a flag
+/// without its value needs one, and one that takes none was given one; each is named.
 inline std::string message(const CLI::App& app, const CLI::ParseError& e) {
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !app.remaining().empty()) {
     return "unknown option " + in_quotes(app.remaining().front());
@@ -73,6 +74,9 @@ inline std::string message(const CLI::App& app, const CLI::ParseError& e) {
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr
       && what.find(" required ") != std::string::npos) {
     return what.substr(0, what.find(':')) + " needs a value";
+  }
+  if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos) {
+    return "--" + what.substr(0, at) + " takes no value";
   }
   return what;
 }

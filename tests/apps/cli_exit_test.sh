@@ -64,6 +64,9 @@ usage --volumes 0 -- "$bench" docker --socket /s --volumes 0
 usage --clients 0 -- "$bench" csi-burst --endpoint /s --clients 0
 usage --seconds x -- "$bench" csi --endpoint /s --concurrency 1 --seconds x
 usage fly -- "$bench" fly
+usage "--help takes no value" -- "$berthd" --help=1
+usage "--json takes no value" -- "$berthctl" status --json=yes
+usage "--keep takes no value" -- "$bench" restart --keep=no
 
 echo "$passes passed, $failures failed"
 [ "$failures" = 0 ]
