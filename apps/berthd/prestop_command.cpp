@@ -20,10 +20,6 @@ caf::error usage_error(const std::string& msg) {
 /// The longest deadline accepted: a day is already far beyond any grace period.
 constexpr long max_deadline_s = 86400;
 
-} // namespace
-
-namespace {
-
 /// The one table of the hook's options: it parses the command line and writes --help.
 /// `opts` receives the values.
 void describe_options(CLI::App& app, prestop_options& opts) {
