@@ -12,6 +12,8 @@ find_package(GTest REQUIRED)
 # The Kubernetes API client (protocols/kube): TLS and kubeconfig files.
 find_package(OpenSSL REQUIRED)
 find_package(yaml-cpp REQUIRED)
+# The programs' command lines (apps/): CLI11 2.1, header-only.
+find_package(CLI11 2.1 CONFIG REQUIRED)
 
 add_library(berth_deps INTERFACE)
 add_library(berth::deps ALIAS berth_deps)

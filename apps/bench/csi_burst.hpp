@@ -4,7 +4,8 @@
 // on one volume, as external-resizer and the volume modifier send them when a PVC's
 // size and VolumeAttributesClass change together (docs/design.md, "Expand and modify
 // coalesce into one call"); see csi_burst_mode.cpp.
-// The option parsing and the report line are here, apart from gRPC, to be unit-tested.
+// The options and the report line are here, apart from gRPC, to be unit-tested; the
+// options are parsed by berth-bench's one table (bench_args.cpp).
 
 #include <cstdint>
 #include <optional>

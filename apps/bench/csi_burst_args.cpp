@@ -1,106 +1,11 @@
 #include "apps/bench/csi_burst.hpp"
 
-#include <cerrno>
-#include <climits>
-#include <cstdlib>
 #include <numeric>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "core/defaults.hpp"
-
 namespace berth::bench {
-
-namespace {
-
-/// `value` as an integer in [min, max], or nothing.
-std::optional<long> to_long(const std::string& value, long min, long max) {
-  char* end = nullptr;
-  errno = 0;
-  long v = std::strtol(value.c_str(), &end, 10);
-  if (errno != 0 || value.empty() || *end != '\0' || v < min || v > max) {
-    return std::nullopt;
-  }
-  return v;
-}
-
-} // namespace
-
-std::optional<std::string> parse_burst_args(const std::vector<std::string>& args,
-                                            burst_options& out) {
-  burst_options opt;
-  opt.admin_socket = defaults::admin_socket;
-  bool have_clients = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const auto& flag = args[i];
-    if (flag == "--help" || flag == "-h") {
-      opt.help = true;
-      out = opt;
-      return std::nullopt;
-    }
-    if (i + 1 >= args.size()) {
-      return flag.rfind("--", 0) == 0 ? flag + " needs a value" : "unexpected '" + flag + "'";
-    }
-    const auto& value = args[++i];
-    auto number = [&](long min, long max, long& into) -> std::optional<std::string> {
-      auto v = to_long(value, min, max);
-      if (!v) {
-        return flag + " needs an integer from " + std::to_string(min) + " to "
-               + std::to_string(max) + ", got '" + value + "'";
-      }
-      into = *v;
-      return std::nullopt;
-    };
-    std::optional<std::string> err;
-    if (flag == "--endpoint") {
-      opt.endpoint = value;
-    } else if (flag == "--clients") {
-      err = number(1, 4096, opt.clients);
-      have_clients = true;
-    } else if (flag == "--rounds") {
-      err = number(1, 100000, opt.rounds);
-    } else if (flag == "--admin-socket") {
-      opt.admin_socket = value;
-    } else if (flag == "--prefix") {
-      opt.prefix = value;
-    } else if (flag == "--size-mb") {
-      err = number(1, 1L << 30, opt.size_mb);
-    } else if (flag == "--step-mb") {
-      err = number(1, 1L << 20, opt.step_mb);
-    } else if (flag == "--parameter") {
-      opt.parameter = value;
-    } else {
-      return "unknown option '" + flag + "'";
-    }
-    if (err) {
-      return err;
-    }
-  }
-  if (opt.endpoint.empty()) {
-    return std::string{"--endpoint is required (unix:///PATH)"};
-  }
-  if (opt.endpoint.rfind("unix:", 0) != 0) {
-    if (opt.endpoint.front() != '/') {
-      return "--endpoint must be unix:///PATH, got '" + opt.endpoint + "'";
-    }
-    opt.endpoint = "unix://" + opt.endpoint;
-  }
-  if (!have_clients) {
-    return std::string{"csi-burst mode needs --clients"};
-  }
-  if (opt.admin_socket.empty()) {
-    return std::string{"--admin-socket must not be empty"};
-  }
-  if (opt.prefix.empty()) {
-    return std::string{"--prefix must not be empty"};
-  }
-  if (opt.parameter.empty()) {
-    return std::string{"--parameter must not be empty"};
-  }
-  out = opt;
-  return std::nullopt;
-}
 
 uint64_t burst_size_bytes(const burst_options& opt, long round) {
   auto mb = static_cast<uint64_t>(opt.size_mb) + static_cast<uint64_t>(opt.step_mb)

@@ -7,7 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <memory>
 #include <ostream>
+#include <sstream>
+#include <utility>
+
+#include <CLI/CLI.hpp>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -111,132 +116,274 @@ std::string change_body(const options& opts) {
 
 } // namespace
 
-caf::expected<options> parse_args(const std::vector<std::string>& args) {
-  options opts;
+namespace {
+
+/// A usage error whose message is the whole of what berthctl prints (no "--flag: ").
+struct usage_failure : CLI::ParseError {
+  explicit usage_failure(const std::string& msg)
+    : CLI::ParseError("usage", msg, CLI::ExitCodes::ValidationError) {}
+};
+
+/// The arguments of a command (NAME, SIZE, ...): `text` is how --help names them.
+constexpr const char* args_option = "args";
+
+/// --help: the usage lines, one per command, then the commands and the options, all
+/// read from the app that parses.
+class berthctl_formatter : public CLI::Formatter {
+ public:
+  std::string make_help(const CLI::App* app, std::string, CLI::AppFormatMode) const override {
+    std::ostringstream out;
+    std::string lead = "usage: ";
+    for (const auto* sub : commands(app)) {
+      out << lead << "berthctl [--socket PATH] " << sub->get_name() << args_of(sub)
+          << (sub->get_name() == "top" ? " [--interval SECONDS]" : "") << " [--json]\n";
+      lead = "       ";
+    }
+    out << lead << "berthctl --help | --version [--json]\n\n" << app->get_description() << "\n";
+    for (const auto* sub : commands(app)) {
+      CLI::detail::format_help(out, sub->get_name() + args_of(sub), sub->get_description(),
+                               column_width_);
+    }
+    for (const auto* opt : app->get_options()) {
+      CLI::detail::format_help(out, opt->get_name(false, true) + make_option_opts(opt),
+                               opt->get_description(), column_width_);
+    }
+    return out.str();
+  }
+
+ private:
+  static std::vector<const CLI::App*> commands(const CLI::App* app) {
+    return app->get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); });
+  }
+  static std::string args_of(const CLI::App* sub) {
+    const auto* opt = sub->get_option_no_throw(args_option);
+    return opt == nullptr || opt->get_option_text().empty() ? "" : " " + opt->get_option_text();
+  }
+};
+
+/// The one table of berthctl's commands and options: it parses the command line and
+/// writes --help. `opts` receives the options, `positional` a command's arguments.
+void describe_options(CLI::App& app, options& opts, std::vector<std::string>& positional,
+                      bool& help, bool& version) {
+  app.set_help_flag();
+  app.formatter(std::make_shared<berthctl_formatter>());
+  app.get_formatter()->column_width(16);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->disable_flag_override(); // --json=yes is no --json
+  app.require_subcommand(0, 1);
+  app.fallthrough();
+  app.allow_extras(); // parse_args names what is left over, as berthctl always did
+  struct spec {
+    const char* name;
+    const char* alias;
+    command cmd;
+    const char* args; ///< how --help names the arguments ("" = none)
+    const char* help;
+  };
+  for (const auto& c : std::vector<spec>{
+         {"volumes", "ls", command::volumes, "",
+          "list every record: name, owner (docker or csi), kind, backend,\n"
+          "mounted, mount IDs, path"},
+         {"inspect", nullptr, command::inspect, "NAME",
+          "show one volume, with its size, mutable parameters and\n"
+          "modifications (backend modifications applied), and per mount\n"
+          "ID its count, the dockerd that made it, when it was last mounted"},
+         {"resize", nullptr, command::resize, "NAME SIZE",
+          "grow a volume to at least SIZE: bytes, or a number with K, M,\n"
+          "G or T (also Ki, Mi, Gi, Ti; powers of 1024), e.g. 10G"},
+         {"modify", nullptr, command::modify, "NAME KEY=VALUE...",
+          "set mutable parameters (e.g. readAheadKB=256)\n"
+          "resize and modify go through the volume's coalescing window,\n"
+          "like CSI's ControllerExpandVolume and ControllerModifyVolume,\n"
+          "and print the size, parameters and modifications after it"},
+         {"release", nullptr, command::release, "NAME MOUNT_ID",
+          "drop every count of one Docker mount ID that dockerd will never\n"
+          "Unmount (berthctl inspect NAME lists the IDs); refused while the\n"
+          "Docker API reports its container running"},
+         {"status", nullptr, command::status, "",
+          "version, uptime, whether berthd is ready (and why not), volume\n"
+          "and mount counts, journal size, the last fsync's latency"},
+         {"top", nullptr, command::top, "",
+          "a live view of operations per second and p50/p99 latency per\n"
+          "operation, sorted by rate; q quits. --interval SECONDS between\n"
+          "refreshes (default 1; 0.1 to 3600). With --json: the view of\n"
+          "one interval, then exit (no terminal needed)"},
+         {"help", nullptr, command::help, "", ""}}) {
+    auto* sub = app.add_subcommand(c.name, c.help);
+    if (c.alias != nullptr) {
+      sub->alias(c.alias);
+    }
+    if (c.cmd == command::help) {
+      sub->group(""); // the same as --help
+    }
+    sub->add_option(args_option, positional)
+      ->option_text(c.args)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    sub->callback([&opts, cmd = c.cmd] { opts.cmd = cmd; });
+  }
+  app.add_flag("--json", opts.json, "print the JSON that berthd returns");
+  app.add_option_function<std::string>(
+       "--socket",
+       [&opts](const std::string& v) {
+         if (v.empty()) {
+           throw usage_failure("--socket needs a path");
+         }
+         if (v.size() > limits::max_socket_path_bytes) {
+           throw usage_failure("--socket path \"" + v.substr(0, 60) + "...\" is "
+                               + std::to_string(v.size()) + " bytes; a unix socket path has at "
+                               + "most " + std::to_string(limits::max_socket_path_bytes));
+         }
+         opts.socket = v;
+       },
+       std::string{"the admin socket (default "} + default_socket + ")")
+    ->option_text("PATH");
+  app.add_option_function<std::string>(
+       "--interval",
+       [&opts](const std::string& v) {
+         auto d = parse_interval(v);
+         if (!d) {
+           throw usage_failure(describe(d.error()));
+         }
+         opts.interval = *d;
+       },
+       "top's time between two refreshes (default 1; 0.1 to 3600)")
+    ->option_text("SECONDS");
+  app.add_flag("--help,-h", help, "this text");
+  app.add_flag("--version", version, "berthctl's version");
+}
+
+/// The app describe_options fills.
+struct berthctl_app {
+  CLI::App app{"Inspects and operates a running berthd through its admin socket.", "berthctl"};
   std::vector<std::string> positional;
   bool help = false;
   bool version = false;
-  bool interval = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const auto& arg = args[i];
-    if (arg == "-h" || arg == "--help") {
-      help = true;
-    } else if (arg == "--version") {
-      version = true;
-    } else if (arg == "--json") {
-      opts.json = true;
-    } else if (arg == "--socket") {
-      if (i + 1 == args.size()) {
-        return usage_error("--socket needs a path");
-      }
-      opts.socket = args[++i];
-    } else if (arg.rfind("--socket=", 0) == 0) {
-      opts.socket = arg.substr(9);
-    } else if (arg == "--interval" || arg.rfind("--interval=", 0) == 0) {
-      std::string text;
-      if (arg == "--interval") {
-        if (i + 1 == args.size()) {
-          return usage_error("--interval needs a number of seconds, e.g. --interval 2");
-        }
-        text = args[++i];
-      } else {
-        text = arg.substr(11);
-      }
-      auto d = parse_interval(text);
-      if (!d) {
-        return d.error();
-      }
-      opts.interval = *d;
-      interval = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return usage_error("unknown option \"" + arg + "\"");
+  explicit berthctl_app(options& opts) { describe_options(app, opts, positional, help, version); }
+};
+
+/// The arguments as CLI11 should see them, last first (the order its parse takes). CLI11
+/// reads `--socket=` as a flag without its value and takes the next argument instead;
+/// here it is `--socket ""`, an empty value, which --socket refuses by name.
+std::vector<std::string> for_cli11(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (auto it = args.rbegin(); it != args.rend(); ++it) {
+    if (it->size() > 3 && it->rfind("--", 0) == 0 && it->back() == '=') {
+      out.emplace_back();
+      out.push_back(it->substr(0, it->size() - 1));
     } else {
-      positional.push_back(arg);
+      out.push_back(*it);
     }
   }
-  if (opts.socket.empty()) {
-    return usage_error("--socket needs a path");
+  return out;
+}
+
+/// What a flag that lacks its value, or a switch given one, is told.
+std::string missing_value(const std::string& what) {
+  if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos) {
+    return "--" + what.substr(0, at) + " takes no value";
   }
-  if (opts.socket.size() > limits::max_socket_path_bytes) {
-    return usage_error("--socket path \"" + opts.socket.substr(0, 60) + "...\" is "
-                       + std::to_string(opts.socket.size()) + " bytes; a unix socket path has at "
-                       + "most " + std::to_string(limits::max_socket_path_bytes));
+  for (const auto& [flag, msg] :
+       {std::pair<std::string, std::string>{"--socket", "--socket needs a path"},
+        {"--interval", "--interval needs a number of seconds, e.g. --interval 2"}}) {
+    if (what.rfind(flag + ":", 0) == 0) {
+      return msg;
+    }
   }
-  if (help) {
+  return what;
+}
+
+} // namespace
+
+caf::expected<options> parse_args(const std::vector<std::string>& args) {
+  options opts;
+  berthctl_app b{opts};
+  try {
+    b.app.parse(for_cli11(args));
+  } catch (const usage_failure& e) {
+    return usage_error(e.what());
+  } catch (const CLI::ParseError& e) {
+    return usage_error(missing_value(e.what()));
+  }
+  if (auto extra = b.app.remaining(true); !extra.empty()) {
+    if (extra[0].size() > 1 && extra[0][0] == '-') {
+      return usage_error("unknown option \"" + extra[0] + "\"");
+    }
+    return usage_error("unknown command \"" + extra[0] + "\"");
+  }
+  if (b.help) {
     opts.cmd = command::help;
     return opts;
   }
-  if (version) {
+  if (b.version) {
     opts.cmd = command::version;
     return opts;
   }
-  if (positional.empty()) {
+  if (b.app.get_subcommands().empty()) {
     return usage_error("missing command");
   }
-  const auto& cmd = positional[0];
-  if (cmd == "help") {
-    opts.cmd = command::help;
-  } else if (cmd == "volumes" || cmd == "ls") {
-    if (positional.size() > 1) {
-      return usage_error("volumes takes no arguments, got \"" + positional[1] + "\"");
-    }
-    opts.cmd = command::volumes;
-  } else if (cmd == "status" || cmd == "top") {
-    if (positional.size() > 1) {
-      return usage_error(cmd + " takes no arguments, got \"" + positional[1] + "\"");
-    }
-    opts.cmd = cmd == "status" ? command::status : command::top;
-  } else if (cmd == "inspect") {
-    if (positional.size() != 2) {
-      return usage_error(positional.size() < 2 ? "inspect needs a volume name"
-                                                : "inspect takes one volume name");
-    }
-    opts.cmd = command::inspect;
-    opts.name = positional[1];
-  } else if (cmd == "resize") {
-    if (positional.size() != 3) {
-      return usage_error(positional.size() < 3 ? "resize needs a volume name and a size"
-                                                : "resize takes a volume name and one size");
-    }
-    opts.cmd = command::resize;
-    opts.name = positional[1];
-    auto size = parse_size(positional[2]);
-    if (!size) {
-      return size.error();
-    }
-    opts.size_bytes = *size;
-  } else if (cmd == "release") {
-    if (positional.size() != 3) {
-      return usage_error(positional.size() < 3 ? "release needs a volume name and a mount ID "
-                                                 "(berthctl inspect NAME lists the IDs)"
-                                               : "release takes a volume name and one mount ID");
-    }
-    opts.cmd = command::release;
-    opts.name = positional[1];
-    opts.mount_id = positional[2];
-  } else if (cmd == "modify") {
-    if (positional.size() < 3) {
-      return usage_error("modify needs a volume name and at least one key=value");
-    }
-    opts.cmd = command::modify;
-    opts.name = positional[1];
-    for (size_t i = 2; i < positional.size(); ++i) {
-      const auto& pair = positional[i];
-      auto eq = pair.find('=');
-      if (eq == std::string::npos) {
-        return usage_error("\"" + pair + "\" is not key=value");
+  const auto& rest = b.positional;
+  const auto cmd = b.app.get_subcommands().front()->get_name();
+  switch (opts.cmd) {
+    case command::help:
+    case command::version:
+      break;
+    case command::volumes:
+    case command::status:
+    case command::top:
+      if (!rest.empty()) {
+        return usage_error(cmd + " takes no arguments, got \"" + rest[0] + "\"");
       }
-      if (eq == 0) {
-        return usage_error("\"" + pair + "\" has an empty key: write key=value");
+      break;
+    case command::inspect:
+      if (rest.size() != 1) {
+        return usage_error(rest.empty() ? "inspect needs a volume name"
+                                        : "inspect takes one volume name");
       }
-      if (!opts.parameters.emplace(pair.substr(0, eq), pair.substr(eq + 1)).second) {
-        return usage_error("key \"" + pair.substr(0, eq) + "\" is given twice");
+      opts.name = rest[0];
+      break;
+    case command::resize: {
+      if (rest.size() != 2) {
+        return usage_error(rest.size() < 2 ? "resize needs a volume name and a size"
+                                           : "resize takes a volume name and one size");
       }
+      opts.name = rest[0];
+      auto size = parse_size(rest[1]);
+      if (!size) {
+        return size.error();
+      }
+      opts.size_bytes = *size;
+      break;
     }
-  } else {
-    return usage_error("unknown command \"" + cmd + "\"");
+    case command::release:
+      if (rest.size() != 2) {
+        return usage_error(rest.size() < 2 ? "release needs a volume name and a mount ID "
+                                             "(berthctl inspect NAME lists the IDs)"
+                                           : "release takes a volume name and one mount ID");
+      }
+      opts.name = rest[0];
+      opts.mount_id = rest[1];
+      break;
+    case command::modify:
+      if (rest.size() < 2) {
+        return usage_error("modify needs a volume name and at least one key=value");
+      }
+      opts.name = rest[0];
+      for (size_t i = 1; i < rest.size(); ++i) {
+        const auto& pair = rest[i];
+        auto eq = pair.find('=');
+        if (eq == std::string::npos) {
+          return usage_error("\"" + pair + "\" is not key=value");
+        }
+        if (eq == 0) {
+          return usage_error("\"" + pair + "\" has an empty key: write key=value");
+        }
+        if (!opts.parameters.emplace(pair.substr(0, eq), pair.substr(eq + 1)).second) {
+          return usage_error("key \"" + pair.substr(0, eq) + "\" is given twice");
+        }
+      }
+      break;
   }
-  if (interval && opts.cmd != command::top) {
+  if (b.app.get_option("--interval")->count() > 0 && opts.cmd != command::top) {
     return usage_error("--interval is an option of top only");
   }
   return opts;
@@ -359,43 +506,9 @@ std::string format_size(uint64_t bytes) {
 }
 
 std::string usage() {
-  return std::string{
-           "usage: berthctl [--socket PATH] volumes [--json]\n"
-           "       berthctl [--socket PATH] inspect NAME [--json]\n"
-           "       berthctl [--socket PATH] resize NAME SIZE [--json]\n"
-           "       berthctl [--socket PATH] modify NAME KEY=VALUE... [--json]\n"
-           "       berthctl [--socket PATH] release NAME MOUNT_ID [--json]\n"
-           "       berthctl [--socket PATH] status [--json]\n"
-           "       berthctl [--socket PATH] top [--interval SECONDS] [--json]\n"
-           "       berthctl --help | --version [--json]\n"
-           "\n"
-           "Inspects and operates a running berthd through its admin socket.\n"
-           "  volumes       list every record: name, owner (docker or csi), kind, backend,\n"
-           "                mounted, mount IDs, path\n"
-           "  inspect NAME  show one volume, with its size, mutable parameters and\n"
-           "                modifications (backend modifications applied), and per mount\n"
-           "                ID its count, the dockerd that made it, when it was last mounted\n"
-           "  resize NAME SIZE\n"
-           "                grow a volume to at least SIZE: bytes, or a number with K, M,\n"
-           "                G or T (also Ki, Mi, Gi, Ti; powers of 1024), e.g. 10G\n"
-           "  modify NAME KEY=VALUE...\n"
-           "                set mutable parameters (e.g. readAheadKB=256)\n"
-           "                resize and modify go through the volume's coalescing window,\n"
-           "                like CSI's ControllerExpandVolume and ControllerModifyVolume,\n"
-           "                and print the size, parameters and modifications after it\n"
-           "  release NAME MOUNT_ID\n"
-           "                drop every count of one Docker mount ID that dockerd will never\n"
-           "                Unmount (berthctl inspect NAME lists the IDs); refused while the\n"
-           "                Docker API reports its container running\n"
-           "  status        version, uptime, whether berthd is ready (and why not), volume\n"
-           "                and mount counts, journal size, the last fsync's latency\n"
-           "  top           a live view of operations per second and p50/p99 latency per\n"
-           "                operation, sorted by rate; q quits. --interval SECONDS between\n"
-           "                refreshes (default 1; 0.1 to 3600). With --json: the view of\n"
-           "                one interval, then exit (no terminal needed)\n"
-           "  --json        print the JSON that berthd returns\n"
-           "  --socket PATH the admin socket (default "} +
-         default_socket + ")\n";
+  options opts;
+  berthctl_app b{opts};
+  return b.app.help();
 }
 
 std::string short_id(std::string_view id) {

@@ -1,10 +1,10 @@
 #include "apps/berthd/prestop_command.hpp"
 
 #include <iostream>
-#include <map>
 
 #include <spdlog/spdlog.h>
 
+#include "apps/berthd/command_line.hpp"
 #include "apps/berthd/daemon_options.hpp"
 #include "apps/prestop/prestop_wait.hpp"
 #include "core/errors.hpp"
@@ -20,80 +20,81 @@ caf::error usage_error(const std::string& msg) {
 /// The longest deadline accepted: a day is already far beyond any grace period.
 constexpr long max_deadline_s = 86400;
 
+/// The one table of the hook's options: it parses the command line and writes --help.
+/// `opts` receives the values.
+void describe_options(CLI::App& app, prestop_options& opts) {
+  using command_line::in_quotes;
+  command_line::prepare(app, 24);
+  app.footer("Always exits 0 (except for bad usage): the log says what happened.");
+  auto not_empty = [](const std::string& v) {
+    return v.empty() ? std::string{"must not be empty"} : std::string{};
+  };
+  auto into = [](std::string& out) { return [&out](const std::string& v) { out = v; }; };
+  command_line::value(app, "--node-name", "NAME",
+                      "this node (default $CSI_NODE_NAME, else $NODE_NAME)", not_empty,
+                      into(opts.node_name));
+  command_line::value(app, "--driver-name", "NAME",
+                      "the CSI driver whose VolumeAttachments count (default berth.csi.dev)",
+                      not_empty, into(opts.driver_name));
+  command_line::value(
+    app, "--deadline-s", "N",
+    "give up after N seconds; keep it below the pod's\n"
+    "terminationGracePeriodSeconds (default 120)",
+    [](const std::string& v) {
+      bool ok = !v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos
+                && std::stol(v) >= 1 && std::stol(v) <= max_deadline_s;
+      return ok ? std::string{}
+                : "expects a number of seconds from 1 to " + std::to_string(max_deadline_s)
+                    + ", got " + in_quotes(v);
+    },
+    [&](const std::string& v) { opts.deadline_s = std::stol(v); });
+  command_line::value(app, "--kubeconfig", "FILE",
+                      "reach the API through this kubeconfig (default: in-cluster,\n"
+                      "the pod's service account)",
+                      not_empty, into(opts.kubeconfig));
+  command_line::value(app, "--admin-socket", "PATH",
+                      "berthd's admin socket (default " + opts.admin_socket + ")", not_empty,
+                      into(opts.admin_socket));
+  command_line::value(app, "--log-file", "FILE",
+                      "append the log to FILE instead of stderr; in a pod,\n"
+                      "/proc/1/fd/2 puts it in the container's log (kubectl logs),\n"
+                      "since kubelet keeps no output of a hook that succeeds",
+                      not_empty, into(opts.log_file));
+  app.add_flag("--help,-h", opts.help, "this text");
+}
+
+/// The app describe_options fills, named and described as --help shows it.
+struct prestop_app {
+  CLI::App app{"The preStop hook of berth's node container: when the node is being drained "
+               "(cordoned,\ntainted for removal, or gone), waits until no VolumeAttachment of "
+               "this driver remains\nfor the node and berthd has nothing staged or published, "
+               "or until the deadline.",
+               "berthd prestop"};
+  explicit prestop_app(prestop_options& opts) {
+    opts.admin_socket = daemon_options{}.admin_socket;
+    describe_options(app, opts);
+  }
+};
+
 } // namespace
 
 std::string prestop_usage() {
-  return R"(Usage: berthd prestop [options]
-
-The preStop hook of berth's node container: when the node is being drained (cordoned,
-tainted for removal, or gone), waits until no VolumeAttachment of this driver remains
-for the node and berthd has nothing staged or published, or until the deadline.
-Always exits 0 (except for bad usage): the log says what happened.
-
-  --node-name NAME      this node (default $CSI_NODE_NAME, else $NODE_NAME)
-  --driver-name NAME    the CSI driver whose VolumeAttachments count (default berth.csi.dev)
-  --deadline-s N        give up after N seconds; keep it below the pod's
-                        terminationGracePeriodSeconds (default 120)
-  --kubeconfig FILE     reach the API through this kubeconfig (default: in-cluster,
-                        the pod's service account)
-  --admin-socket PATH   berthd's admin socket (default /run/berth/admin.sock)
-  --log-file FILE       append the log to FILE instead of stderr; in a pod,
-                        /proc/1/fd/2 puts it in the container's log (kubectl logs),
-                        since kubelet keeps no output of a hook that succeeds
-  --help                this text
-)";
+  prestop_options opts;
+  prestop_app p{opts};
+  return p.app.help();
 }
 
 caf::expected<prestop_options>
 parse_prestop_options(const std::vector<std::string>& args,
                       const std::function<const char*(const char*)>& env) {
   prestop_options opts;
-  opts.admin_socket = daemon_options{}.admin_socket;
-  bool node_given = false;
-  std::map<std::string, std::string*> strings{{"--node-name", &opts.node_name},
-                                              {"--driver-name", &opts.driver_name},
-                                              {"--kubeconfig", &opts.kubeconfig},
-                                              {"--admin-socket", &opts.admin_socket},
-                                              {"--log-file", &opts.log_file}};
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      has_value = true;
-    }
-    if (flag == "--help" || flag == "-h") {
-      opts.help = true;
-      continue;
-    }
-    if (strings.count(flag) == 0 && flag != "--deadline-s") {
-      return usage_error("unknown option \"" + args[i] + "\"");
-    }
-    if (!has_value) {
-      if (i + 1 >= args.size()) {
-        return usage_error(flag + " needs a value");
-      }
-      value = args[++i];
-    }
-    if (flag == "--deadline-s") {
-      if (value.empty() || value.size() > 9
-          || value.find_first_not_of("0123456789") != std::string::npos
-          || std::stol(value) < 1 || std::stol(value) > max_deadline_s) {
-        return usage_error("--deadline-s expects a number of seconds from 1 to "
-                           + std::to_string(max_deadline_s) + ", got \"" + value + "\"");
-      }
-      opts.deadline_s = std::stol(value);
-      continue;
-    }
-    if (value.empty()) {
-      return usage_error(flag + " must not be empty");
-    }
-    *strings[flag] = value;
-    node_given = node_given || flag == "--node-name";
+  prestop_app p{opts};
+  try {
+    p.app.parse(command_line::for_cli11(args));
+  } catch (const CLI::ParseError& e) {
+    return usage_error(command_line::message(p.app, e));
   }
-  if (!node_given && !opts.help) {
+  if (p.app.get_option("--node-name")->count() == 0 && !opts.help) {
     for (const char* var : {"CSI_NODE_NAME", "NODE_NAME"}) {
       const char* v = env(var);
       if (v && *v) {

@@ -1,5 +1,6 @@
 // berthd's options: --kubelet-dir, --modify-cooldown-ms, --coalesce-window-ms,
-// --metrics-address, --docker-api and --die-grace-ms (the others have no test yet).
+// --metrics-address, --docker-api and --die-grace-ms in detail; every flag's default and
+// refusal are in daemon_flags_test.cpp.
 #include "apps/berthd/daemon_options.hpp"
 
 #include <gtest/gtest.h>

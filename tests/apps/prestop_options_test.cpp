@@ -74,6 +74,61 @@ TEST(prestop_options, run_exits_2_with_the_message_and_the_usage) {
   EXPECT_NE(err.find("Usage: berthd prestop"), std::string::npos) << err;
 }
 
+TEST(prestop_options, the_log_file_defaults_to_stderr_and_help_needs_no_node) {
+  auto opts = parse({}, {{"NODE_NAME", "n2"}});
+  ASSERT_TRUE(opts) << describe(opts.error());
+  EXPECT_EQ(opts->log_file, "");
+  EXPECT_FALSE(opts->help);
+  for (const char* help : {"--help", "-h"}) {
+    opts = parse({help});
+    ASSERT_TRUE(opts) << describe(opts.error());
+    EXPECT_TRUE(opts->help);
+  }
+}
+
+TEST(prestop_options, every_flag_refuses_a_bad_value_naming_it_and_the_value) {
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+         {"--node-name", ""},
+         {"--driver-name", ""},
+         {"--deadline-s", "86401"},
+         {"--deadline-s", "-1"},
+         {"--kubeconfig", ""},
+         {"--admin-socket", ""},
+         {"--log-file", ""}}) {
+    auto opts = parse({"--node-name=n1", flag, value});
+    ASSERT_FALSE(opts) << flag << " accepted \"" << value << "\"";
+    auto msg = describe(opts.error());
+    EXPECT_EQ(msg.find(flag), 0u) << msg;
+    if (!value.empty()) {
+      EXPECT_NE(msg.find("\"" + value + "\""), std::string::npos) << msg;
+    }
+  }
+  // Every value is checked, even beside --help.
+  EXPECT_FALSE(parse({"--deadline-s", "0", "--help"}));
+  EXPECT_FALSE(parse({"--help", "--bogus"}));
+}
+
+TEST(prestop_options, help_lists_every_flag_with_its_default) {
+  auto help = prestop_usage();
+  for (const char* line :
+       {"--node-name NAME      this node (default $CSI_NODE_NAME, else $NODE_NAME)",
+        "--driver-name NAME    the CSI driver whose VolumeAttachments count (default "
+        "berth.csi.dev)",
+        "--deadline-s N", "(default 120)", "--kubeconfig FILE", "--log-file FILE",
+        "--admin-socket PATH   berthd's admin socket (default /run/berth/admin.sock)",
+        "--help"}) {
+    EXPECT_NE(help.find(line), std::string::npos) << line << "\n" << help;
+  }
+}
+
+TEST(prestop_options, run_help_exits_0) {
+  testing::internal::CaptureStdout();
+  int rc = run_prestop({"--help"}, nullptr);
+  auto out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("Usage: berthd prestop"), std::string::npos) << out;
+}
+
 TEST(prestop_options, run_with_a_client_that_cannot_be_set_up_exits_0) {
   kube_factory broken = [](const std::string& file)
     -> caf::expected<std::unique_ptr<kube::kube_api>> {
