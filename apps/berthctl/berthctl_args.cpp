@@ -1,0 +1,399 @@
+// berthctl's command line: one CLI11 table parses the arguments and writes --help
+// (usage()), and the values its commands take (sizes, intervals) are checked here. What
+// the commands do is berthctl_cli.cpp.
+
+#include "apps/berthctl/berthctl_cli.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include <CLI/CLI.hpp>
+
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+
+namespace berth::cli {
+
+namespace {
+
+/// A refusal of the command line, naming the argument (berthctl exits 2 on it).
+caf::error bad_usage(std::string message) {
+  return make_error(ec::invalid_argument, std::move(message));
+}
+
+/// A usage error whose message is the whole of what berthctl prints (no "--flag: ").
+struct usage_failure : CLI::ParseError {
+  explicit usage_failure(const std::string& msg)
+    : CLI::ParseError("usage", msg, CLI::ExitCodes::ValidationError) {}
+};
+
+/// The arguments of a command (NAME, SIZE, ...): `text` is how --help names them.
+constexpr const char* args_option = "args";
+
+/// --help: the usage lines, one per command, then the commands and the options, all
+/// read from the app that parses.
+class berthctl_formatter : public CLI::Formatter {
+ public:
+  std::string make_help(const CLI::App* app, std::string, CLI::AppFormatMode) const override {
+    std::ostringstream out;
+    std::string lead = "usage: ";
+    for (const auto* sub : commands(app)) {
+      out << lead << "berthctl [--socket PATH] " << sub->get_name() << args_of(sub)
+          << (sub->get_name() == "top" ? " [--interval SECONDS]" : "") << " [--json]\n";
+      lead = "       ";
+    }
+    out << lead << "berthctl --help | --version [--json]\n\n" << app->get_description() << "\n";
+    for (const auto* sub : commands(app)) {
+      CLI::detail::format_help(out, sub->get_name() + args_of(sub), sub->get_description(),
+                               column_width_);
+    }
+    for (const auto* opt : app->get_options()) {
+      CLI::detail::format_help(out, opt->get_name(false, true) + make_option_opts(opt),
+                               opt->get_description(), column_width_);
+    }
+    return out.str();
+  }
+
+ private:
+  static std::vector<const CLI::App*> commands(const CLI::App* app) {
+    return app->get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); });
+  }
+  static std::string args_of(const CLI::App* sub) {
+    const auto* opt = sub->get_option_no_throw(args_option);
+    return opt == nullptr || opt->get_option_text().empty() ? "" : " " + opt->get_option_text();
+  }
+};
+
+/// The one table of berthctl's commands and options: it parses the command line and
+/// writes --help. `opts` receives the options, `positional` a command's arguments.
+void describe_options(CLI::App& app, options& opts, std::vector<std::string>& positional,
+                      bool& help, bool& version) {
+  app.set_help_flag();
+  app.formatter(std::make_shared<berthctl_formatter>());
+  app.get_formatter()->column_width(16);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->disable_flag_override(); // --json=yes is no --json
+  app.require_subcommand(0, 1);
+  app.fallthrough();
+  app.allow_extras(); // parse_args names what is left over, as berthctl always did
+  struct spec {
+    const char* name;
+    const char* alias;
+    command cmd;
+    const char* args; ///< how --help names the arguments ("" = none)
+    const char* help;
+  };
+  for (const auto& c : std::vector<spec>{
+         {"volumes", "ls", command::volumes, "",
+          "list every record: name, owner (docker or csi), kind, backend,\n"
+          "mounted, mount IDs, path"},
+         {"inspect", nullptr, command::inspect, "NAME",
+          "show one volume, with its size, mutable parameters and\n"
+          "modifications (backend modifications applied), and per mount\n"
+          "ID its count, the dockerd that made it, when it was last mounted"},
+         {"resize", nullptr, command::resize, "NAME SIZE",
+          "grow a volume to at least SIZE: bytes, or a number with K, M,\n"
+          "G or T (also Ki, Mi, Gi, Ti; powers of 1024), e.g. 10G"},
+         {"modify", nullptr, command::modify, "NAME KEY=VALUE...",
+          "set mutable parameters (e.g. readAheadKB=256)\n"
+          "resize and modify go through the volume's coalescing window,\n"
+          "like CSI's ControllerExpandVolume and ControllerModifyVolume,\n"
+          "and print the size, parameters and modifications after it"},
+         {"release", nullptr, command::release, "NAME MOUNT_ID",
+          "drop every count of one Docker mount ID that dockerd will never\n"
+          "Unmount (berthctl inspect NAME lists the IDs); refused while the\n"
+          "Docker API reports its container running"},
+         {"status", nullptr, command::status, "",
+          "version, uptime, whether berthd is ready (and why not), volume\n"
+          "and mount counts, journal size, the last fsync's latency"},
+         {"top", nullptr, command::top, "",
+          "a live view of operations per second and p50/p99 latency per\n"
+          "operation, sorted by rate; q quits. --interval SECONDS between\n"
+          "refreshes (default 1; 0.1 to 3600). With --json: the view of\n"
+          "one interval, then exit (no terminal needed)"},
+         {"help", nullptr, command::help, "", ""}}) {
+    auto* sub = app.add_subcommand(c.name, c.help);
+    if (c.alias != nullptr) {
+      sub->alias(c.alias);
+    }
+    if (c.cmd == command::help) {
+      sub->group(""); // the same as --help
+    }
+    sub->add_option(args_option, positional)
+      ->option_text(c.args)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    sub->callback([&opts, cmd = c.cmd] { opts.cmd = cmd; });
+  }
+  app.add_flag("--json", opts.json, "print the JSON that berthd returns");
+  app.add_option_function<std::string>(
+       "--socket",
+       [&opts](const std::string& v) {
+         if (v.empty()) {
+           throw usage_failure("--socket needs a path");
+         }
+         if (v.size() > limits::max_socket_path_bytes) {
+           throw usage_failure("--socket path \"" + v.substr(0, 60) + "...\" is "
+                               + std::to_string(v.size()) + " bytes; a unix socket path has at "
+                               + "most " + std::to_string(limits::max_socket_path_bytes));
+         }
+         opts.socket = v;
+       },
+       std::string{"the admin socket (default "} + default_socket + ")")
+    ->option_text("PATH");
+  app.add_option_function<std::string>(
+       "--interval",
+       [&opts](const std::string& v) {
+         auto d = parse_interval(v);
+         if (!d) {
+           throw usage_failure(describe(d.error()));
+         }
+         opts.interval = *d;
+       },
+       "top's time between two refreshes (default 1; 0.1 to 3600)")
+    ->option_text("SECONDS");
+  app.add_flag("--help,-h", help, "this text");
+  app.add_flag("--version", version, "berthctl's version");
+}
+
+/// The app describe_options fills.
+struct berthctl_app {
+  CLI::App app{"Inspects and operates a running berthd through its admin socket.", "berthctl"};
+  std::vector<std::string> positional;
+  bool help = false;
+  bool version = false;
+  explicit berthctl_app(options& opts) { describe_options(app, opts, positional, help, version); }
+};
+
+/// The arguments as CLI11 should see them, last first (the order its parse takes). CLI11
+/// reads `--socket=` as a flag without its value and takes the next argument instead;
+/// here it is `--socket ""`, an empty value, which --socket refuses by name.
+std::vector<std::string> for_cli11(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (auto it = args.rbegin(); it != args.rend(); ++it) {
+    if (it->size() > 3 && it->rfind("--", 0) == 0 && it->back() == '=') {
+      out.emplace_back();
+      out.push_back(it->substr(0, it->size() - 1));
+    } else {
+      out.push_back(*it);
+    }
+  }
+  return out;
+}
+
+/// What a flag that lacks its value, or a switch given one, is told.
+std::string missing_value(const std::string& what) {
+  if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos) {
+    return "--" + what.substr(0, at) + " takes no value";
+  }
+  for (const auto& [flag, msg] :
+       {std::pair<std::string, std::string>{"--socket", "--socket needs a path"},
+        {"--interval", "--interval needs a number of seconds, e.g. --interval 2"}}) {
+    if (what.rfind(flag + ":", 0) == 0) {
+      return msg;
+    }
+  }
+  return what;
+}
+
+} // namespace
+
+caf::expected<options> parse_args(const std::vector<std::string>& args) {
+  options opts;
+  berthctl_app b{opts};
+  try {
+    b.app.parse(for_cli11(args));
+  } catch (const usage_failure& e) {
+    return bad_usage(e.what());
+  } catch (const CLI::ParseError& e) {
+    return bad_usage(missing_value(e.what()));
+  }
+  if (auto extra = b.app.remaining(true); !extra.empty()) {
+    if (extra[0].size() > 1 && extra[0][0] == '-') {
+      return bad_usage("unknown option \"" + extra[0] + "\"");
+    }
+    return bad_usage("unknown command \"" + extra[0] + "\"");
+  }
+  if (b.help) {
+    opts.cmd = command::help;
+    return opts;
+  }
+  if (b.version) {
+    opts.cmd = command::version;
+    return opts;
+  }
+  if (b.app.get_subcommands().empty()) {
+    return bad_usage("missing command");
+  }
+  const auto& rest = b.positional;
+  const auto cmd = b.app.get_subcommands().front()->get_name();
+  switch (opts.cmd) {
+    case command::help:
+    case command::version:
+      break;
+    case command::volumes:
+    case command::status:
+    case command::top:
+      if (!rest.empty()) {
+        return bad_usage(cmd + " takes no arguments, got \"" + rest[0] + "\"");
+      }
+      break;
+    case command::inspect:
+      if (rest.size() != 1) {
+        return bad_usage(rest.empty() ? "inspect needs a volume name"
+                                        : "inspect takes one volume name");
+      }
+      opts.name = rest[0];
+      break;
+    case command::resize: {
+      if (rest.size() != 2) {
+        return bad_usage(rest.size() < 2 ? "resize needs a volume name and a size"
+                                           : "resize takes a volume name and one size");
+      }
+      opts.name = rest[0];
+      auto size = parse_size(rest[1]);
+      if (!size) {
+        return size.error();
+      }
+      opts.size_bytes = *size;
+      break;
+    }
+    case command::release:
+      if (rest.size() != 2) {
+        return bad_usage(rest.size() < 2 ? "release needs a volume name and a mount ID "
+                                             "(berthctl inspect NAME lists the IDs)"
+                                           : "release takes a volume name and one mount ID");
+      }
+      opts.name = rest[0];
+      opts.mount_id = rest[1];
+      break;
+    case command::modify:
+      if (rest.size() < 2) {
+        return bad_usage("modify needs a volume name and at least one key=value");
+      }
+      opts.name = rest[0];
+      for (size_t i = 1; i < rest.size(); ++i) {
+        const auto& pair = rest[i];
+        auto eq = pair.find('=');
+        if (eq == std::string::npos) {
+          return bad_usage("\"" + pair + "\" is not key=value");
+        }
+        if (eq == 0) {
+          return bad_usage("\"" + pair + "\" has an empty key: write key=value");
+        }
+        if (!opts.parameters.emplace(pair.substr(0, eq), pair.substr(eq + 1)).second) {
+          return bad_usage("key \"" + pair.substr(0, eq) + "\" is given twice");
+        }
+      }
+      break;
+  }
+  if (b.app.get_option("--interval")->count() > 0 && opts.cmd != command::top) {
+    return bad_usage("--interval is an option of top only");
+  }
+  return opts;
+}
+
+caf::expected<std::chrono::milliseconds> parse_interval(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return bad_usage("invalid --interval \"" + std::string{text} + "\": " + why);
+  };
+  const std::string s{text};
+  bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || c == '.';
+  });
+  char* end = nullptr;
+  double secs = plain ? std::strtod(s.c_str(), &end) : 0;
+  if (!plain || end != s.c_str() + s.size() || !std::isfinite(secs)) {
+    return bad("give seconds, e.g. 1 or 0.5");
+  }
+  auto min = limits::min_top_interval.count() / 1000.0;
+  auto max = limits::max_top_interval.count() / 1000.0;
+  if (secs < min || secs > max) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "give between %g and %g seconds", min, max);
+    return bad(buf);
+  }
+  return std::chrono::milliseconds{static_cast<int64_t>(std::llround(secs * 1000))};
+}
+
+std::string unreachable_message(const std::string& socket, int connect_errno,
+                                const std::string& detail) {
+  switch (connect_errno) {
+    case ENOENT:
+    case ENOTDIR:
+      return "berthd is not running: there is no socket at " + socket
+             + ". Start it (systemctl start berthd), or give the socket it listens on "
+               "(berthd --admin-socket) with --socket PATH.";
+    case ECONNREFUSED:
+      return "berthd is not running: nothing accepts connections on " + socket
+             + " (the socket of a berthd that stopped?). Start it (systemctl start berthd), "
+               "or give the socket it listens on (berthd --admin-socket) with --socket PATH.";
+    case EACCES:
+    case EPERM:
+      return "permission denied on " + socket
+             + ": berthd's admin socket is for root and its group (mode 0660). Run berthctl "
+               "as root (sudo berthctl ...), or give a socket you may use with --socket PATH.";
+    default: return "cannot reach berthd at " + detail;
+  }
+}
+
+caf::expected<uint64_t> parse_size(std::string_view text) {
+  auto bad = [&] {
+    return bad_usage("invalid size \"" + std::string{text}
+                       + "\": give bytes, or a number with K, M, G or T (Ki, Mi, Gi, Ti: "
+                         "powers of 1024), e.g. 10G");
+  };
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    ++digits;
+  }
+  if (digits == 0) {
+    return bad();
+  }
+  auto suffix = text.substr(digits);
+  if (suffix.size() == 2 && suffix[1] == 'i') {
+    suffix.remove_suffix(1);
+  }
+  unsigned shift = 0;
+  if (suffix == "K") {
+    shift = 10;
+  } else if (suffix == "M") {
+    shift = 20;
+  } else if (suffix == "G") {
+    shift = 30;
+  } else if (suffix == "T") {
+    shift = 40;
+  } else if (!suffix.empty()) {
+    return bad();
+  }
+  constexpr uint64_t max = UINT64_MAX;
+  uint64_t n = 0;
+  for (size_t i = 0; i < digits; ++i) {
+    auto d = static_cast<uint64_t>(text[i] - '0');
+    if (n > (max - d) / 10) {
+      return bad_usage("size \"" + std::string{text} + "\" is too large: at most "
+                         + std::to_string(max) + " bytes");
+    }
+    n = n * 10 + d;
+  }
+  if (n > (max >> shift)) {
+    return bad_usage("size \"" + std::string{text} + "\" is too large: at most "
+                       + std::to_string(max) + " bytes");
+  }
+  if (n == 0) {
+    return bad_usage("size \"" + std::string{text} + "\" must be positive");
+  }
+  return n << shift;
+}
+
+std::string usage() {
+  options opts;
+  berthctl_app b{opts};
+  return b.app.help();
+}
+
+
+} // namespace berth::cli
