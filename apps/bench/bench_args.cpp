@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/cli/command_line.hpp"
 #include "core/defaults.hpp"
 
 namespace berth::bench {
@@ -235,8 +236,8 @@ std::optional<std::string> parse_bench_args(const std::vector<std::string>& args
     return std::string{e.what()};
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
-    if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos) {
-      return "--" + what.substr(0, at) + " takes no value";
+    if (auto refusal = command_line::switch_given_a_value(what); !refusal.empty()) {
+      return refusal;
     }
     if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr
         && what.find(" required ") != std::string::npos) {

@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/cli/command_line.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 
@@ -168,26 +169,10 @@ struct berthctl_app {
   explicit berthctl_app(options& opts) { describe_options(app, opts, positional, help, version); }
 };
 
-/// The arguments as CLI11 should see them, last first (the order its parse takes). CLI11
-/// reads `--socket=` as a flag without its value and takes the next argument instead;
-/// here it is `--socket ""`, an empty value, which --socket refuses by name.
-std::vector<std::string> for_cli11(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  for (auto it = args.rbegin(); it != args.rend(); ++it) {
-    if (it->size() > 3 && it->rfind("--", 0) == 0 && it->back() == '=') {
-      out.emplace_back();
-      out.push_back(it->substr(0, it->size() - 1));
-    } else {
-      out.push_back(*it);
-    }
-  }
-  return out;
-}
-
 /// What a flag that lacks its value, or a switch given one, is told.
 std::string missing_value(const std::string& what) {
-  if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos) {
-    return "--" + what.substr(0, at) + " takes no value";
+  if (auto refusal = command_line::switch_given_a_value(what); !refusal.empty()) {
+    return refusal;
   }
   for (const auto& [flag, msg] :
        {std::pair<std::string, std::string>{"--socket", "--socket needs a path"},
@@ -205,7 +190,7 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
   options opts;
   berthctl_app b{opts};
   try {
-    b.app.parse(for_cli11(args));
+    b.app.parse(command_line::for_cli11(args));
   } catch (const usage_failure& e) {
     return bad_usage(e.what());
   } catch (const CLI::ParseError& e) {

@@ -6,7 +6,7 @@
 
 #include <unistd.h>
 
-#include "apps/berthd/command_line.hpp"
+#include "apps/cli/command_line.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "protocols/docker/engine/engine_url.hpp"

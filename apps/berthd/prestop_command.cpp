@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "apps/berthd/command_line.hpp"
+#include "apps/cli/command_line.hpp"
 #include "apps/berthd/daemon_options.hpp"
 #include "apps/prestop/prestop_wait.hpp"
 #include "core/errors.hpp"

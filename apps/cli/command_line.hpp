@@ -1,8 +1,8 @@
 #pragma once
 
-// What berthd's two command lines (berthd, berthd prestop) share on top of CLI11: one
-// table per program parses the arguments and writes --help, so no flag is documented and
-// not parsed, or parsed and not documented.
+// What berth's command lines (berthd, berthd prestop, berthctl, berth-bench) share on top
+// of CLI11: one table per program parses the arguments and writes --help, so no flag is
+// documented and not parsed, or parsed and not documented.
 
 #include <functional>
 #include <string>
@@ -64,6 +64,13 @@ inline std::vector<std::string> for_cli11(const std::vector<std::string>& args) 
   return out;
 }
 
+/// "--FLAG takes no value" when CLI11's message `what` says that a switch was given a
+/// value (--json=yes); "" for any other message.
+inline std::string switch_given_a_value(const std::string& what) {
+  auto at = what.find(" was given a disallowed flag override");
+  return at == std::string::npos ? std::string{} : "--" + what.substr(0, at) + " takes no value";
+}
+
 /// The message of a parse error: an argument nobody takes is an unknown option, a flag
 /// without its value needs one, and one that takes none was given one; each is named.
 inline std::string message(const CLI::App& app, const CLI::ParseError& e) {
@@ -75,8 +82,8 @@ inline std::string message(const CLI::App& app, const CLI::ParseError& e) {
       && what.find(" required ") != std::string::npos) {
     return what.substr(0, what.find(':')) + " needs a value";
   }
-  if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos) {
-    return "--" + what.substr(0, at) + " takes no value";
+  if (auto refusal = switch_given_a_value(what); !refusal.empty()) {
+    return refusal;
   }
   return what;
 }
