@@ -16,8 +16,6 @@
 
 #include <sys/resource.h>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/scoped_actor.hpp>
@@ -28,6 +26,7 @@
 #include "actors/registry.hpp"
 #include "apps/berthd/logging.hpp"
 #include "apps/berthd/metrics_endpoint.hpp"
+#include "apps/berthd/servers.hpp"
 #include "apps/berthd/state_lock.hpp"
 #include "backends/block_backend.hpp"
 #include "backends/local_backend.hpp"
@@ -42,21 +41,11 @@
 #include "persistence/file_store.hpp"
 #include "persistence/recovery/loop_sweep.hpp"
 #include "persistence/recovery/reconcile.hpp"
-#include "protocols/admin/admin_api.hpp"
-#include "protocols/csi/csi_server.hpp"
-#include "protocols/docker/docker_api.hpp"
-#include "protocols/docker/engine/engine_client.hpp"
-#include "protocols/docker/engine/engine_url.hpp"
 #include "protocols/docker/sync/docker_sync.hpp"
-#include "protocols/docker/sync/registry_seams.hpp"
-#include "protocols/gateway/gateway.hpp"
-#include "protocols/http/unix_http_server.hpp"
 
 namespace berth {
 
 namespace {
-
-using backend_map = std::map<std::string, std::shared_ptr<backend>>;
 
 backend_map make_backends(const daemon_options& opts) {
   // Helpers (mount.nfs, mkfs, cp, resize2fs) are killed a little before the volume
@@ -123,124 +112,6 @@ caf::error prepare_dirs(const daemon_options& opts) {
   return {};
 }
 
-/// The sockets berthd serves and the threads that run them.
-struct servers {
-  boost::asio::io_context io;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
-    io.get_executor()};
-  std::unique_ptr<docker_api> docker;
-  std::unique_ptr<admin_api> admin;
-  std::unique_ptr<gateway> csi_gateway;
-  std::unique_ptr<csi_server> csi;
-  std::vector<std::unique_ptr<unix_http_server>> listeners;
-  std::vector<std::thread> threads;
-
-  size_t in_flight() const {
-    size_t n = 0;
-    for (const auto& l : listeners) {
-      n += l->in_flight();
-    }
-    return n;
-  }
-};
-
-caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
-                     const backend_map& backends, std::shared_ptr<telemetry> stats,
-                     const daemon_options& opts) {
-  csi_config cfg;
-  cfg.stats = std::move(stats);
-  cfg.endpoint = opts.csi_endpoint;
-  cfg.driver_name = opts.csi_driver_name;
-  cfg.node_id = opts.node_id;
-  cfg.max_volumes_per_node = opts.max_volumes_per_node;
-  cfg.kubelet_dir = opts.kubelet_dir;
-  cfg.backends = backends;
-  srv.csi_gateway = std::make_unique<gateway>(sys);
-  srv.csi = std::make_unique<csi_server>(*srv.csi_gateway, reg, std::move(cfg));
-  if (auto err = srv.csi->start()) {
-    return err;
-  }
-  spdlog::info("CSI driver {} (node {}) listening on {}", opts.csi_driver_name, opts.node_id,
-               opts.csi_endpoint);
-  return {};
-}
-
-caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
-                         const backend_map& backends, const daemon_options& opts,
-                         const std::shared_ptr<telemetry>& stats,
-                         std::shared_ptr<operator_release_desk> desk) {
-  if (!opts.docker_socket.empty()) {
-    srv.docker = std::make_unique<docker_api>(sys, reg, stats);
-    auto* api = srv.docker.get();
-    srv.listeners.push_back(std::make_unique<unix_http_server>(
-      srv.io,
-      [api](const std::string& method, const std::string& target, std::string body,
-            reply_fn reply, const caller& from) {
-        api->handle(method, target, std::move(body), std::move(reply), from);
-      },
-      1 << 20, "docker"));
-    if (auto err = srv.listeners.back()->listen(opts.docker_socket)) {
-      return err;
-    }
-    spdlog::info("Docker volume plugin listening on {}", opts.docker_socket);
-  }
-  if (!opts.admin_socket.empty()) {
-    srv.admin = std::make_unique<admin_api>(sys, reg, stats, std::move(desk));
-    auto* api = srv.admin.get();
-    srv.listeners.push_back(std::make_unique<unix_http_server>(
-      srv.io,
-      [api](const std::string& method, const std::string& target, std::string body,
-            reply_fn reply, const caller&) {
-        api->handle(method, target, std::move(body), std::move(reply));
-      },
-      1 << 16, "admin"));
-    if (auto err = srv.listeners.back()->listen(opts.admin_socket)) {
-      return err;
-    }
-    spdlog::info("admin API listening on {}", opts.admin_socket);
-  }
-  for (int i = 0; i < 2; ++i) {
-    srv.threads.emplace_back([&srv] { srv.io.run(); });
-  }
-  if (!opts.csi_endpoint.empty()) {
-    return start_csi(srv, sys, reg, backends, stats, opts);
-  }
-  return {};
-}
-
-/// Stops every server; in-flight CSI calls get until `deadline`.
-void stop_servers(servers& srv, std::chrono::steady_clock::time_point deadline) {
-  for (auto& l : srv.listeners) {
-    l->stop();
-  }
-  if (srv.csi) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-    srv.csi->stop(std::max(left, std::chrono::milliseconds(0)));
-  }
-}
-
-/// The dockerd reconciliation (docs/design.md, "Mount IDs dockerd forgot"): the Engine
-/// API at --docker-api (none when it is empty: berthctl release then drops IDs
-/// unchecked), the registry behind its seams.
-std::shared_ptr<docker_sync::docker_sync> make_docker_sync(caf::actor_system& sys,
-                                                           registry_actor reg,
-                                                           const daemon_options& opts,
-                                                           std::shared_ptr<telemetry> stats) {
-  docker_sync::sync_config cfg;
-  if (!opts.docker_api.empty()) {
-    auto path = docker_engine::parse_api_url(opts.docker_api); // checked by the options
-    if (path) {
-      cfg.driver.api = std::make_shared<docker_engine::engine_client>(*path);
-    }
-  }
-  cfg.driver.records = docker_sync::make_registry_record_source(sys, reg);
-  cfg.driver.sink = docker_sync::make_registry_release_sink(sys, reg);
-  cfg.driver.stats = std::move(stats);
-  cfg.driver.die_grace = opts.die_grace;
-  return std::make_shared<docker_sync::docker_sync>(std::move(cfg));
-}
-
 /// Waits for SIGTERM or SIGINT. SIGHUP (blocked in main, like them) is logged and
 /// ignored: berthd has no configuration to reload, and a hang-up must not stop it.
 int wait_for_signal() {
@@ -283,43 +154,6 @@ void raise_open_file_limit() {
   }
   spdlog::info("raised the open-file limit from {} to {}", static_cast<uint64_t>(before),
                static_cast<uint64_t>(lim.rlim_max));
-}
-
-/// Graceful stop: no new requests, in-flight ones finish, state is flushed.
-void stop_gracefully(servers& srv, caf::actor_system& sys, registry_actor reg,
-                     persistence_actor persistence, docker_sync::docker_sync& sync,
-                     const daemon_options& opts) {
-  auto deadline = std::chrono::steady_clock::now() + opts.stop_timeout;
-  // No new releases: the events stream ends at once; a release already sent is answered
-  // by the registry's drain below.
-  std::thread sync_stop{[&sync] { sync.stop(); }};
-  stop_servers(srv, deadline);
-  while (srv.in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (auto left = srv.in_flight(); left > 0) {
-    spdlog::warn("stopping with {} request(s) still in flight", left);
-  }
-  caf::scoped_actor self{sys};
-  auto remaining = [&] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{
-        std::chrono::milliseconds(100)}));
-  };
-  self->request(reg, remaining(), atom::drain_v)
-    .receive([](atom::ok) {},
-             [](caf::error& err) { spdlog::warn("volumes not idle: {}", describe(err)); });
-  sync_stop.join(); // bounded: an Engine API call by limits::docker_api_call_timeout
-  self->request(persistence, remaining(), atom::flush_v)
-    .receive([](atom::ok) { spdlog::info("state flushed"); },
-             [](caf::error& err) { spdlog::error("state flush failed: {}", describe(err)); });
-  srv.guard.reset();
-  srv.io.stop();
-  for (auto& t : srv.threads) {
-    t.join();
-  }
-  self->send_exit(reg, caf::exit_reason::user_shutdown);
-  self->send_exit(persistence, caf::exit_reason::user_shutdown);
 }
 
 } // namespace
