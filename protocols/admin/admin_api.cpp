@@ -64,10 +64,11 @@ parsed_target parse_target(std::string_view path) {
 } // namespace
 
 unsigned http_status_of(const caf::error& err) {
-  if (err.category() != caf::atom("berth")) {
+  auto code = berth_code(err);
+  if (!code) {
     return 500;
   }
-  switch (static_cast<ec>(err.code())) {
+  switch (*code) {
     case ec::invalid_argument:
     case ec::out_of_range: return 400; // out_of_range: a shrink, a size beyond the backend's
     case ec::not_found: return 404;

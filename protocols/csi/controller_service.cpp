@@ -82,7 +82,7 @@ grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerCo
   gw_.ask(
     registry_, transition_timeout, finish_ok(r),
     [r](caf::error& err) {
-      if (err.category() == caf::atom("berth") && static_cast<ec>(err.code()) == ec::not_found) {
+      if (is(err, ec::not_found)) {
         r->Finish(grpc::Status::OK); // already gone, or never of this kind
       } else {
         r->fail(err);
