@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 
 namespace berth {
 
@@ -44,6 +45,16 @@ std::string short_id(std::string_view id) {
 
 bool has_control_char(std::string_view s) {
   return std::any_of(s.begin(), s.end(), is_control);
+}
+
+std::string rfc3339(std::chrono::system_clock::time_point t) {
+  auto secs = std::chrono::floor<std::chrono::seconds>(t.time_since_epoch());
+  auto tt = static_cast<std::time_t>(secs.count());
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 } // namespace berth

@@ -1,10 +1,11 @@
 #pragma once
 
-// Client input and IDs as they appear in messages and logs: shortened, quoted, checked
-// for control characters. Shared by the codecs
+// Client input, IDs and times as they appear in messages and logs: shortened, quoted,
+// checked for control characters; a time as RFC 3339. Shared by the codecs
 // (protocols/docker, protocols/admin, protocols/csi), the backends' option checks and the
 // actors' logs, so that one input reads the same whichever door it came through.
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -26,5 +27,8 @@ std::string short_id(std::string_view id);
 
 /// True when `s` holds a control character: a byte below 0x20, or 0x7f.
 bool has_control_char(std::string_view s);
+
+/// `t` as RFC 3339 in UTC, to the second (rounded down): "2026-12-01T12:50:56Z".
+std::string rfc3339(std::chrono::system_clock::time_point t);
 
 } // namespace berth

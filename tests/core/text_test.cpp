@@ -43,3 +43,11 @@ TEST(quote_input, cuts_long_input_after_the_documented_bound) {
   auto quoted = quote_input(controls);
   EXPECT_EQ(quoted.size(), 1 + 4 * max_quoted_bytes + 3 + 1);
 }
+
+TEST(rfc3339, writes_utc_to_the_second_rounded_down) {
+  using std::chrono::system_clock;
+  auto t = system_clock::time_point{std::chrono::seconds{1796061600}};
+  EXPECT_EQ(berth::rfc3339(t), "2026-11-30T18:00:00Z");
+  EXPECT_EQ(berth::rfc3339(t + std::chrono::milliseconds{999}), "2026-11-30T18:00:00Z");
+  EXPECT_EQ(berth::rfc3339(system_clock::time_point{}), "1970-01-01T00:00:00Z");
+}
