@@ -12,10 +12,6 @@
 
 namespace berth::detail {
 
-caf::error no_such_volume(const std::string& name) {
-  return make_error(ec::not_found, "no such volume: " + name);
-}
-
 caf::error still_hung(const volume_state& st, const std::string& what) {
   const auto& h = st.hung.begin()->second;
   auto secs = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now()
