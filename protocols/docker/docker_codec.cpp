@@ -187,13 +187,7 @@ std::string encode_ok() {
 }
 
 std::string encode_error(std::string_view message) {
-  rapidjson::StringBuffer buf;
-  writer w{buf};
-  w.StartObject();
-  key(w, "Err");
-  put(w, message.empty() ? std::string_view{"unknown error"} : message);
-  w.EndObject();
-  return finish(buf);
+  return plugin_error_body(message.empty() ? std::string_view{"unknown error"} : message);
 }
 
 std::string encode_mountpoint(std::string_view mountpoint) {
