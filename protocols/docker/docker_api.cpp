@@ -134,12 +134,12 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     auto undo = [this, name = req->name, id = req->id](const std::string& why) {
       // dockerd took the Mount as failed and will never Unmount this ID.
       spdlog::warn("volume {}: Mount (id {}) done, but its answer did not reach dockerd ({}); "
-                   "unmounting it again", name, id.substr(0, 12), why);
+                   "unmounting it again", name, short_id(id), why);
       gw_.ask(
         registry_, transition_timeout, [](atom::ok) {},
         [name, id](caf::error& err) {
           spdlog::error("volume {}: undoing the undelivered Mount (id {}) failed: {}", name,
-                        id.substr(0, 12), describe(err));
+                        short_id(id), describe(err));
         },
         atom::unmount_v, name, id);
     };
