@@ -1,5 +1,6 @@
 #include "actors/csi_rules.hpp"
 
+#include "actors/volume_rules.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 
@@ -98,7 +99,7 @@ volume_record make_csi_record(const std::string& name, const volume_spec& spec,
 
 caf::expected<csi_action> check_stage(const volume_record& rec, const stage_request& req) {
   if (rec.kind != record_kind::volume) {
-    return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
+    return no_such_volume(rec.name, "it is a snapshot");
   }
   if (rec.staging_path.empty()) {
     return csi_action::run;
@@ -145,7 +146,7 @@ caf::expected<csi_action> check_unstage(const volume_record& rec, const std::str
 
 caf::expected<csi_action> check_publish(const volume_record& rec, const publish_request& req) {
   if (rec.kind != record_kind::volume) {
-    return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
+    return no_such_volume(rec.name, "it is a snapshot");
   }
   if (rec.staging_path.empty()) {
     return make_error(ec::failed_precondition, "volume " + rec.name
@@ -187,7 +188,7 @@ csi_action check_unpublish(const volume_record& rec, const std::string& target) 
 
 caf::error check_volume_path(const volume_record& rec, const std::string& path) {
   if (rec.kind != record_kind::volume) {
-    return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot)");
+    return no_such_volume(rec.name, "it is a snapshot");
   }
   if (!path.empty() && (path == rec.staging_path || rec.published.count(path) > 0)) {
     return {};

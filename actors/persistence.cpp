@@ -129,7 +129,7 @@ void commit(self_ptr self) {
     return;
   }
   if (auto err = append(self, st.batch)) {
-    if (err == ec::out_of_range && st.batch.size() > 1) {
+    if (is(err, ec::out_of_range) && st.batch.size() > 1) {
       // One record too large for the journal refuses the whole write; the others of the
       // batch are innocent: write them one by one so that only that one fails.
       commit_one_by_one(self);

@@ -3,6 +3,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/volume_rules.hpp"
 #include "core/errors.hpp"
 #include "core/names.hpp"
 
@@ -11,10 +12,6 @@ namespace berth {
 namespace {
 
 using self_ptr = registry_actor::stateful_pointer<registry_state>;
-
-caf::error no_such_volume(const std::string& name) {
-  return make_error(ec::not_found, "no such volume: " + name);
-}
 
 caf::error bad_name(const std::string& name) {
   return make_error(ec::invalid_argument, "invalid volume name \"" + name

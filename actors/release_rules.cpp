@@ -4,16 +4,13 @@
 #include <cstdio>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace berth {
 
 namespace {
 
 using time_point = release_clock::time_point;
-
-std::string short_id(const std::string& id) {
-  return id.size() > 12 ? id.substr(0, 12) + "…" : id;
-}
 
 /// "12.3 s" for logs.
 std::string seconds(std::chrono::milliseconds d) {

@@ -12,18 +12,11 @@
 
 #include "actors/detail/transitions.hpp"
 #include "actors/volume_rules.hpp"
+#include "core/text.hpp"
 
 namespace berth {
 
 using namespace detail;
-
-namespace {
-
-std::string short_id(const std::string& id) {
-  return id.substr(0, 12);
-}
-
-} // namespace
 
 volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
                                    volume_env env, volume_record rec, bool exists) {

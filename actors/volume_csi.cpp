@@ -34,12 +34,6 @@ bool settled(self_ptr self, promise<R>& rp, const caf::expected<csi_action>& act
   return false;
 }
 
-/// True when `err` says the backend does not serve the call.
-bool is_unsupported(const caf::error& err) {
-  return err && err.category() == caf::atom("berth")
-         && static_cast<ec>(err.code()) == ec::unsupported;
-}
-
 /// A stage that lands after its timeout is swept, unless the record says the
 /// volume is staged there (a retry got it meanwhile). The sweep gets the record
 /// as it is now: the backend detaches the device only when that record stages
@@ -79,7 +73,7 @@ late_undo undo_late_publish(self_ptr self, std::string target) {
 step_fn<none> unsupported_is_done(step_fn<none> step) {
   return [step](std::function<void(caf::expected<none>)> then) {
     step([then](caf::expected<none> out) {
-      if (!out && is_unsupported(out.error())) {
+      if (!out && is(out.error(), ec::unsupported)) {
         then(none{});
       } else {
         then(std::move(out));

@@ -6,14 +6,11 @@
 
 #include "actors/detail/transitions.hpp"
 #include "actors/volume_rules.hpp"
+#include "core/text.hpp"
 
 namespace berth::detail {
 
 namespace {
-
-std::string short_id(const std::string& id) {
-  return id.substr(0, 12);
-}
 
 std::string describe_creation(const volume_record& rec) {
   std::string out = to_string(rec.kind) + " " + rec.name + " created (backend " + rec.backend;

@@ -12,10 +12,6 @@
 
 namespace berth::detail {
 
-caf::error no_such_volume(const std::string& name) {
-  return make_error(ec::not_found, "no such volume: " + name);
-}
-
 caf::error still_hung(const volume_state& st, const std::string& what) {
   const auto& h = st.hung.begin()->second;
   auto secs = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now()
@@ -339,8 +335,7 @@ void persist_erase(self_ptr self, const std::string& name, done_fn then) {
 void unmount_host(self_ptr self, const volume_record& rec, done_fn then) {
   call_backend(self, "unmount", [rec](backend& b) { return b.unmount(rec, false); },
                [self, rec, then](caf::error err) {
-                 if (err && err.category() == caf::atom("berth")
-                     && static_cast<ec>(err.code()) == ec::timeout) {
+                 if (is(err, ec::timeout)) {
                    spdlog::warn("volume {}: unmount timed out, detaching lazily", rec.name);
                    call_backend_despite_hung(
                      self, "lazy unmount", [rec](backend& b) { return b.unmount(rec, true); },

@@ -20,6 +20,7 @@
 
 #include "actors/detail/transitions.hpp"
 #include "actors/modify_rules.hpp"
+#include "actors/volume_rules.hpp"
 
 namespace berth::detail {
 
@@ -35,7 +36,7 @@ caf::error refusal(const volume_state& st, const modify_request& req) {
     return err;
   }
   if (st.rec.kind != record_kind::volume) {
-    return make_error(ec::not_found, "no such volume: " + st.rec.name + " (it is a snapshot)");
+    return no_such_volume(st.rec.name, "it is a snapshot");
   }
   return {};
 }

@@ -15,14 +15,11 @@
 
 #include "actors/detail/transitions.hpp"
 #include "actors/volume_rules.hpp"
+#include "core/text.hpp"
 
 namespace berth::detail {
 
 namespace {
-
-std::string short_id(const std::string& id) {
-  return id.size() > 12 ? id.substr(0, 12) + "…" : id;
-}
 
 /// The origin the committed record holds for `id` ({} when none).
 mount_id_origin committed_origin(const volume_record& rec, const std::string& id) {

@@ -8,6 +8,11 @@
 
 namespace berth {
 
+caf::error no_such_volume(const std::string& name, const std::string& why) {
+  return make_error(ec::not_found,
+                    "no such volume: " + name + (why.empty() ? "" : " (" + why + ")"));
+}
+
 caf::error check_mount(const volume_record& rec, const std::string& id) {
   if (rec.mounts.count(id) > 0 || rec.mounts.size() < limits::max_mount_ids) {
     return {};
@@ -107,7 +112,7 @@ caf::error check_owner(const volume_record& rec, const std::string& asker, bool 
     return {};
   }
   if (!creates) {
-    return make_error(ec::not_found, "no such volume: " + rec.name);
+    return no_such_volume(rec.name);
   }
   auto whose = owner == owner_csi ? "a CSI " + to_string(rec.kind) + " (Kubernetes)"
                                   : "a Docker volume";

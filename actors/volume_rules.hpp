@@ -13,6 +13,11 @@
 
 namespace berth {
 
+/// ec::not_found "no such volume: NAME", with " (WHY)" when `why` says more (a
+/// snapshot's name where a volume belongs): the one wording every refusal of an absent
+/// volume uses, whether the registry or the volume's actor refuses.
+caf::error no_such_volume(const std::string& name, const std::string& why = {});
+
 /// What a Mount needs besides counting.
 enum class mount_action {
   count_only, ///< the host mount exists: only the count changes

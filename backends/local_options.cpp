@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace berth {
 
@@ -96,11 +97,6 @@ std::string join_elements(const std::vector<element>& elements) {
     out += e.text;
   }
   return out;
-}
-
-bool has_control_char(const std::string& s) {
-  return std::any_of(s.begin(), s.end(),
-                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
 bool is_size_value(const std::string& s) {

@@ -1,8 +1,7 @@
 #include "backends/modify_cooldown.hpp"
 
-#include <ctime>
-
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace berth {
 
@@ -10,17 +9,9 @@ namespace {
 
 using std::chrono::system_clock;
 
-/// `t` as RFC 3339 UTC ("2026-12-01T16:00:00Z"), rounded down or (`up`) up to the second.
-std::string rfc3339(system_clock::time_point t, bool up) {
-  auto since = t.time_since_epoch();
-  auto secs = up ? std::chrono::ceil<std::chrono::seconds>(since)
-                 : std::chrono::floor<std::chrono::seconds>(since);
-  std::time_t tt = static_cast<std::time_t>(secs.count());
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+/// `t` as RFC 3339, rounded up to the second: the earliest time a message may promise.
+std::string rfc3339_up(system_clock::time_point t) {
+  return rfc3339(std::chrono::ceil<std::chrono::seconds>(t));
 }
 
 } // namespace
@@ -56,8 +47,8 @@ caf::error modify_cooldown::check(const std::string& volume, const std::string& 
   }
   auto wait = std::chrono::ceil<std::chrono::seconds>(ready - current).count();
   return make_error(ec::resource_exhausted,
-                    what + " was modified at " + rfc3339(last, false)
-                      + " and may be modified again at " + rfc3339(ready, true) + " (in "
+                    what + " was modified at " + rfc3339(last)
+                      + " and may be modified again at " + rfc3339_up(ready) + " (in "
                       + std::to_string(wait) + " s): at most one modification per "
                       + std::to_string(config_.interval.count())
                       + " ms (--modify-cooldown-ms); retry then");

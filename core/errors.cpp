@@ -33,8 +33,8 @@ std::string describe(const caf::error& err) {
   if (ctx.size() >= 1 && ctx.match_element<std::string>(0)) {
     return ctx.get_as<std::string>(0);
   }
-  if (err.category() == caf::atom("berth")) {
-    return to_string(static_cast<ec>(err.code()));
+  if (auto code = berth_code(err)) {
+    return to_string(*code);
   }
   if (err.category() == caf::atom("system")) {
     return caf::to_string(static_cast<caf::sec>(err.code()));
@@ -44,6 +44,17 @@ std::string describe(const caf::error& err) {
 
 caf::error make_error(ec code, std::string message) {
   return caf::make_error(code, std::move(message));
+}
+
+std::optional<ec> berth_code(const caf::error& err) {
+  if (!err || err.category() != caf::atom("berth")) {
+    return std::nullopt;
+  }
+  return static_cast<ec>(err.code());
+}
+
+bool is(const caf::error& err, ec code) {
+  return berth_code(err) == code;
 }
 
 } // namespace berth

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <caf/error.hpp>
@@ -35,6 +36,13 @@ std::string describe(const caf::error& err);
 
 /// Builds an error with a message.
 caf::error make_error(ec code, std::string message);
+
+/// The code of `err` when it is one of berth's; nullopt for no error, or for an error of
+/// another category (CAF's own, whose numbers mean other things).
+std::optional<ec> berth_code(const caf::error& err);
+
+/// True when `err` is berth's error `code`.
+bool is(const caf::error& err, ec code);
 
 } // namespace berth
 

@@ -3,11 +3,16 @@
 // Words for JSON input in error messages, shared by the codecs that decode
 // client bodies (protocols/docker, protocols/admin), and the lenient readers of
 // the API clients (protocols/kube, protocols/docker/engine): a field that is
-// missing or of another type reads as empty there.
+// missing or of another type reads as empty there. And the one JSON string writer
+// (RapidJSON's) for text written by hand around it: the Docker plugin protocol's
+// {"Err":...} body, which the plugin codec and the HTTP transport both answer with.
 
 #include <string>
+#include <string_view>
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 namespace berth {
 
@@ -45,6 +50,21 @@ inline const rapidjson::Value& json_object(const rapidjson::Value& obj, const ch
   static const rapidjson::Value empty{rapidjson::kObjectType};
   auto v = json_member(obj, key);
   return v && v->IsObject() ? *v : empty;
+}
+
+/// `s` as a JSON string literal, quotes included: `"` and `\` escaped, a control character
+/// as \b, \f, \n, \r, \t or \u00XX, every other byte as it is.
+inline std::string json_quote(std::string_view s) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return {buf.GetString(), buf.GetSize()};
+}
+
+/// {"Err":MESSAGE}: the error body of the Docker plugin protocol, which dockerd shows as
+/// the request's error.
+inline std::string plugin_error_body(std::string_view message) {
+  return "{\"Err\":" + json_quote(message) + "}";
 }
 
 } // namespace berth

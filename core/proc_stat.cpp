@@ -20,20 +20,31 @@ std::string parse_stat_command(const std::string& stat_line) {
   return stat_line.substr(open + 1, close - open - 1);
 }
 
-caf::expected<uint64_t> parse_stat_start_ticks(const std::string& stat_line) {
+caf::expected<std::vector<std::string>> parse_stat_fields(const std::string& stat_line) {
   auto close = stat_line.rfind(')');
   if (close == std::string::npos) {
     return make_error(ec::invalid_argument, "/proc/PID/stat: no ')' after the command name");
   }
   std::istringstream in{stat_line.substr(close + 1)};
-  std::string field;
-  // After ')' come field 3 (state) ... field 22 (starttime): the 20th word.
-  for (int n = 3; n <= 22; ++n) {
-    if (!(in >> field)) {
-      return make_error(ec::invalid_argument,
-                        "/proc/PID/stat: only " + std::to_string(n - 1) + " fields, starttime is field 22");
-    }
+  std::vector<std::string> fields;
+  for (std::string word; in >> word;) {
+    fields.push_back(std::move(word));
   }
+  return fields;
+}
+
+caf::expected<uint64_t> parse_stat_start_ticks(const std::string& stat_line) {
+  auto fields = parse_stat_fields(stat_line);
+  if (!fields) {
+    return fields.error();
+  }
+  constexpr size_t starttime = 22 - 3;
+  if (fields->size() <= starttime) {
+    return make_error(ec::invalid_argument, "/proc/PID/stat: only "
+                                              + std::to_string(fields->size() + 2)
+                                              + " fields, starttime is field 22");
+  }
+  const auto& field = (*fields)[starttime];
   errno = 0;
   char* end = nullptr;
   auto ticks = std::strtoull(field.c_str(), &end, 10);

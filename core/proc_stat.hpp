@@ -3,11 +3,13 @@
 // Which process is behind a pid or a unix socket connection, from /proc/PID/stat: its
 // command name (field 2) and start time (field 22, clock ticks after boot). A pid alone is
 // reused by later processes; a pid with its start time names one process lifetime. Shared
-// by the plugin socket's sessions (the peer is the dockerd that connected) and the Docker
-// Engine API client (protocols/docker/engine: the dockerd that answered).
+// by the plugin socket's sessions (the peer is the dockerd that connected), the Docker
+// Engine API client (protocols/docker/engine: the dockerd that answered) and berthd's own
+// process metrics (protocols/metrics: start time and resident memory).
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <caf/expected.hpp>
 
@@ -24,6 +26,12 @@ struct process_stat {
     return pid > 0;
   }
 };
+
+/// The fields of a /proc/PID/stat line after the command name, split at white space: the
+/// first is field 3 (state), so field N of proc(5) is [N - 3]. The command name (field 2)
+/// may hold spaces and parentheses: the fields start after its last ')'.
+/// ec::invalid_argument when the line has no ')'.
+caf::expected<std::vector<std::string>> parse_stat_fields(const std::string& stat_line);
 
 /// Field 22 (starttime) of a /proc/PID/stat line. The command name (field 2) may hold spaces
 /// and parentheses: fields are counted after its last ')'. ec::invalid_argument when absent.

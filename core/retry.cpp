@@ -7,14 +7,11 @@
 namespace berth::drain {
 
 std::string failure_kind(const caf::error& err) {
-  if (err.category() == caf::atom("berth")) {
-    auto code = static_cast<ec>(err.code());
-    if (code == ec::unavailable || code == ec::timeout) {
-      return "unreachable";
-    }
-    if (code == ec::failed_precondition) {
-      return "refused the credentials";
-    }
+  if (is(err, ec::unavailable) || is(err, ec::timeout)) {
+    return "unreachable";
+  }
+  if (is(err, ec::failed_precondition)) {
+    return "refused the credentials";
   }
   return "failed";
 }

@@ -1,6 +1,6 @@
 #include "core/volume_record.hpp"
 
-#include <ctime>
+#include "core/text.hpp"
 
 namespace berth {
 
@@ -47,12 +47,7 @@ bool in_csi_use(const volume_record& rec) {
 }
 
 std::string now_rfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return rfc3339(std::chrono::system_clock::now());
 }
 
 } // namespace berth

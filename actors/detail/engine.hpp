@@ -103,8 +103,6 @@ void answer(self_ptr self, promise<R>& rp, Reply reply) {
   finish(self);
 }
 
-caf::error no_such_volume(const std::string& name);
-
 /// ec::aborted: the volume's hung call (named, with its start) has not returned,
 /// so `what` does not start.
 caf::error still_hung(const volume_state& st, const std::string& what);

@@ -32,6 +32,7 @@
 #include "apps/bench/csi_client.hpp"
 #include "apps/bench/latency.hpp"
 #include "apps/bench/plugin_client.hpp"
+#include "core/json_text.hpp"
 
 namespace berth::bench {
 

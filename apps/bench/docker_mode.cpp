@@ -19,6 +19,7 @@
 #include "apps/bench/common.hpp"
 #include "apps/bench/latency.hpp"
 #include "apps/bench/plugin_client.hpp"
+#include "core/json_text.hpp"
 
 namespace berth::bench {
 

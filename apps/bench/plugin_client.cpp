@@ -1,10 +1,9 @@
 #include "apps/bench/plugin_client.hpp"
 
-#include <cstdio>
-
 #include <rapidjson/document.h>
 
 #include "core/errors.hpp"
+#include "core/json_text.hpp"
 
 namespace berth::bench {
 
@@ -26,30 +25,6 @@ bool read_err(const std::string& body, std::string& err) {
 }
 
 } // namespace
-
-std::string json_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
 
 plugin_client::plugin_client(std::string socket_path) : socket_path_(std::move(socket_path)) {
 }

@@ -39,7 +39,4 @@ private:
   std::unique_ptr<unix_http_client> http_;
 };
 
-/// Quotes `s` as a JSON string literal.
-std::string json_quote(const std::string& s);
-
 } // namespace berth::bench

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "protocols/admin/admin_telemetry.hpp"
+#include "core/text.hpp"
 
 namespace berth::cli {
 
@@ -10,7 +10,7 @@ std::string format_mounted_at(int64_t ms) {
   if (ms <= 0) {
     return "unknown";
   }
-  return admin::rfc3339(std::chrono::system_clock::time_point{std::chrono::milliseconds{ms}});
+  return rfc3339(std::chrono::system_clock::time_point{std::chrono::milliseconds{ms}});
 }
 
 std::string format_mount_ids(const volume_record& rec) {

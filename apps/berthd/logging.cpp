@@ -7,6 +7,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "core/json_text.hpp"
+
 namespace berth {
 
 namespace {
@@ -16,23 +18,9 @@ class json_escaped_message : public spdlog::custom_flag_formatter {
 public:
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& dest) override {
-    static constexpr char hex[] = "0123456789abcdef";
-    for (char c : msg.payload) {
-      switch (c) {
-        case '"': dest.append(std::string_view{"\\\""}); break;
-        case '\\': dest.append(std::string_view{"\\\\"}); break;
-        case '\n': dest.append(std::string_view{"\\n"}); break;
-        case '\r': dest.append(std::string_view{"\\r"}); break;
-        case '\t': dest.append(std::string_view{"\\t"}); break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20) {
-            char esc[] = {'\\', 'u', '0', '0', hex[(c >> 4) & 0xf], hex[c & 0xf]};
-            dest.append(esc, esc + sizeof(esc));
-          } else {
-            dest.push_back(c);
-          }
-      }
-    }
+    // The JSON string literal without its quotes: the pattern writes them.
+    auto quoted = json_quote(std::string_view{msg.payload.data(), msg.payload.size()});
+    dest.append(quoted.data() + 1, quoted.data() + quoted.size() - 1);
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
     return std::make_unique<json_escaped_message>();

@@ -56,9 +56,9 @@ std::string_view code_of(const caf::error& err) noexcept {
   if (!err) {
     return "ok";
   }
-  if (err.category() == caf::atom("berth") && err.code() >= first_code
-      && err.code() <= last_code) {
-    return to_string(static_cast<ec>(err.code()));
+  auto code = berth_code(err);
+  if (code && err.code() >= first_code && err.code() <= last_code) {
+    return to_string(*code);
   }
   return other_label;
 }

@@ -6,9 +6,9 @@
 #include "core/errors.hpp"
 #include "core/names.hpp"
 #include "core/record_json.hpp"
+#include "core/text.hpp"
 #include "protocols/admin/admin_codec.hpp"
 #include "protocols/admin/admin_telemetry.hpp"
-#include "protocols/docker/docker_codec.hpp"
 #include "protocols/gateway/gateway.hpp"
 
 namespace berth {
@@ -64,10 +64,11 @@ parsed_target parse_target(std::string_view path) {
 } // namespace
 
 unsigned http_status_of(const caf::error& err) {
-  if (err.category() != caf::atom("berth")) {
+  auto code = berth_code(err);
+  if (!code) {
     return 500;
   }
-  switch (static_cast<ec>(err.code())) {
+  switch (*code) {
     case ec::invalid_argument:
     case ec::out_of_range: return 400; // out_of_range: a shrink, a size beyond the backend's
     case ec::not_found: return 404;
@@ -129,11 +130,11 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   if (t.route == std::string_view{other_label}) {
     auto hint = t.name.empty() ? "" : ": a volume has /resize, /modify and /release";
     r.fail(404, make_error(ec::not_found,
-                           "unknown endpoint " + docker::quote_input(path) + hint));
+                           "unknown endpoint " + quote_input(path) + hint));
     return;
   }
   if (method != t.method) {
-    r.fail(405, make_error(ec::unsupported, "method " + docker::quote_input(method)
+    r.fail(405, make_error(ec::unsupported, "method " + quote_input(method)
                                               + " not allowed: use " + t.method));
     return;
   }
@@ -153,7 +154,7 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   auto name = std::string{t.name};
   if (!is_valid_volume_name(name)) {
     r.fail(make_error(ec::invalid_argument,
-                      "invalid volume name " + docker::quote_input(name)
+                      "invalid volume name " + quote_input(name)
                         + ": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}"));
     return;
   }

@@ -11,7 +11,7 @@
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
 #include "core/limits.hpp"
-#include "protocols/docker/docker_codec.hpp"
+#include "core/text.hpp"
 
 namespace berth::admin {
 
@@ -22,7 +22,7 @@ caf::error invalid(std::string message) {
 }
 
 std::string quote(const rapidjson::Value& s) {
-  return docker::quote_input(std::string_view{s.GetString(), s.GetStringLength()});
+  return quote_input(std::string_view{s.GetString(), s.GetStringLength()});
 }
 
 /// Parses `body` into `doc`: a JSON object whose only member is `field` (an unknown

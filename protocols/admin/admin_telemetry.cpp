@@ -1,12 +1,12 @@
 #include "protocols/admin/admin_telemetry.hpp"
 
-#include <ctime>
 #include <map>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "core/build_info.hpp"
+#include "core/text.hpp"
 
 namespace berth::admin {
 
@@ -41,15 +41,6 @@ void write_histogram(json_writer& w, const metrics::histogram_data& h) {
 }
 
 } // namespace
-
-std::string rfc3339(std::chrono::system_clock::time_point t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string status_json(const telemetry& t, std::chrono::system_clock::time_point now) {
   // A clock set back since the start would make the uptime negative: show 0 instead.

@@ -11,10 +11,6 @@
 
 namespace berth::admin {
 
-
-/// A time as RFC 3339 in UTC with seconds: "2026-12-01T12:50:56Z".
-std::string rfc3339(std::chrono::system_clock::time_point t);
-
 /// GET /v1/status at `now`:
 ///   {"version", "revision", "started_at" (RFC 3339), "uptime_seconds",
 ///    "ready" (bool), "not_ready_reason" ("" when ready),

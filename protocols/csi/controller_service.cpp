@@ -1,5 +1,7 @@
 #include "protocols/csi/csi_services.hpp"
 
+#include "core/text.hpp"
+
 namespace berth::csi {
 
 namespace {
@@ -54,7 +56,8 @@ grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerC
       finish(r, [&] {
         if (rec.kind != record_kind::volume) {
           return grpc::Status{grpc::StatusCode::ALREADY_EXISTS,
-                              "name " + quote(rec.name) + " is taken by a " + to_string(rec.kind)};
+                              "name " + quote_input(rec.name) + " is taken by a "
+                                + to_string(rec.kind)};
         }
         encode_volume(rec, env_, resp->mutable_volume());
         return grpc::Status::OK;
@@ -82,7 +85,7 @@ grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerCo
   gw_.ask(
     registry_, transition_timeout, finish_ok(r),
     [r](caf::error& err) {
-      if (err.category() == caf::atom("berth") && static_cast<ec>(err.code()) == ec::not_found) {
+      if (is(err, ec::not_found)) {
         r->Finish(grpc::Status::OK); // already gone, or never of this kind
       } else {
         r->fail(err);
@@ -207,7 +210,7 @@ grpc::ServerUnaryReactor* controller_service::GetCapacity(grpc::CallbackServerCo
   auto name = it == req->parameters().end() ? env_.default_backend : it->second;
   auto backend = backends_.find(name);
   if (backend == backends_.end()) {
-    return finish_now(r, invalid_argument("parameter backend " + quote(name)
+    return finish_now(r, invalid_argument("parameter backend " + quote_input(name)
                                             + " names no configured backend"));
   }
   // Capacity that cannot serve the capabilities, or that is not at the asked
@@ -319,7 +322,8 @@ grpc::ServerUnaryReactor* controller_service::CreateSnapshot(grpc::CallbackServe
       finish(r, [&] {
         if (rec.kind != record_kind::snapshot) {
           return grpc::Status{grpc::StatusCode::ALREADY_EXISTS,
-                              "name " + quote(rec.name) + " is taken by a " + to_string(rec.kind)};
+                              "name " + quote_input(rec.name) + " is taken by a "
+                                + to_string(rec.kind)};
         }
         encode_snapshot(rec, resp->mutable_snapshot());
         return grpc::Status::OK;

@@ -1,12 +1,12 @@
 #include "protocols/csi/csi_codec.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include <google/protobuf/util/time_util.h>
 
 #include "core/limits.hpp"
 #include "core/names.hpp"
+#include "core/text.hpp"
 #include "protocols/csi/status.hpp"
 
 namespace berth::csi {
@@ -22,13 +22,6 @@ constexpr const char* backend_local = "local";
 constexpr const char* reserved_prefix = "csi.storage.k8s.io/";
 
 using mode = v1::VolumeCapability::AccessMode;
-
-bool has_control_char(const std::string& s) {
-  return std::any_of(s.begin(), s.end(), [](char c) {
-    auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
-  });
-}
 
 int64_t to_int64(uint64_t x) {
   return x > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(x);
@@ -46,29 +39,6 @@ const char* mode_name(int m) {
 
 // -- fields -----------------------------------------------------------------------
 
-std::string quote(const std::string& input) {
-  std::string out = "\"";
-  size_t n = 0;
-  for (char c : input) {
-    if (++n > 200) {
-      out += "...";
-      break;
-    }
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", u);
-      out += buf;
-    } else if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 std::string topology_key(const std::string& driver_name) {
   return "topology." + driver_name + "/node";
 }
@@ -85,7 +55,7 @@ grpc::Status check_path(const std::string& path, const char* field) {
     return st;
   }
   auto bad = [&](const std::string& why) {
-    return invalid_argument(std::string{field} + " " + quote(path) + " " + why);
+    return invalid_argument(std::string{field} + " " + quote_input(path) + " " + why);
   };
   if (path.size() > limits::max_path_bytes) {
     return bad("is " + std::to_string(path.size()) + " bytes long; at most "
@@ -137,13 +107,13 @@ grpc::Status check_map(const google::protobuf::Map<std::string, std::string>& pa
       return invalid_argument(std::string{field} + " has an empty key");
     }
     if (key.size() > limits::max_option_key_bytes) {
-      return invalid_argument(std::string{field} + " key " + quote(key) + " is "
+      return invalid_argument(std::string{field} + " key " + quote_input(key) + " is "
                               + std::to_string(key.size()) + " bytes long; at most "
                               + std::to_string(limits::max_option_key_bytes)
                               + " are allowed");
     }
     if (value.size() > limits::max_option_value_bytes) {
-      return invalid_argument(std::string{field} + " " + quote(key) + " has a value of "
+      return invalid_argument(std::string{field} + " " + quote_input(key) + " has a value of "
                               + std::to_string(value.size()) + " bytes; at most "
                               + std::to_string(limits::max_option_value_bytes)
                               + " are allowed");
@@ -179,12 +149,12 @@ grpc::Status check_name(const std::string& name, const char* field, const char* 
     return st;
   }
   if (name.size() > limits::max_name_bytes) {
-    return invalid_argument(std::string{field} + " " + quote(name) + " is "
+    return invalid_argument(std::string{field} + " " + quote_input(name) + " is "
                             + std::to_string(name.size()) + " bytes long; a " + what
                             + " name has at most " + std::to_string(limits::max_name_bytes));
   }
   if (!is_valid_volume_name(name)) {
-    return invalid_argument(std::string{field} + " " + quote(name) + " is not a valid " + what
+    return invalid_argument(std::string{field} + " " + quote_input(name) + " is not a valid " + what
                             + " name ([A-Za-z0-9][A-Za-z0-9_.-]*)");
   }
   return grpc::Status::OK;
@@ -200,16 +170,16 @@ grpc::Status check_mount_flags(const google::protobuf::RepeatedPtrField<std::str
   }
   for (const auto& flag : flags) {
     if (flag.size() > limits::max_mount_flag_bytes) {
-      return invalid_argument("mount flag " + quote(flag) + " is " + std::to_string(flag.size())
-                              + " bytes long; at most "
+      return invalid_argument("mount flag " + quote_input(flag) + " is "
+                              + std::to_string(flag.size()) + " bytes long; at most "
                               + std::to_string(limits::max_mount_flag_bytes) + " are allowed");
     }
     if (has_control_char(flag)) {
-      return invalid_argument("mount flag " + quote(flag)
+      return invalid_argument("mount flag " + quote_input(flag)
                               + " contains a NUL or control character");
     }
     if (flag.empty() || flag.find(',') != std::string::npos) {
-      return invalid_argument("mount flag " + quote(flag)
+      return invalid_argument("mount flag " + quote_input(flag)
                               + " is invalid: one non-empty flag per entry, no \",\"");
     }
   }
@@ -233,14 +203,16 @@ grpc::Status check_capability(const v1::VolumeCapability& cap, const std::string
   switch (cap.access_type_case()) {
     case v1::VolumeCapability::kBlock:
       if (!backend.empty() && backend != backend_block) {
-        return invalid_argument("block access needs backend \"block\", not " + quote(backend));
+        return invalid_argument("block access needs backend \"block\", not "
+                                + quote_input(backend));
       }
       return grpc::Status::OK;
     case v1::VolumeCapability::kMount: {
       const auto& m = cap.mount();
       const auto& fs = m.fs_type();
       if (!fs.empty() && fs != "xfs" && fs != "ext4") {
-        return invalid_argument("fs_type " + quote(fs) + " is not supported: use xfs or ext4");
+        return invalid_argument("fs_type " + quote_input(fs)
+                                + " is not supported: use xfs or ext4");
       }
       if (!m.volume_mount_group().empty()) {
         return invalid_argument("volume_mount_group is not supported (no VOLUME_MOUNT_GROUP)");
@@ -275,7 +247,8 @@ grpc::Status decode_backend(const google::protobuf::Map<std::string, std::string
   auto it = params.find("backend");
   backend = it == params.end() ? env.default_backend : it->second;
   if (env.backends.count(backend) == 0) {
-    return invalid_argument("parameter backend " + quote(backend) + " names no configured backend");
+    return invalid_argument("parameter backend " + quote_input(backend)
+                            + " names no configured backend");
   }
   return grpc::Status::OK;
 }
@@ -324,8 +297,8 @@ grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const code
       continue;
     }
     if (!fs_type.empty() && fs_type != cap.mount().fs_type()) {
-      return invalid_argument("volume_capabilities ask for two fs types, " + quote(fs_type)
-                              + " and " + quote(cap.mount().fs_type()));
+      return invalid_argument("volume_capabilities ask for two fs types, " + quote_input(fs_type)
+                              + " and " + quote_input(cap.mount().fs_type()));
     }
     fs_type = cap.mount().fs_type();
   }
@@ -334,8 +307,8 @@ grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const code
     if (it == out.parameters.end()) {
       out.parameters.emplace("fsType", fs_type);
     } else if (it->second != fs_type) {
-      return invalid_argument("parameter fsType " + quote(it->second)
-                              + " contradicts the capability's fs_type " + quote(fs_type));
+      return invalid_argument("parameter fsType " + quote_input(it->second)
+                              + " contradicts the capability's fs_type " + quote_input(fs_type));
     }
   }
   if (out.parameters.size() > limits::max_options) {
@@ -375,7 +348,8 @@ grpc::Status decode_create_volume(const v1::CreateVolumeRequest& req, const code
       return invalid_argument("volume_content_source " + to_string(kind) + " id is required");
     }
     if (!may_exist(id)) {
-      return not_found("content source " + to_string(kind) + " " + quote(id) + " does not exist");
+      return not_found("content source " + to_string(kind) + " " + quote_input(id)
+                       + " does not exist");
     }
     out.source = content_source{kind, id};
   }
@@ -525,7 +499,7 @@ grpc::Status paginate(const std::vector<std::string>& names, int32_t max_entries
     auto it = std::lower_bound(names.begin(), names.end(), starting_token);
     if (it == names.end() || *it != starting_token) {
       return {grpc::StatusCode::ABORTED,
-              "starting_token " + quote(starting_token)
+              "starting_token " + quote_input(starting_token)
                 + " names no entry (the list changed): list again from the start"};
     }
     out.begin = static_cast<size_t>(it - names.begin());
@@ -608,7 +582,7 @@ grpc::Status decode_publish(const v1::NodePublishVolumeRequest& req, publish_req
     return st;
   }
   if (req.target_path() == req.staging_target_path()) {
-    return invalid_argument("target_path " + quote(req.target_path())
+    return invalid_argument("target_path " + quote_input(req.target_path())
                             + " is the staging_target_path");
   }
   if (!req.has_volume_capability()) {

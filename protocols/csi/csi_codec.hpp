@@ -108,9 +108,6 @@ grpc::Status decode_expand(const v1::ControllerExpandVolumeRequest& req, uint64_
 /// in the volume actor.
 grpc::Status decode_modify(const v1::ControllerModifyVolumeRequest& req, modify_request& out);
 
-/// Quotes client input for a message: escapes control characters, cuts at 200 bytes.
-std::string quote(const std::string& input);
-
 /// accessibility_requirements: empty, or some requisite/preferred topology is this
 /// node; RESOURCE_EXHAUSTED otherwise (the spec's code for "cannot provision there").
 grpc::Status check_topology(const v1::TopologyRequirement& req, const codec_env& env);

@@ -2,6 +2,7 @@
 
 #include "backends/node_path.hpp"
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace berth::csi {
 
@@ -132,7 +133,8 @@ grpc::ServerUnaryReactor* node_service::NodePublishVolume(grpc::CallbackServerCo
   }
   if (shape.content.ok() && publish.target == publish.staging_path) {
     shape.content =
-      invalid_argument("target_path " + quote(req->target_path()) + " is the staging_target_path");
+      invalid_argument("target_path " + quote_input(req->target_path())
+                       + " is the staging_target_path");
   }
   if (auto* refused = refuse(gw_, registry_, r, shape)) {
     return refused;

@@ -2,6 +2,7 @@
 
 #include "actors/csi_rules.hpp"
 #include "backends/node_path.hpp"
+#include "core/text.hpp"
 #include "protocols/csi/csi_codec.hpp"
 #include "protocols/csi/csi_services.hpp"
 #include "protocols/csi/status.hpp"
@@ -9,7 +10,7 @@
 namespace berth::csi {
 
 grpc::Status unknown_volume(const std::string& id, const char* noun) {
-  return not_found(std::string{noun} + " " + quote(id) + " does not exist");
+  return not_found(std::string{noun} + " " + quote_input(id) + " does not exist");
 }
 
 verdict judge(const request_shape& shape) {
@@ -29,7 +30,7 @@ verdict judge(const request_shape& shape) {
       return {step::refuse, not_found(shape.volume_id == nullptr
                                         ? st.error_message()
                                         : st.error_message() + ", so " + shape.volume_noun + " "
-                                            + quote(*shape.volume_id) + " is not there")};
+                                            + quote_input(*shape.volume_id) + " is not there")};
     }
   }
   if (!shape.content.ok()) {

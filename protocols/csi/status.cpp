@@ -31,8 +31,8 @@ grpc::Status to_status(const caf::error& err) {
     return grpc::Status::OK;
   }
   auto message = describe(err);
-  if (err.category() == caf::atom("berth")) {
-    return {to_code(static_cast<ec>(err.code())), message};
+  if (auto code = berth_code(err)) {
+    return {to_code(*code), message};
   }
   if (err.category() == caf::atom("system")) {
     switch (static_cast<caf::sec>(err.code())) {

@@ -1,6 +1,7 @@
 #include "protocols/docker/docker_api.hpp"
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 #include "protocols/docker/docker_codec.hpp"
 #include "protocols/gateway/gateway.hpp"
 
@@ -93,11 +94,11 @@ void docker_api::handle(const std::string& method, const std::string& target, st
   auto operation = operation_of(endpoint);
   answer a{std::move(reply), stats_, operation};
   if (operation == other_label) {
-    a.refuse(404, "unknown endpoint " + docker::quote_input(endpoint));
+    a.refuse(404, "unknown endpoint " + quote_input(endpoint));
     return;
   }
   if (method != "POST") {
-    a.refuse(405, "method " + docker::quote_input(method) + " not allowed on " + endpoint
+    a.refuse(405, "method " + quote_input(method) + " not allowed on " + endpoint
                     + ": use POST");
     return;
   }
@@ -133,12 +134,12 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     auto undo = [this, name = req->name, id = req->id](const std::string& why) {
       // dockerd took the Mount as failed and will never Unmount this ID.
       spdlog::warn("volume {}: Mount (id {}) done, but its answer did not reach dockerd ({}); "
-                   "unmounting it again", name, id.substr(0, 12), why);
+                   "unmounting it again", name, short_id(id), why);
       gw_.ask(
         registry_, transition_timeout, [](atom::ok) {},
         [name, id](caf::error& err) {
           spdlog::error("volume {}: undoing the undelivered Mount (id {}) failed: {}", name,
-                        id.substr(0, 12), describe(err));
+                        short_id(id), describe(err));
         },
         atom::unmount_v, name, id);
     };

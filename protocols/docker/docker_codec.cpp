@@ -1,7 +1,5 @@
 #include "protocols/docker/docker_codec.hpp"
 
-#include <cstdio>
-
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
@@ -11,14 +9,13 @@
 #include "core/json_text.hpp"
 #include "core/limits.hpp"
 #include "core/names.hpp"
+#include "core/text.hpp"
 
 namespace berth::docker {
 
 namespace {
 
 using writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-constexpr size_t max_quoted = 160;
 
 caf::error invalid(std::string message) {
   return make_error(ec::invalid_argument, std::move(message));
@@ -190,13 +187,7 @@ std::string encode_ok() {
 }
 
 std::string encode_error(std::string_view message) {
-  rapidjson::StringBuffer buf;
-  writer w{buf};
-  w.StartObject();
-  key(w, "Err");
-  put(w, message.empty() ? std::string_view{"unknown error"} : message);
-  w.EndObject();
-  return finish(buf);
+  return plugin_error_body(message.empty() ? std::string_view{"unknown error"} : message);
 }
 
 std::string encode_mountpoint(std::string_view mountpoint) {
@@ -280,30 +271,6 @@ std::string encode_capabilities() {
 
 std::string encode_activate() {
   return R"({"Implements":["VolumeDriver"]})";
-}
-
-std::string quote_input(std::string_view text) {
-  std::string out = "\"";
-  size_t n = 0;
-  for (char c : text) {
-    if (++n > max_quoted) {
-      out += "...";
-      break;
-    }
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20 || u == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "\\x%02x", u);
-      out += hex;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-  return out;
 }
 
 } // namespace berth::docker

@@ -65,8 +65,4 @@ std::string encode_capabilities();
 /// {"Implements":["VolumeDriver"]}
 std::string encode_activate();
 
-/// Quotes `text` for an error message: "..." with control characters escaped
-/// and long input shortened.
-std::string quote_input(std::string_view text);
-
 } // namespace berth::docker

@@ -18,6 +18,8 @@
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
+#include "core/json_text.hpp"
+
 namespace berth::detail {
 
 namespace asio = boost::asio;
@@ -26,22 +28,9 @@ using boost::system::error_code;
 
 namespace {
 
+/// Errors the transport answers itself are written as {"Err":...} (plugin_error_body),
+/// the shape Docker reads.
 constexpr const char* json_type = "application/json";
-
-/// `{"Err":msg}` (the shape Docker reads) for errors the transport answers itself.
-std::string transport_error(const std::string& msg) {
-  std::string out = "{\"Err\":\"";
-  for (char c : msg) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) >= 0x20) {
-      out += c;
-    }
-  }
-  out += "\"}";
-  return out;
-}
 
 } // namespace
 
@@ -145,10 +134,10 @@ private:
                       std::move(req.body()), std::move(reply), from_);
     } catch (const std::exception& e) {
       spdlog::error("{}: handler failed: {}", owner_->name, e.what());
-      pending->send(500, json_type, transport_error(std::string{"internal error: "} + e.what()));
+      pending->send(500, json_type, plugin_error_body(std::string{"internal error: "} + e.what()));
     } catch (...) {
       spdlog::error("{}: handler failed with an unknown exception", owner_->name);
-      pending->send(500, json_type, transport_error("internal error"));
+      pending->send(500, json_type, plugin_error_body("internal error"));
     }
   }
 
@@ -191,17 +180,17 @@ private:
     if (err == http::error::body_limit) {
       keep_alive_ = false;
       write(413, json_type,
-            transport_error("request body exceeds the limit of " +
+            plugin_error_body("request body exceeds the limit of " +
                             std::to_string(owner_->body_limit) + " bytes"),
             false);
     } else if (err == http::error::header_limit) {
       keep_alive_ = false;
-      write(431, json_type, transport_error("request header too large"), false);
+      write(431, json_type, plugin_error_body("request header too large"), false);
     } else if (err.category() == http_category && err != http::error::end_of_stream &&
                err != http::error::partial_message) {
       keep_alive_ = false;
       spdlog::debug("{}: malformed request: {}", owner_->name, err.message());
-      write(400, json_type, transport_error("malformed HTTP request: " + err.message()), false);
+      write(400, json_type, plugin_error_body("malformed HTTP request: " + err.message()), false);
     } else {
       close(); // the peer closed or the connection broke: nobody to answer
     }
@@ -256,7 +245,7 @@ private:
     ~pending_reply() {
       if (!done) {
         spdlog::error("{}: a request was dropped without a reply", session->owner_->name);
-        send(500, json_type, transport_error("internal error: the request got no reply"));
+        send(500, json_type, plugin_error_body("internal error: the request got no reply"));
       }
     }
     void send(unsigned status, std::string content_type, std::string body) {

@@ -4,10 +4,9 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
-#include <vector>
 
 #include "core/errors.hpp"
+#include "core/proc_stat.hpp"
 
 namespace berth::metrics {
 
@@ -37,19 +36,14 @@ caf::expected<process_stats> read_process_stats() {
   if (!std::getline(in, text)) {
     return unreadable("/proc/self/stat", "empty");
   }
-  // Fields after the command (in parentheses, which may hold spaces): the first is
-  // field 3 (state); starttime is field 22, rss field 24 (proc(5)).
-  auto close = text.rfind(')');
-  if (close == std::string::npos) {
+  // starttime is field 22, rss field 24 (proc(5)): [19] and [21] of the fields after the
+  // command.
+  auto f = parse_stat_fields(text);
+  if (!f) {
     return unreadable("/proc/self/stat", "no ')' after the command");
   }
-  std::istringstream fields{text.substr(close + 1)};
-  std::vector<std::string> f;
-  for (std::string word; fields >> word;) {
-    f.push_back(word);
-  }
-  if (f.size() < 22) {
-    return unreadable("/proc/self/stat", std::to_string(f.size() + 2) + " fields, expected 24+");
+  if (f->size() < 22) {
+    return unreadable("/proc/self/stat", std::to_string(f->size() + 2) + " fields, expected 24+");
   }
   auto btime = boot_time();
   if (!btime) {
@@ -57,8 +51,8 @@ caf::expected<process_stats> read_process_stats() {
   }
   process_stats out;
   auto ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  out.start_time_seconds = *btime + std::stod(f[19]) / ticks;
-  out.resident_memory_bytes = std::stod(f[21]) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  out.start_time_seconds = *btime + std::stod((*f)[19]) / ticks;
+  out.resident_memory_bytes = std::stod((*f)[21]) * static_cast<double>(::sysconf(_SC_PAGESIZE));
   auto* dir = ::opendir("/proc/self/fd");
   if (dir == nullptr) {
     return unreadable("/proc/self/fd", "cannot open the directory");

@@ -25,6 +25,15 @@ mount_action count(volume_record& rec, const std::string& id) {
 
 } // namespace
 
+TEST(volume_rules, no_such_volume_names_the_volume_and_why) {
+  auto err = no_such_volume("v1");
+  EXPECT_TRUE(is(err, ec::not_found));
+  EXPECT_EQ(describe(err), "no such volume: v1");
+  auto snap = no_such_volume("s1", "it is a snapshot");
+  EXPECT_TRUE(is(snap, ec::not_found));
+  EXPECT_EQ(describe(snap), "no such volume: s1 (it is a snapshot)");
+}
+
 TEST(volume_rules, first_mount_mounts_the_host_later_ones_only_count) {
   auto rec = mounted_by({});
   EXPECT_EQ(count(rec, "c1"), mount_action::mount_host);

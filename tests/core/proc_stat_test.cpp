@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -35,6 +36,25 @@ TEST(proc_stat, parses_the_start_time_after_the_last_parenthesis) {
   EXPECT_EQ(*ticks, 424242u);
   EXPECT_EQ(parse_stat_command("77 (a b) c)) R 1"), "a b) c)");
   EXPECT_FALSE(parse_stat_start_ticks("12 (x) S 1 2 3"));
+}
+
+TEST(proc_stat, splits_the_fields_after_the_command_name) {
+  auto fields = parse_stat_fields("77 (a b) c)) R 1 77  77\n");
+  ASSERT_TRUE(fields) << describe(fields.error());
+  EXPECT_EQ(*fields, (std::vector<std::string>{"R", "1", "77", "77"}));
+  auto none = parse_stat_fields("77 (x)");
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  EXPECT_FALSE(parse_stat_fields("77 x R 1"));
+}
+
+TEST(proc_stat, names_the_missing_start_time) {
+  auto short_line = parse_stat_start_ticks("12 (x) S 1 2 3");
+  ASSERT_FALSE(short_line);
+  EXPECT_EQ(describe(short_line.error()), "/proc/PID/stat: only 6 fields, starttime is field 22");
+  auto no_paren = parse_stat_start_ticks("12 x S");
+  ASSERT_FALSE(no_paren);
+  EXPECT_EQ(describe(no_paren.error()), "/proc/PID/stat: no ')' after the command name");
 }
 
 TEST(proc_stat, reads_this_process) {

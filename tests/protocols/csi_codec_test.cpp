@@ -105,11 +105,6 @@ TEST(csi_codec, refuses_bad_paths_naming_the_field) {
   }
 }
 
-TEST(csi_codec, quotes_input_with_escapes) {
-  EXPECT_EQ(quote("a\"b\n"), "\"a\\\"b\\x0a\"");
-  EXPECT_EQ(quote(std::string(300, 'x')).size(), 200u + 2 + 3);
-}
-
 // -- capabilities -------------------------------------------------------------------
 
 TEST(csi_codec, accepts_single_node_mount_and_block_capabilities) {

@@ -179,12 +179,6 @@ TEST(docker_codec, encodes_list) {
   EXPECT_EQ(encode_list({}), R"({"Volumes":[],"Err":""})");
 }
 
-TEST(docker_codec, quotes_input_safely) {
-  EXPECT_EQ(quote_input("a\"b\\c"), R"("a\"b\\c")");
-  EXPECT_EQ(quote_input(std::string("a\x01", 2)), R"("a\x01")");
-  EXPECT_EQ(quote_input(std::string(200, 'x')), "\"" + std::string(160, 'x') + "...\"");
-}
-
 // -- bounds (core/limits.hpp): at the bound accepted, over it refused by name ------
 
 namespace {

@@ -6,15 +6,12 @@
 
 #include "core/errors.hpp"
 #include "core/limits.hpp"
+#include "core/text.hpp"
 #include "protocols/docker/sync/dockerd_alive.hpp"
 
 namespace berth::docker_sync {
 
 namespace {
-
-std::string short_id(const std::string& id) {
-  return id.size() > 12 ? id.substr(0, 12) + "…" : id;
-}
 
 const mount_id_state* find_state(const std::vector<mount_id_state>& states,
                                  const std::string& id) {
