@@ -1,0 +1,150 @@
+// The CSI codec: pagination of lists, and the node side (stage and publish decoded,
+// statistics encoded).
+
+#include "protocols/csi/csi_codec.hpp"
+
+#include <algorithm>
+
+#include "core/text.hpp"
+#include "protocols/csi/detail/codec_common.hpp"
+#include "protocols/csi/status.hpp"
+
+namespace berth::csi {
+
+using namespace detail;
+
+// -- pagination -------------------------------------------------------------------
+
+grpc::Status paginate(const std::vector<std::string>& names, int32_t max_entries,
+                      const std::string& starting_token, page& out) {
+  if (max_entries < 0) {
+    return invalid_argument("max_entries " + std::to_string(max_entries) + " is negative");
+  }
+  out = page{};
+  if (!starting_token.empty()) {
+    auto it = std::lower_bound(names.begin(), names.end(), starting_token);
+    if (it == names.end() || *it != starting_token) {
+      return {grpc::StatusCode::ABORTED,
+              "starting_token " + quote_input(starting_token)
+                + " names no entry (the list changed): list again from the start"};
+    }
+    out.begin = static_cast<size_t>(it - names.begin());
+  }
+  out.end = names.size();
+  if (max_entries > 0 && names.size() - out.begin > static_cast<size_t>(max_entries)) {
+    out.end = out.begin + static_cast<size_t>(max_entries);
+    out.next_token = names[out.end];
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status paginate_records(const std::vector<volume_record>& recs, int32_t max_entries,
+                              const std::string& starting_token, page& out) {
+  std::vector<std::string> names;
+  names.reserve(recs.size());
+  for (const auto& rec : recs) {
+    names.push_back(rec.name);
+  }
+  return paginate(names, max_entries, starting_token, out);
+}
+
+std::vector<volume_record> select_kind(std::vector<volume_record> recs, record_kind kind) {
+  recs.erase(std::remove_if(recs.begin(), recs.end(),
+                            [&](const volume_record& r) { return r.kind != kind; }),
+             recs.end());
+  std::sort(recs.begin(), recs.end(),
+            [](const volume_record& a, const volume_record& b) { return a.name < b.name; });
+  return recs;
+}
+
+std::vector<volume_record> filter_snapshots(std::vector<volume_record> recs,
+                                            const std::string& snapshot_id,
+                                            const std::string& source_volume_id) {
+  recs = select_kind(std::move(recs), record_kind::snapshot);
+  const content_source source{record_kind::volume, source_volume_id};
+  recs.erase(std::remove_if(recs.begin(), recs.end(),
+                            [&](const volume_record& r) {
+                              return (!snapshot_id.empty() && r.name != snapshot_id)
+                                     || (!source_volume_id.empty() && r.source != source);
+                            }),
+             recs.end());
+  return recs;
+}
+
+// -- node -------------------------------------------------------------------------
+
+grpc::Status decode_stage(const v1::NodeStageVolumeRequest& req, stage_request& out) {
+  if (auto st = require(req.volume_id(), "volume_id"); !st.ok()) {
+    return st;
+  }
+  if (auto st = check_path(req.staging_target_path(), "staging_target_path"); !st.ok()) {
+    return st;
+  }
+  if (!req.has_volume_capability()) {
+    return invalid_argument("volume_capability is required");
+  }
+  const auto& cap = req.volume_capability();
+  if (auto st = check_capability(cap, ""); !st.ok()) {
+    return st;
+  }
+  out = stage_request{};
+  out.staging_path = req.staging_target_path();
+  out.block = cap.has_block();
+  if (cap.has_mount()) {
+    out.fs_type = cap.mount().fs_type();
+    out.flags.assign(cap.mount().mount_flags().begin(), cap.mount().mount_flags().end());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status decode_publish(const v1::NodePublishVolumeRequest& req, publish_request& out) {
+  if (auto st = require(req.volume_id(), "volume_id"); !st.ok()) {
+    return st;
+  }
+  if (auto st = check_path(req.target_path(), "target_path"); !st.ok()) {
+    return st;
+  }
+  if (auto st = check_path(req.staging_target_path(), "staging_target_path"); !st.ok()) {
+    return st;
+  }
+  if (req.target_path() == req.staging_target_path()) {
+    return invalid_argument("target_path " + quote_input(req.target_path())
+                            + " is the staging_target_path");
+  }
+  if (!req.has_volume_capability()) {
+    return invalid_argument("volume_capability is required");
+  }
+  const auto& cap = req.volume_capability();
+  if (auto st = check_capability(cap, ""); !st.ok()) {
+    return st;
+  }
+  out = publish_request{};
+  out.target = req.target_path();
+  out.staging_path = req.staging_target_path();
+  out.how.block = cap.has_block();
+  out.how.readonly = req.readonly() || cap.access_mode().mode() == mode::SINGLE_NODE_READER_ONLY;
+  if (cap.has_mount()) {
+    out.how.flags.assign(cap.mount().mount_flags().begin(), cap.mount().mount_flags().end());
+  }
+  return grpc::Status::OK;
+}
+
+void encode_stats(const volume_stats& stats, v1::NodeGetVolumeStatsResponse* out) {
+  auto* bytes = out->add_usage();
+  bytes->set_unit(v1::VolumeUsage::BYTES);
+  bytes->set_total(to_int64(stats.total_bytes));
+  if (!stats.block) {
+    bytes->set_available(to_int64(stats.available_bytes));
+    bytes->set_used(to_int64(stats.used_bytes));
+    auto* inodes = out->add_usage();
+    inodes->set_unit(v1::VolumeUsage::INODES);
+    inodes->set_total(to_int64(stats.total_inodes));
+    inodes->set_available(to_int64(stats.free_inodes));
+    inodes->set_used(to_int64(stats.used_inodes));
+  }
+  auto* cond = out->mutable_volume_condition();
+  cond->set_abnormal(stats.abnormal);
+  cond->set_message(stats.abnormal ? stats.message : "volume is healthy");
+}
+
+} // namespace berth::csi
