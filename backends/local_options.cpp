@@ -323,6 +323,93 @@ caf::error validate_local_options(const std::string& volume, const option_map& o
   return plan ? caf::error{} : plan.error();
 }
 
+namespace {
+
+caf::error invalid_option(const std::string& message) {
+  return make_error(ec::invalid_argument, message);
+}
+
+/// type nfs or nfs4: the device and the elements checked, the plan for mount.nfs.
+caf::error plan_nfs(const std::string& volume, const std::string& type, const std::string& device,
+                    const std::vector<element>& elements, mount_plan& plan) {
+  auto invalid = invalid_option;
+  // host:/path; the host a name or an address (IPv6 in brackets), or empty
+  // with o=addr=ADDRESS. Nothing here may begin with '-': mount(8) and
+  // mount.nfs would read it as an option (-T names an fstab file).
+  auto bad_device = [&](const std::string& why) {
+    return invalid("device \"" + device + "\" of volume " + volume + " " + why
+                   + " (expected host:/path, e.g. server.example:/export, 10.0.0.2:/export, "
+                     "[fd00::2]:/export, or :/path with o=addr=ADDRESS)");
+  };
+  size_t colon = device.find(':');
+  if (device[0] == '[') {
+    size_t close = device.find(']');
+    colon = close == std::string::npos ? std::string::npos : close + 1;
+  }
+  if (colon >= device.size() || device[colon] != ':') {
+    return bad_device("has no \":/path\" after the host");
+  }
+  std::string host = device.substr(0, colon);
+  std::string path = device.substr(colon + 1);
+  if (host.empty()) {
+    auto addr = find_element(elements, "addr");
+    if (addr == nullptr || !is_ip_address(addr->value)) {
+      return bad_device("has no host, and o has no addr= with an IP address");
+    }
+  } else if (!is_valid_nfs_host(host)) {
+    return bad_device("names no valid host: \"" + host + "\"");
+  }
+  if (!is_clean_absolute_path(path)) {
+    return bad_device("has no clean absolute export path: \"" + path + "\"");
+  }
+  if (auto addr = find_element(elements, "addr"); addr != nullptr && !is_ip_address(addr->value)) {
+    return invalid("addr=\"" + addr->value + "\" of volume " + volume
+                   + " must be an IP address");
+  }
+  plan.fstype = type;
+  plan.device = device;
+  plan.data = join_elements(elements);
+  plan.use_helper = true;
+  return {};
+}
+
+/// type efs (or an nfs device that names an EFS file system): the file system ID and
+/// path checked, the plan for amazon-efs-utils, or for plain NFSv4 without it.
+caf::error plan_efs(const std::string& volume, const std::string& device, std::string efs_id,
+                    std::string efs_path, const std::vector<element>& elements,
+                    const efs_environment& env, mount_plan& plan) {
+  auto invalid = invalid_option;
+  if (efs_id.empty() && !parse_efs_device(device, efs_id, efs_path)) {
+    return invalid("device \"" + device + "\" of volume " + volume
+                   + " must look like fs-XXXXXXXX or fs-XXXXXXXX:/path");
+  }
+  if (auto ip = find_element(elements, "mounttargetip");
+      ip != nullptr && !is_ip_address(ip->value)) {
+    return invalid("mounttargetip=\"" + ip->value + "\" of volume " + volume
+                   + " must be an IP address");
+  }
+  if (auto region = find_element(elements, "region");
+      region != nullptr && !is_valid_nfs_host(region->value)) {
+    return invalid("region=\"" + region->value + "\" of volume " + volume
+                   + " is not a region name (e.g. eu-west-1)");
+  }
+  if (!is_clean_absolute_path(efs_path)) {
+    return invalid("device \"" + device + "\" of volume " + volume
+                   + " must have a clean absolute path after the file system ID");
+  }
+  plan.use_helper = true;
+  if (env.helper_installed) {
+    plan.fstype = "efs";
+    plan.device = efs_id + ":" + efs_path;
+    plan.data = join_elements(elements);
+  } else {
+    return plan_efs_as_nfs4(volume, efs_id, efs_path, elements, env, plan);
+  }
+  return {};
+}
+
+} // namespace
+
 caf::expected<mount_plan> plan_local_mount(const std::string& volume, const option_map& options,
                                            const efs_environment& env) {
   auto invalid = [&](const std::string& msg) { return make_error(ec::invalid_argument, msg); };
@@ -466,71 +553,13 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
       plan.device = device;
       to_flags_and_data(elements, plan);
       break;
-    case local_kind::nfs: {
-      // host:/path; the host a name or an address (IPv6 in brackets), or empty
-      // with o=addr=ADDRESS. Nothing here may begin with '-': mount(8) and
-      // mount.nfs would read it as an option (-T names an fstab file).
-      auto bad_device = [&](const std::string& why) {
-        return invalid("device \"" + device + "\" of volume " + volume + " " + why
-                       + " (expected host:/path, e.g. server.example:/export, 10.0.0.2:/export, "
-                         "[fd00::2]:/export, or :/path with o=addr=ADDRESS)");
-      };
-      size_t colon = device.find(':');
-      if (device[0] == '[') {
-        size_t close = device.find(']');
-        colon = close == std::string::npos ? std::string::npos : close + 1;
+    case local_kind::nfs:
+      if (auto err = plan_nfs(volume, type, device, elements, plan)) {
+        return err;
       }
-      if (colon >= device.size() || device[colon] != ':') {
-        return bad_device("has no \":/path\" after the host");
-      }
-      std::string host = device.substr(0, colon);
-      std::string path = device.substr(colon + 1);
-      if (host.empty()) {
-        auto addr = find_element(elements, "addr");
-        if (addr == nullptr || !is_ip_address(addr->value)) {
-          return bad_device("has no host, and o has no addr= with an IP address");
-        }
-      } else if (!is_valid_nfs_host(host)) {
-        return bad_device("names no valid host: \"" + host + "\"");
-      }
-      if (!is_clean_absolute_path(path)) {
-        return bad_device("has no clean absolute export path: \"" + path + "\"");
-      }
-      if (auto addr = find_element(elements, "addr"); addr != nullptr && !is_ip_address(addr->value)) {
-        return invalid("addr=\"" + addr->value + "\" of volume " + volume
-                       + " must be an IP address");
-      }
-      plan.fstype = type;
-      plan.device = device;
-      plan.data = join_elements(elements);
-      plan.use_helper = true;
       break;
-    }
     case local_kind::efs:
-      if (efs_id.empty() && !parse_efs_device(device, efs_id, efs_path)) {
-        return invalid("device \"" + device + "\" of volume " + volume
-                       + " must look like fs-XXXXXXXX or fs-XXXXXXXX:/path");
-      }
-      if (auto ip = find_element(elements, "mounttargetip");
-          ip != nullptr && !is_ip_address(ip->value)) {
-        return invalid("mounttargetip=\"" + ip->value + "\" of volume " + volume
-                       + " must be an IP address");
-      }
-      if (auto region = find_element(elements, "region");
-          region != nullptr && !is_valid_nfs_host(region->value)) {
-        return invalid("region=\"" + region->value + "\" of volume " + volume
-                       + " is not a region name (e.g. eu-west-1)");
-      }
-      if (!is_clean_absolute_path(efs_path)) {
-        return invalid("device \"" + device + "\" of volume " + volume
-                       + " must have a clean absolute path after the file system ID");
-      }
-      plan.use_helper = true;
-      if (env.helper_installed) {
-        plan.fstype = "efs";
-        plan.device = efs_id + ":" + efs_path;
-        plan.data = join_elements(elements);
-      } else if (auto err = plan_efs_as_nfs4(volume, efs_id, efs_path, elements, env, plan)) {
+      if (auto err = plan_efs(volume, device, efs_id, efs_path, elements, env, plan)) {
         return err;
       }
       break;
