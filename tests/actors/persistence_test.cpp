@@ -12,9 +12,9 @@
 #include "actors/type_ids.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
-#include "fake_stores.hpp"
-#include "records.hpp"
-#include "temp_dir.hpp"
+#include "tests/persistence/fake_stores.hpp"
+#include "tests/persistence/records.hpp"
+#include "tests/persistence/temp_dir.hpp"
 
 namespace berth {
 namespace {
