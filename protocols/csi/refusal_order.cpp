@@ -40,16 +40,36 @@ verdict judge(const request_shape& shape) {
   return {};
 }
 
-grpc::ServerUnaryReactor* answer_if_volume_exists(gateway& gw, const registry_actor& registry,
-                                                  counted_reactor* r, const std::string& id,
-                                                  grpc::Status answer, const char* noun) {
+namespace {
+
+/// Finishes `r` with `answer` once a lookup finds that `id` names a CSI volume, and, when
+/// `path` is not empty, that the volume is staged or published at `path` (step 3 before
+/// step 4); with NOT_FOUND otherwise.
+grpc::ServerUnaryReactor* answer_after_lookup(gateway& gw, const registry_actor& registry,
+                                              counted_reactor* r, const std::string& id,
+                                              const char* noun, std::string path,
+                                              grpc::Status answer) {
   gw.ask(
     registry, query_timeout,
-    [r, answer, id, noun](volume_record& rec) {
-      r->Finish(rec.kind == record_kind::volume ? answer : unknown_volume(id, noun));
+    [r, answer, id, noun, path](volume_record& rec) {
+      if (rec.kind != record_kind::volume) {
+        r->Finish(unknown_volume(id, noun));
+      } else if (auto err = path.empty() ? caf::error{} : check_volume_path(rec, path)) {
+        r->fail(err);
+      } else {
+        r->Finish(answer);
+      }
     },
     on_error(r), atom::get_v, id, std::string{owner_csi});
   return r;
+}
+
+} // namespace
+
+grpc::ServerUnaryReactor* answer_if_volume_exists(gateway& gw, const registry_actor& registry,
+                                                  counted_reactor* r, const std::string& id,
+                                                  grpc::Status answer, const char* noun) {
+  return answer_after_lookup(gw, registry, r, id, noun, {}, std::move(answer));
 }
 
 grpc::ServerUnaryReactor* refuse(gateway& gw, const registry_actor& registry,
@@ -63,22 +83,10 @@ grpc::ServerUnaryReactor* refuse(gateway& gw, const registry_actor& registry,
     case verdict::step::refuse_if_volume_exists:
       break;
   }
-  if (shape.located_path == nullptr) {
-    return answer_if_volume_exists(gw, registry, r, *shape.volume_id, v.status,
-                                   shape.volume_noun);
-  }
-  // Step 3 before step 4: the record says where the volume is staged and published.
-  gw.ask(
-    registry, query_timeout,
-    [r, refusal = v.status, path = canonical_node_path(*shape.located_path)](volume_record& rec) {
-      if (auto err = check_volume_path(rec, path)) {
-        r->fail(err);
-      } else {
-        r->Finish(refusal);
-      }
-    },
-    on_error(r), atom::get_v, *shape.volume_id, std::string{owner_csi});
-  return r;
+  auto path = shape.located_path == nullptr ? std::string{}
+                                            : canonical_node_path(*shape.located_path);
+  return answer_after_lookup(gw, registry, r, *shape.volume_id, shape.volume_noun,
+                             std::move(path), v.status);
 }
 
 } // namespace berth::csi
