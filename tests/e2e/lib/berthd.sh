@@ -25,6 +25,24 @@ plugin_err() {
   json_get "$out" 'd.get("Err", "") or ""' 2>/dev/null || echo "<not JSON: ${out:0:200}>"
 }
 
+# plugin_timed ENDPOINT BODY: like plugin_err, but sets TIMED_ERR to the Err and TIMED_MS
+# to curl's own time for the request, so a bound on berthd's answer does not also count
+# the test's JSON parsing (a Python start-up is hundreds of ms on a loaded machine).
+plugin_timed() {
+  local out seconds
+  TIMED_ERR="" TIMED_MS=""
+  if ! out=$(curl -sS --max-time 30 --unix-socket "$PLUGIN_SOCK" \
+    -H 'Content-Type: application/vnd.docker.plugins.v1+json' \
+    -X POST --data-binary "$2" -w '\n%{time_total}' "http://localhost/VolumeDriver.$1" 2>&1); then
+    TIMED_ERR="<transport: $out>"
+    return 0
+  fi
+  seconds=${out##*$'\n'}
+  out=${out%$'\n'*}
+  TIMED_MS=$(awk -v s="$seconds" 'BEGIN { printf "%d", s * 1000 }')
+  TIMED_ERR=$(json_get "$out" 'd.get("Err", "") or ""' 2>/dev/null || echo "<not JSON: ${out:0:200}>")
+}
+
 # mount_id NAME ID / unmount_id NAME ID: Mount or Unmount with a mount ID; prints the Err.
 mount_id() {
   plugin_err Mount "{\"Name\":\"$1\",\"ID\":\"$2\"}"
