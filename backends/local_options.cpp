@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
-#include <set>
 
-#include <arpa/inet.h>
 #include <sys/mount.h>
-#include <unistd.h>
 
+#include "backends/detail/mount_elements.hpp"
+#include "backends/detail/network_plans.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 
@@ -16,9 +14,13 @@ namespace berth {
 
 namespace {
 
-// -- allow-lists --------------------------------------------------------------
+using detail::element;
+using detail::find_element;
+using detail::join_elements;
+using detail::name_set;
+using detail::split_o;
 
-using name_set = std::set<std::string, std::less<>>;
+// -- allow-lists --------------------------------------------------------------
 
 const name_set top_level = {"type", "device", "o", "size"};
 
@@ -38,9 +40,6 @@ const name_set nfs_elements = {"addr",   "vers",    "nfsvers",    "port",    "rs
                                "nosuid", "nodev",   "noexec",     "sec",     "actimeo",
                                "nconnect", "lookupcache", "namlen", "fsc",   "netns"};
 
-const name_set efs_only = {"tls",         "iam",          "accesspoint", "netns",
-                           "awsprofile",  "awscredsuri",  "mounttargetip", "region"};
-
 /// Options that mount(2) takes as MS_* flags rather than in the data string.
 struct flag_option {
   const char* name;
@@ -56,49 +55,6 @@ const flag_option flag_options[] = {
   {"sync", MS_SYNCHRONOUS, 0},
 };
 
-std::string join(const name_set& names) {
-  std::string out;
-  for (const auto& n : names) {
-    out += out.empty() ? "" : ", ";
-    out += n;
-  }
-  return out;
-}
-
-// -- elements of `o` ----------------------------------------------------------
-
-struct element {
-  std::string key;
-  std::string text; ///< "key" or "key=value"
-  std::string value;
-};
-
-std::vector<element> split_o(const std::string& o) {
-  std::vector<element> out;
-  size_t pos = 0;
-  while (pos <= o.size()) {
-    size_t comma = o.find(',', pos);
-    std::string text = o.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    size_t eq = text.find('=');
-    element e{text.substr(0, eq), text, eq == std::string::npos ? "" : text.substr(eq + 1)};
-    out.push_back(std::move(e));
-    if (comma == std::string::npos) {
-      break;
-    }
-    pos = comma + 1;
-  }
-  return out;
-}
-
-std::string join_elements(const std::vector<element>& elements) {
-  std::string out;
-  for (const auto& e : elements) {
-    out += out.empty() ? "" : ",";
-    out += e.text;
-  }
-  return out;
-}
-
 bool is_size_value(const std::string& s) {
   size_t digits = 0;
   while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') {
@@ -110,29 +66,6 @@ bool is_size_value(const std::string& s) {
   std::string rest = s.substr(digits);
   return rest.empty() || rest == "k" || rest == "K" || rest == "m" || rest == "M" || rest == "g"
          || rest == "G" || rest == "%";
-}
-
-/// "fs-0123abcd" or "fs-0123abcd:/path" -> id and path ("/" by default).
-bool parse_efs_device(const std::string& device, std::string& id, std::string& path) {
-  size_t colon = device.find(':');
-  id = device.substr(0, colon);
-  path = colon == std::string::npos ? "/" : device.substr(colon + 1);
-  if (id.size() <= 3 || id.compare(0, 3, "fs-") != 0) {
-    return false;
-  }
-  bool alnum = std::all_of(id.begin() + 3, id.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-  });
-  return alnum && !path.empty() && path[0] == '/';
-}
-
-const element* find_element(const std::vector<element>& elements, const std::string& key) {
-  for (const auto& e : elements) {
-    if (e.key == key) {
-      return &e;
-    }
-  }
-  return nullptr;
 }
 
 /// Splits `elements` into MS_* flags and the data string for mount(2).
@@ -154,60 +87,6 @@ void to_flags_and_data(const std::vector<element>& elements, mount_plan& plan) {
   plan.data = join_elements(rest);
 }
 
-/// EFS without mount.efs: plain NFSv4.1 with EFS's recommended options.
-caf::error plan_efs_as_nfs4(const std::string& volume, const std::string& id,
-                            const std::string& path, const std::vector<element>& elements,
-                            const efs_environment& env, mount_plan& plan) {
-  std::string host;
-  if (auto ip = find_element(elements, "mounttargetip"); ip != nullptr && !ip->value.empty()) {
-    host = ip->value;
-  } else {
-    auto region = find_element(elements, "region");
-    std::string r = region != nullptr ? region->value : env.default_region;
-    if (r.empty()) {
-      return make_error(ec::invalid_argument,
-                        "volume " + volume + ": EFS device " + id
-                          + " needs region= (or AWS_REGION) or mounttargetip= in option o"
-                            " because mount.efs is not installed");
-    }
-    host = id + ".efs." + r + ".amazonaws.com";
-  }
-  std::vector<element> merged = split_o(
-    "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport");
-  std::vector<std::string> ignored;
-  for (const auto& e : elements) {
-    if (efs_only.count(e.key) > 0) {
-      if (e.key == "tls" || e.key == "iam" || e.key == "accesspoint" || e.key == "awsprofile"
-          || e.key == "awscredsuri") {
-        ignored.push_back(e.key);
-      }
-      continue;
-    }
-    auto same = [&](const element& d) {
-      bool version = (e.key == "vers" || e.key == "nfsvers")
-                     && (d.key == "vers" || d.key == "nfsvers");
-      bool hardness = (e.key == "hard" || e.key == "soft") && (d.key == "hard" || d.key == "soft");
-      return version || hardness || d.key == e.key;
-    };
-    merged.erase(std::remove_if(merged.begin(), merged.end(), same), merged.end());
-    merged.push_back(e);
-  }
-  if (!ignored.empty()) {
-    std::string list;
-    for (const auto& k : ignored) {
-      list += list.empty() ? "" : ", ";
-      list += k;
-    }
-    plan.warnings.push_back("volume " + volume + ": " + list
-                            + " cannot be honoured without mount.efs (amazon-efs-utils); "
-                              "mounting " + id + " as plain NFSv4.1 without them");
-  }
-  plan.fstype = "nfs4";
-  plan.device = host + ":" + path;
-  plan.data = join_elements(merged);
-  return {};
-}
-
 /// A tmpfs source is only a label in mountinfo: letters, digits, `_ . -`, not
 /// beginning with '-'.
 bool is_valid_label(const std::string& s) {
@@ -219,44 +98,7 @@ bool is_valid_label(const std::string& s) {
   });
 }
 
-bool is_ip_address(const std::string& s) {
-  unsigned char buf[sizeof(struct in6_addr)];
-  return ::inet_pton(AF_INET, s.c_str(), buf) == 1 || ::inet_pton(AF_INET6, s.c_str(), buf) == 1;
-}
-
 } // namespace
-
-bool is_valid_nfs_host(const std::string& host) {
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    unsigned char buf[sizeof(struct in6_addr)];
-    return ::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), buf) == 1;
-  }
-  unsigned char v4[sizeof(struct in_addr)];
-  if (::inet_pton(AF_INET, host.c_str(), v4) == 1) {
-    return true;
-  }
-  if (host.empty() || host.size() > 253) {
-    return false;
-  }
-  // RFC 1123 labels: 1-63 letters, digits and '-', neither first nor last a '-'.
-  size_t pos = 0;
-  while (true) {
-    size_t dot = host.find('.', pos);
-    std::string label = host.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
-    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
-      return false;
-    }
-    for (char c : label) {
-      if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') {
-        return false;
-      }
-    }
-    if (dot == std::string::npos) {
-      return true;
-    }
-    pos = dot + 1;
-  }
-}
 
 bool overlaps(const std::string& path, const std::string& dir) {
   auto under = [](const std::string& a, const std::string& b) {
@@ -286,129 +128,12 @@ bool is_clean_absolute_path(const std::string& path) {
   return true;
 }
 
-efs_environment probe_efs_environment() {
-  efs_environment env;
-  std::vector<std::string> dirs = {"/sbin", "/usr/sbin", "/usr/local/sbin"};
-  if (const char* p = std::getenv("PATH"); p != nullptr) {
-    std::string path = p;
-    size_t pos = 0;
-    while (pos <= path.size()) {
-      size_t colon = path.find(':', pos);
-      dirs.push_back(path.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos));
-      if (colon == std::string::npos) {
-        break;
-      }
-      pos = colon + 1;
-    }
-  }
-  for (const auto& d : dirs) {
-    if (!d.empty() && ::access((d + "/mount.efs").c_str(), X_OK) == 0) {
-      env.helper_installed = true;
-      break;
-    }
-  }
-  for (const char* var : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
-    if (const char* r = std::getenv(var); r != nullptr && *r != '\0') {
-      env.default_region = r;
-      break;
-    }
-  }
-  return env;
-}
-
 caf::error validate_local_options(const std::string& volume, const option_map& options) {
   efs_environment any; // validation does not depend on the host
   any.helper_installed = true;
   auto plan = plan_local_mount(volume, options, any);
   return plan ? caf::error{} : plan.error();
 }
-
-namespace {
-
-caf::error invalid_option(const std::string& message) {
-  return make_error(ec::invalid_argument, message);
-}
-
-/// type nfs or nfs4: the device and the elements checked, the plan for mount.nfs.
-caf::error plan_nfs(const std::string& volume, const std::string& type, const std::string& device,
-                    const std::vector<element>& elements, mount_plan& plan) {
-  auto invalid = invalid_option;
-  // host:/path; the host a name or an address (IPv6 in brackets), or empty
-  // with o=addr=ADDRESS. Nothing here may begin with '-': mount(8) and
-  // mount.nfs would read it as an option (-T names an fstab file).
-  auto bad_device = [&](const std::string& why) {
-    return invalid("device \"" + device + "\" of volume " + volume + " " + why
-                   + " (expected host:/path, e.g. server.example:/export, 10.0.0.2:/export, "
-                     "[fd00::2]:/export, or :/path with o=addr=ADDRESS)");
-  };
-  size_t colon = device.find(':');
-  if (device[0] == '[') {
-    size_t close = device.find(']');
-    colon = close == std::string::npos ? std::string::npos : close + 1;
-  }
-  if (colon >= device.size() || device[colon] != ':') {
-    return bad_device("has no \":/path\" after the host");
-  }
-  std::string host = device.substr(0, colon);
-  std::string path = device.substr(colon + 1);
-  if (host.empty()) {
-    auto addr = find_element(elements, "addr");
-    if (addr == nullptr || !is_ip_address(addr->value)) {
-      return bad_device("has no host, and o has no addr= with an IP address");
-    }
-  } else if (!is_valid_nfs_host(host)) {
-    return bad_device("names no valid host: \"" + host + "\"");
-  }
-  if (!is_clean_absolute_path(path)) {
-    return bad_device("has no clean absolute export path: \"" + path + "\"");
-  }
-  if (auto addr = find_element(elements, "addr"); addr != nullptr && !is_ip_address(addr->value)) {
-    return invalid("addr=\"" + addr->value + "\" of volume " + volume
-                   + " must be an IP address");
-  }
-  plan.fstype = type;
-  plan.device = device;
-  plan.data = join_elements(elements);
-  plan.use_helper = true;
-  return {};
-}
-
-/// type efs (or an nfs device that names an EFS file system): the file system ID and
-/// path checked, the plan for amazon-efs-utils, or for plain NFSv4 without it.
-caf::error plan_efs(const std::string& volume, const std::string& device, std::string efs_id,
-                    std::string efs_path, const std::vector<element>& elements,
-                    const efs_environment& env, mount_plan& plan) {
-  auto invalid = invalid_option;
-  if (efs_id.empty() && !parse_efs_device(device, efs_id, efs_path)) {
-    return invalid("device \"" + device + "\" of volume " + volume
-                   + " must look like fs-XXXXXXXX or fs-XXXXXXXX:/path");
-  }
-  if (auto ip = find_element(elements, "mounttargetip");
-      ip != nullptr && !is_ip_address(ip->value)) {
-    return invalid("mounttargetip=\"" + ip->value + "\" of volume " + volume
-                   + " must be an IP address");
-  }
-  if (auto region = find_element(elements, "region");
-      region != nullptr && !is_valid_nfs_host(region->value)) {
-    return invalid("region=\"" + region->value + "\" of volume " + volume
-                   + " is not a region name (e.g. eu-west-1)");
-  }
-  if (!is_clean_absolute_path(efs_path)) {
-    return invalid("device \"" + device + "\" of volume " + volume
-                   + " must have a clean absolute path after the file system ID");
-  }
-  plan.use_helper = true;
-  if (env.helper_installed) {
-    plan.fstype = "efs";
-    plan.device = efs_id + ":" + efs_path;
-    plan.data = join_elements(elements);
-  } else {
-    return plan_efs_as_nfs4(volume, efs_id, efs_path, elements, env, plan);
-  }
-  return {};
-}
-
-} // namespace
 
 caf::expected<mount_plan> plan_local_mount(const std::string& volume, const option_map& options,
                                            const efs_environment& env) {
@@ -464,7 +189,7 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
     plan.kind = local_kind::block;
     allowed = &block_elements;
   } else if (type == "nfs" || type == "nfs4") {
-    plan.kind = parse_efs_device(device, efs_id, efs_path) ? local_kind::efs : local_kind::nfs;
+    plan.kind = detail::parse_efs_device(device, efs_id, efs_path) ? local_kind::efs : local_kind::nfs;
     allowed = &nfs_elements;
   } else if (type == "efs") {
     plan.kind = local_kind::efs;
@@ -485,9 +210,12 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
       return invalid("empty element in option o (\"" + o + "\") for volume " + volume);
     }
     bool ok = allowed->count(e.key) > 0
-              || (plan.kind == local_kind::efs && efs_only.count(e.key) > 0);
+              || (plan.kind == local_kind::efs && detail::efs_only_elements().count(e.key) > 0);
     if (!ok) {
-      std::string list = join(*allowed) + (plan.kind == local_kind::efs ? ", " + join(efs_only) : "");
+      std::string list = detail::join_names(*allowed);
+      if (plan.kind == local_kind::efs) {
+        list += ", " + detail::join_names(detail::efs_only_elements());
+      }
       return invalid("unknown element \"" + e.key + "\" in option o for volume " + volume
                      + " (type " + type + " allows: " + list + ")");
     }
@@ -554,12 +282,12 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
       to_flags_and_data(elements, plan);
       break;
     case local_kind::nfs:
-      if (auto err = plan_nfs(volume, type, device, elements, plan)) {
+      if (auto err = detail::plan_nfs(volume, type, device, elements, plan)) {
         return err;
       }
       break;
     case local_kind::efs:
-      if (auto err = plan_efs(volume, device, efs_id, efs_path, elements, env, plan)) {
+      if (auto err = detail::plan_efs(volume, device, efs_id, efs_path, elements, env, plan)) {
         return err;
       }
       break;
