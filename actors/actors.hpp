@@ -82,6 +82,9 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::get, std::string>::with<volume_record>,
   /// Answers when no transition is running or queued (used at shutdown).
   replies_to<atom::drain>::with<atom::ok>,
+  /// Answers when no backend call is hung and then none is running or queued: the
+  /// registry waits for it before it retires the actor of a name it forgets.
+  replies_to<atom::settled>::with<atom::ok>,
   /// Internal: a backend call finished (token, error or none; a result travels beside it).
   reacts_to<atom::done, uint64_t, caf::error>,
   /// Internal: a backend call's timeout fired (token).

@@ -57,18 +57,32 @@ caf::result<Result> forward(self_ptr self, const std::string& name, Ts&&... xs) 
   return self->delegate(entry->hdl, std::forward<Ts>(xs)...);
 }
 
-/// Drops a name whose actor holds no volume and no pending creation.
-void forget_if_unused(self_ptr self, const std::string& name, const volume_actor& hdl) {
+/// True when `name` is still `hdl`'s and it holds no volume and no pending creation.
+bool is_unused(self_ptr self, const std::string& name, const volume_actor& hdl) {
   auto it = self->state.volumes.find(name);
-  if (it == self->state.volumes.end() || it->second.hdl != hdl) {
+  return it != self->state.volumes.end() && it->second.hdl == hdl && !it->second.created
+         && it->second.pending_creates == 0;
+}
+
+/// Drops a name whose actor holds no volume and no pending creation, once the actor has
+/// settled: while one of its backend calls hangs the name keeps its actor, so a
+/// re-create meets the hung call there instead of starting a second one in a fresh
+/// actor (docs/design.md, "A hung call blocks only its own volume").
+void forget_if_unused(self_ptr self, const std::string& name, const volume_actor& hdl) {
+  if (!is_unused(self, name, hdl)) {
     return;
   }
-  if (it->second.created || it->second.pending_creates > 0) {
-    return;
-  }
-  // Same sender, FIFO: retire arrives after everything already delegated to it.
-  self->send(hdl, atom::retire_v);
-  self->state.volumes.erase(it);
+  auto retire_if_unused = [self, name, hdl] {
+    if (!is_unused(self, name, hdl)) {
+      return; // created again meanwhile: the actor serves on
+    }
+    // Same sender, FIFO: retire arrives after everything already delegated to it.
+    self->send(hdl, atom::retire_v);
+    self->state.volumes.erase(name);
+  };
+  self->request(hdl, caf::infinite, atom::settled_v)
+    .then([retire_if_unused](atom::ok) { retire_if_unused(); },
+          [retire_if_unused](caf::error&) { retire_if_unused(); });
 }
 
 /// Spawns (or reuses) the actor for `name` and asks it to create itself with `xs`,

@@ -148,6 +148,11 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
       when_idle(self, rp);
       return rp;
     },
+    [self](atom::settled) -> caf::result<atom::ok> {
+      auto rp = self->make_response_promise<atom::ok>();
+      when_settled(self, rp);
+      return rp;
+    },
     [self](atom::done, uint64_t token, caf::error& err) {
       on_call_done(self, token, std::move(err));
     },

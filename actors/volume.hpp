@@ -112,6 +112,8 @@ struct volume_state {
   std::map<uint64_t, hung_call> hung;
 
   std::vector<caf::typed_response_promise<atom::ok>> drain_waiters;
+  /// Wait for the hung calls to return (then, as drain_waiters, for idle).
+  std::vector<caf::typed_response_promise<atom::ok>> settle_waiters;
 
   modify_window window;           ///< the open coalescing window, if number != 0
   uint64_t next_window = 1;

@@ -130,6 +130,14 @@ void when_idle(self_ptr self, promise<atom::ok> rp) {
   pump(self);
 }
 
+void when_settled(self_ptr self, promise<atom::ok> rp) {
+  if (self->state.hung.empty()) {
+    when_idle(self, std::move(rp));
+    return;
+  }
+  self->state.settle_waiters.push_back(std::move(rp));
+}
+
 void retire(self_ptr self) {
   auto& st = self->state;
   // The actor ends: what it counted as pending or uncertain leaves the gauges with it.
@@ -281,6 +289,13 @@ void on_call_done(self_ptr self, uint64_t token, caf::error err) {
   if (!err && call.settle) {
     // Its caller was told it failed: settle it in turn, so no retry races it.
     enqueue_internal(self, "settle a late " + call.what, std::move(call.settle));
+  }
+  if (st.hung.empty()) {
+    auto waiters = std::move(st.settle_waiters);
+    st.settle_waiters.clear();
+    for (auto& rp : waiters) {
+      when_idle(self, std::move(rp)); // after the settling step just queued
+    }
   }
 }
 

@@ -110,6 +110,10 @@ caf::error still_hung(const volume_state& st, const std::string& what);
 /// Answers `rp` once no step is running or queued (graceful stop).
 void when_idle(self_ptr self, promise<atom::ok> rp);
 
+/// Answers `rp` once no call is hung and the volume is idle: only then may it retire
+/// without a second call starting beside a hung one in its successor.
+void when_settled(self_ptr self, promise<atom::ok> rp);
+
 /// The registry forgot the volume: refuses what is queued, then quits.
 void retire(self_ptr self);
 

@@ -24,11 +24,11 @@ class fake_backend : public backend {
 public:
   std::atomic<int> mounts{0}, unmounts{0}, lazy_unmounts{0}, creates{0}, removes{0};
   std::atomic<bool> fail_mount{false}, fail_unmount{false}, hang_unmount{false},
-    hang_mount{false}, hang_remove{false}, fail_remove{false};
+    hang_mount{false}, hang_remove{false}, fail_remove{false}, hang_create{false};
   std::atomic<bool> host_mounted{false};
   /// Every mount and unmount takes this long (a stand-in for mount(2)'s work).
   std::atomic<int> call_ms{0};
-  /// Calls of mount, unmount and stage running now, and the most ever at once.
+  /// Calls of create, mount, unmount and stage running now, and the most ever at once.
   std::atomic<int> in_flight{0}, max_in_flight{0};
   bool copies = true; ///< copies_content(): the fake "copies" sources unless told not to
 
@@ -59,7 +59,12 @@ public:
     return {};
   }
   caf::error create(const volume_record&) override {
+    flight f{*this};
     ++creates;
+    if (hang_create) {
+      std::unique_lock<std::mutex> guard{mtx_};
+      cv_.wait_for(guard, std::chrono::seconds(10), [this] { return !hang_create; });
+    }
     return {};
   }
   caf::expected<std::string> mount(const volume_record& rec) override {
@@ -295,6 +300,7 @@ public:
       hang_mount = false;
       hang_remove = false;
       hang_stage = false;
+      hang_create = false;
     }
     cv_.notify_all();
   }
