@@ -1,7 +1,8 @@
-// Fuzzes a streamed response body as the Docker Engine client reads /events: a Beast
-// response_parser<buffer_body> with no body limit, read through body_lines
-// (protocols/http/body_lines.hpp), each line through parse_event
-// (protocols/docker/engine/engine_json.hpp). The bytes come from a beast test stream
+// Fuzzes a streamed response body as the Docker Engine client reads /events and the
+// Kubernetes client a watch: a Beast response_parser<buffer_body> with no body limit,
+// read through body_lines (protocols/http/body_lines.hpp), each line through
+// parse_event (protocols/docker/engine/engine_json.hpp) and parse_watch_line
+// (protocols/kube/kube_json.hpp), the last unfinished one too, as the watch reads it. The bytes come from a beast test stream
 // whose reads return 1 byte, a size the input picks, or everything at once. Oracle:
 // wherever the stream splits, the same lines, the same unfinished rest and the same
 // end come out, so an event never depends on how the kernel cut the bytes.
@@ -23,6 +24,7 @@
 
 #include "protocols/docker/engine/engine_json.hpp"
 #include "protocols/http/body_lines.hpp"
+#include "protocols/kube/kube_json.hpp"
 #include "tests/fuzz/fuzz_util.hpp"
 
 using namespace berth;
@@ -122,6 +124,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (const auto& line : whole.lines) {
     (void)docker_engine::parse_event(line);
+    (void)kube::parse_watch_line(line);
   }
+  (void)kube::parse_watch_line(whole.rest);
   return 0;
 }
