@@ -267,8 +267,11 @@ std::vector<const mount_entry*> mounts_at(const std::vector<mount_entry>& mounts
   }
   while (!stack.empty() && stack.size() < here.size()) {
     auto below = stack.back()->id;
-    auto next = std::find_if(here.begin(), here.end(),
-                             [&](const mount_entry* o) { return o->parent == below; });
+    // A mount already stacked is never taken again: with repeated IDs or a mount its own
+    // parent, it would stand in for another mount, which then went missing.
+    auto next = std::find_if(here.begin(), here.end(), [&](const mount_entry* o) {
+      return o->parent == below && std::find(stack.begin(), stack.end(), o) == stack.end();
+    });
     if (next == here.end()) {
       break;
     }

@@ -215,6 +215,14 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
   if (auto err = read_csi_fields(v, rec)) {
     return err;
   }
+  // How a volume is staged exists only while it is (set_unstaged clears it, and
+  // write_record writes it only then): kept without a staging path, it would be lost
+  // at the next write, so the record read would not be the record written back.
+  if (rec.staging_path.empty()) {
+    rec.staged_block = false;
+    rec.stage_flags.clear();
+    rec.stage_fs_type.clear();
+  }
   if (auto err = read_map(v, "options", "option", rec.options)) {
     return err;
   }

@@ -14,6 +14,10 @@ TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iprou
 # tests/deploy renders deploy/kubernetes with `kubectl kustomize`. Debian's kubernetes-client
 # (kubectl 1.20, kustomize v2.0.3) is installed only when no kubectl is on PATH: a newer one
 # from elsewhere is kept, and the two packages would collide on /usr/bin/kubectl.
+# scripts/fuzz.sh: libFuzzer and the sanitizers' runtimes come with clang, not g++;
+# llvm-14 brings llvm-symbolizer for the stack traces of a finding.
+FUZZ_PKGS=(clang-14 libclang-rt-14-dev llvm-14)
+TEST_PKGS+=("${FUZZ_PKGS[@]}")
 if ! command -v kubectl >/dev/null 2>&1; then
   TEST_PKGS+=(kubernetes-client)
 fi

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <set>
+
 #include <gtest/gtest.h>
 #include <sys/sysmacros.h>
 
@@ -168,6 +170,24 @@ TEST(mountinfo, mounts_at_orders_a_stack_bottom_first) {
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e.back()->id, 60);
   EXPECT_TRUE(mounts_at(*entries, "/k/pods").empty());
+}
+
+// Found by tests/fuzz/mountinfo_fuzz: a mount that is its own parent was stacked twice,
+// in place of another mount at the same point, which went missing.
+TEST(mountinfo, mounts_at_returns_each_mount_once_whatever_the_parent_links) {
+  auto entries = parse_mountinfo("1 9 8:1 / /p rw - ext4 /dev/a rw\n"
+                                 "2 1 8:1 / /p rw - ext4 /dev/b rw\n"
+                                 "2 2 8:1 / /p rw - ext4 /dev/c rw\n"
+                                 "3 7 8:1 / /p rw - ext4 /dev/d rw\n",
+                                 "memory");
+  ASSERT_TRUE(entries);
+  auto p = mounts_at(*entries, "/p");
+  ASSERT_EQ(p.size(), 4u);
+  std::set<std::string> sources;
+  for (auto* e : p) {
+    sources.insert(e->source);
+  }
+  EXPECT_EQ(sources, (std::set<std::string>{"/dev/a", "/dev/b", "/dev/c", "/dev/d"}));
 }
 
 TEST(mountinfo, origin_of_a_path_is_its_mounts_device_and_root_plus_the_rest) {

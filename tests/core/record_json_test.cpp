@@ -355,3 +355,17 @@ TEST(record_json, bad_mount_origins_are_load_errors_naming_the_field) {
     }
   }
 }
+
+// Found by tests/fuzz/record_json_fuzz: stage fields without a staging path were read,
+// but write_record writes them only with one, so the record read back differed.
+TEST(record_json, stage_fields_without_a_staging_path_read_as_unstaged_and_round_trip) {
+  auto rec = record_from_json(R"({"name":"pvc-1","backend":"block","staged_block":true,)"
+                              R"("stage_flags":["noatime"],"stage_fs_type":"xfs"})");
+  ASSERT_TRUE(rec) << describe(rec.error());
+  EXPECT_FALSE(rec->staged_block);
+  EXPECT_TRUE(rec->stage_flags.empty());
+  EXPECT_TRUE(rec->stage_fs_type.empty());
+  auto back = record_from_json(record_to_json(*rec));
+  ASSERT_TRUE(back) << describe(back.error());
+  EXPECT_EQ(*back, *rec);
+}
