@@ -2,7 +2,10 @@
 # The sanitizer gates (docs/testing.md, "Sanitizers"): builds the suites with a sanitizer
 # and runs them, each finding fatal.
 #
-#   scripts/sanitizers.sh [asan|tsan|all]     (all when no argument)
+#   scripts/sanitizers.sh [asan|tsan|all] [CTEST ARGS...]     (all when no argument)
+#
+# CTEST ARGS narrow a run (e.g. -R '^CounterTable\.'); BERTH_SANITIZE_TARGETS="a b" builds
+# only those targets instead of the preset's: both for re-running one suite quickly.
 #
 # asan: ASan + LeakSanitizer + UBSan (preset debug-asan, build-asan/): every ctest test but
 #       the labels e2e (which holds the CSI conformance suite), deploy and layers.
@@ -18,6 +21,13 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 jobs=$(nproc)
 
 stage=${1:-all}
+shift || true
+ctest_args=("$@")
+targets=()
+if [[ -n "${BERTH_SANITIZE_TARGETS:-}" ]]; then
+  read -r -a t <<<"$BERTH_SANITIZE_TARGETS"
+  targets=(--target "${t[@]}")
+fi
 case "$stage" in
   asan | tsan | all) ;;
   *)
@@ -46,7 +56,7 @@ run_stage() {
 # -- ASan + LSan + UBSan ----------------------------------------------------------------
 
 asan_build() {
-  cmake --preset debug-asan >/dev/null && cmake --build --preset debug-asan -j"$jobs"
+  cmake --preset debug-asan >/dev/null && cmake --build --preset debug-asan -j"$jobs" ${targets[@]+"${targets[@]}"}
 }
 
 asan_run() {
@@ -58,7 +68,7 @@ asan_run() {
   LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0" \
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     ctest --test-dir build-asan --output-on-failure --timeout 900 -j1 \
-      --label-exclude '^(e2e|deploy|layers)$'
+      --label-exclude '^(e2e|deploy|layers)$' ${ctest_args[@]+"${ctest_args[@]}"}
 }
 
 # -- TSan -------------------------------------------------------------------------------
@@ -76,7 +86,7 @@ tsan_binaries=(
 )
 
 tsan_build() {
-  cmake --preset tsan >/dev/null && cmake --build --preset tsan -j"$jobs"
+  cmake --preset tsan >/dev/null && cmake --build --preset tsan -j"$jobs" ${targets[@]+"${targets[@]}"}
 }
 
 tsan_run() {
@@ -85,6 +95,13 @@ tsan_run() {
   for entry in "${tsan_binaries[@]}"; do
     bin=build-tsan/tests/${entry%%:*}
     want=${entry#*:}
+    if [[ ! -x "$bin" ]]; then
+      if ((${#targets[@]})); then
+        continue # not among BERTH_SANITIZE_TARGETS
+      fi
+      echo "sanitizers: $bin was not built" >&2
+      return 1
+    fi
     mapfile -t -O "${#suites[@]}" suites < <(
       "$bin" --gtest_list_tests | sed -n 's/^\([^ ][^.]*\)\.$/\1/p' | grep -xE "$want")
   done
@@ -93,7 +110,8 @@ tsan_run() {
   # halt_on_error: the first race ends the test. second_deadlock_stack: both stacks of a
   # lock-order inversion. The suppressions are CAF's own, each with its reason.
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitizers/tsan.supp:print_suppressions=0" \
-    ctest --test-dir build-tsan --output-on-failure --timeout 900 -j1 -R "$regex"
+    ctest --test-dir build-tsan --output-on-failure --timeout 900 -j1 -R "$regex" \
+      ${ctest_args[@]+"${ctest_args[@]}"}
 }
 
 if [[ "$stage" == asan || "$stage" == all ]]; then
