@@ -66,9 +66,12 @@ asan_run() {
   # for a binary built without it.
   ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1" \
   LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0" \
+  # The CSI conformance suite (labels csi;e2e) is not built: its binary's placeholder carries
+  # no label, so it is left out by name. Any other binary missing fails as <name>_NOT_BUILT.
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     ctest --test-dir build-asan --output-on-failure --timeout 900 -j1 \
-      --label-exclude '^(e2e|deploy|layers)$' ${ctest_args[@]+"${ctest_args[@]}"}
+      --label-exclude '^(e2e|deploy|layers)$' --exclude-regex '^csi_conformance_test_NOT_BUILT$' \
+      ${ctest_args[@]+"${ctest_args[@]}"}
 }
 
 # -- TSan -------------------------------------------------------------------------------
