@@ -79,14 +79,21 @@ asan_run() {
 # The binaries of the threaded suites, and which of their test suites run (a regex on the
 # GoogleTest suite names): backends_test is the executor's only.
 tsan_binaries=(
-  "actors/actors_test:.*"
   "actors/release_rules_test:.*"
-  "actors/persistence_actor_test:.*"
   "backends/backends_test:executor"
   "core/telemetry/telemetry_test:.*"
   "protocols/docker/sync/docker_sync_test:.*"
   "protocols/docker/engine/docker_engine_test:docker_engine_follower"
 )
+
+# The actor suites only with BERTH_TSAN_ACTORS=1: against Debian's CAF, which is not built
+# with TSan, every test that spawns an actor reports the hand-over of the actor or of a message
+# through CAF's queues, and the frames that would name those reports (the typed actor's
+# initialize, match_case's invoke) are also the callers of berth's handlers, so suppressing
+# them would hide berth's races too. tsan.supp holds the entries that are CAF's alone.
+if [[ "${BERTH_TSAN_ACTORS:-0}" == 1 ]]; then
+  tsan_binaries+=("actors/actors_test:.*" "actors/persistence_actor_test:.*")
+fi
 
 tsan_build() {
   cmake --preset tsan >/dev/null && cmake --build --preset tsan -j"$jobs" ${targets[@]+"${targets[@]}"}
