@@ -10,7 +10,8 @@
 # asan: ASan + LeakSanitizer + UBSan (preset debug-asan, build-asan/): every ctest test but
 #       the labels e2e (which holds the CSI conformance suite), deploy and layers.
 # tsan: ThreadSanitizer (preset tsan, build-tsan/, only the threaded suites' binaries): the
-#       actors, the executor, the telemetry, the dockerd reconciliation and the Engine follower.
+#       executor, the telemetry, the dockerd reconciliation, the Engine follower, the release
+#       rules; the actor suites too with BERTH_TSAN_ACTORS=1 (see tsan_binaries below).
 # Suppressions are tests/sanitizers/*.supp, each entry with its reason. Exits non-zero
 # naming each stage that failed.
 set -euo pipefail
