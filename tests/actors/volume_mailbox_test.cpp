@@ -101,11 +101,16 @@ protected:
     auto done = std::make_shared<std::promise<caf::expected<volume_record>>>();
     auto out = done->get_future();
     auto target = vol;
-    ts.sys->spawn([target, req, done](caf::event_based_actor* a) {
-      a->request(target, 10s, atom::modify_v, req)
-        .then([done](volume_record& rec) { done->set_value(std::move(rec)); },
-              [done](caf::error& err) { done->set_value(std::move(err)); });
-    });
+    // The values go in as spawn arguments, not captures: CAF 0.17 dereferences a null
+    // argument tuple when a function actor is spawned without arguments (UBSan reports it).
+    ts.sys->spawn(
+      [](caf::event_based_actor* a, volume_actor target, modify_request req,
+         std::shared_ptr<std::promise<caf::expected<volume_record>>> done) {
+        a->request(target, 10s, atom::modify_v, req)
+          .then([done](volume_record& rec) { done->set_value(std::move(rec)); },
+                [done](caf::error& err) { done->set_value(std::move(err)); });
+      },
+      target, std::move(req), done);
     return out;
   }
 

@@ -48,8 +48,11 @@ response fetch(const std::string& address, const std::string& method, const std:
   return {res.result_int(), std::string{res[http::field::content_type]}, res.body()};
 }
 
+// Both stand-ins take an unused argument, and are spawned with one: CAF 0.17 dereferences a
+// null argument tuple when a function actor is spawned without arguments (UBSan reports it).
+
 /// Answers ping and flush at once, as the registry and persistence actors do.
-caf::behavior answering(caf::event_based_actor*) {
+caf::behavior answering(caf::event_based_actor*, int) {
   return {
     [](atom::ping) { return atom::ok_v; },
     [](atom::flush) { return atom::ok_v; },
@@ -57,7 +60,7 @@ caf::behavior answering(caf::event_based_actor*) {
 }
 
 /// Takes ping and flush and never answers, like an actor stuck in a long call.
-caf::behavior silent(caf::event_based_actor* self) {
+caf::behavior silent(caf::event_based_actor* self, int) {
   auto held = std::make_shared<std::vector<caf::response_promise>>();
   return {
     [self, held](atom::ping) { held->push_back(self->make_response_promise()); },
@@ -103,8 +106,8 @@ protected:
 
   /// Gives the endpoint a registry and a persistence actor (answering or silent).
   void attach(bool registry_answers, bool persistence_answers) {
-    auto reg = sys->spawn(registry_answers ? answering : silent);
-    auto per = sys->spawn(persistence_answers ? answering : silent);
+    auto reg = sys->spawn(registry_answers ? answering : silent, 0);
+    auto per = sys->spawn(persistence_answers ? answering : silent, 0);
     spawned.push_back(reg);
     spawned.push_back(per);
     api->attach(caf::actor_cast<registry_actor>(reg), caf::actor_cast<persistence_actor>(per));
@@ -193,8 +196,8 @@ TEST_F(metrics_api_test, healthz_names_the_persistence_actor_when_it_does_not_an
 }
 
 TEST_F(metrics_api_test, healthz_names_an_actor_that_is_gone) {
-  auto reg = sys->spawn(answering);
-  auto per = sys->spawn(answering);
+  auto reg = sys->spawn(answering, 0);
+  auto per = sys->spawn(answering, 0);
   spawned.push_back(per);
   api->attach(caf::actor_cast<registry_actor>(reg), caf::actor_cast<persistence_actor>(per));
   caf::anon_send_exit(reg, caf::exit_reason::kill);
