@@ -9,6 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # As scripts/build.sh: ccache keys on paths relative to the checkout.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# This build has debug info, and ccache then hashes the working directory too unless
+# told not to: without this a clone in another folder compiles everything again.
+export CCACHE_NOHASHDIR=1
 
 seconds=30
 targets=()

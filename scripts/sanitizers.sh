@@ -19,6 +19,9 @@ cd "$(dirname "$0")/.."
 root=$PWD
 # ccache keys on paths relative to the checkout (as scripts/build.sh).
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# This build has debug info, and ccache then hashes the working directory too unless
+# told not to: without this a clone in another folder compiles everything again.
+export CCACHE_NOHASHDIR=1
 jobs=$(nproc)
 
 stage=${1:-all}

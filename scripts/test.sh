@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, runs every test
-# (unit, fault injection, end to end against a real dockerd) through ctest.
+# (unit, fault injection, end to end against a real dockerd) through ctest, then the
+# fuzz gate: every libFuzzer target for 30 s on its corpus (scripts/fuzz.sh). The
+# sanitizer gates (scripts/sanitizers.sh) are not in it yet: docs/testing.md, "Budget".
 #
-#   scripts/test.sh [--require-all] [CTEST ARGS...]
+#   scripts/test.sh [--require-all] [--no-gates] [CTEST ARGS...]
+#
+# --no-gates runs only the ctest suite (local hacking; CI never passes it). Each stage's
+# wall time is printed at the end (docs/testing.md, "Budget").
 #
 # A test that cannot run here (no root, no loop devices, no dockerd) skips loudly.
 # With --require-all, or when CI=true, a skip fails the run instead, naming each
@@ -11,10 +16,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 require_all=0
+gates=1
 ctest_args=()
 for arg in "$@"; do
   if [[ "$arg" == --require-all ]]; then
     require_all=1
+  elif [[ "$arg" == --no-gates ]]; then
+    gates=0
   else
     ctest_args+=("$arg")
   fi
@@ -24,12 +32,27 @@ if [[ "${CI:-}" == true ]]; then
 fi
 # The e2e scripts' skip helper fails instead of skipping under this (tests/e2e/lib.sh).
 export BERTH_REQUIRE_ALL="$require_all"
+timings=()
+# timed NAME: records how long the stage that just ended took since $stage_start.
+timed() {
+  timings+=("$(printf '%-28s %5d s' "$1" $((SECONDS - stage_start)))")
+  stage_start=$SECONDS
+}
+print_timings() {
+  echo
+  echo "== wall time per stage"
+  printf '   %s\n' "${timings[@]}"
+}
+stage_start=$SECONDS
 scripts/install-deps.sh --test
+timed "install-deps"
 scripts/build.sh
+timed "build (release)"
 cd build
 rc=0
 ctest --output-on-failure --timeout 900 -j1 ${ctest_args[@]+"${ctest_args[@]}"} | tee ctest.out \
   || rc=$?
+timed "ctest (release)"
 if ((require_all)); then
   # ctest counts a skip (exit 77, or GoogleTest's "[  SKIPPED ]") as not failed: look.
   skipped=$(sed -n '/The following tests did not run:/,/^$/p' ctest.out \
@@ -52,7 +75,20 @@ if ((require_all)); then
       fi
     done <<<"$skipped"
     echo "############################################################################"
-    exit 1
+    rc=1
   fi
+fi
+cd ..
+failed_gates=()
+if ((gates)); then
+  if ! scripts/fuzz.sh; then
+    failed_gates+=(scripts/fuzz.sh)
+  fi
+  timed "fuzz gate (build + run)"
+fi
+print_timings
+if ((${#failed_gates[@]})); then
+  echo "== FAILED gates: ${failed_gates[*]}"
+  rc=1
 fi
 exit "$rc"
