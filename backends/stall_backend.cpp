@@ -12,6 +12,7 @@ public:
     auto& top = owner_.max_in_flight_[name_];
     top = std::max(top, now);
     if (owner_.volumes_.count(name_) > 0 && owner_.stall_.count() > 0) {
+      ++owner_.stalled_[name_];
       owner_.released_cv_.wait_for(lock, owner_.stall_, [this] { return owner_.released_; });
     }
   }
@@ -36,6 +37,12 @@ int stall_backend::max_in_flight(const std::string& volume) const {
   std::lock_guard<std::mutex> lock(mtx_);
   auto it = max_in_flight_.find(volume);
   return it == max_in_flight_.end() ? 0 : it->second;
+}
+
+int stall_backend::stalled(const std::string& volume) const {
+  std::lock_guard<std::mutex> lock(mtx_);
+  auto it = stalled_.find(volume);
+  return it == stalled_.end() ? 0 : it->second;
 }
 
 void stall_backend::release() {

@@ -27,6 +27,9 @@ public:
   /// The most calls of `volume` that ever ran at the same time.
   int max_in_flight(const std::string& volume) const;
 
+  /// How many calls of `volume` stalled.
+  int stalled(const std::string& volume) const;
+
   /// Ends every stall now and for good (so a test can stop without hung threads).
   void release();
 
@@ -49,7 +52,7 @@ private:
   mutable std::mutex mtx_;
   std::condition_variable released_cv_;
   bool released_ = false;
-  std::map<std::string, int> in_flight_, max_in_flight_;
+  std::map<std::string, int> in_flight_, max_in_flight_, stalled_;
 };
 
 } // namespace berth

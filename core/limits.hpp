@@ -141,6 +141,14 @@ inline constexpr std::chrono::milliseconds min_top_interval{100};
 /// The longest refresh interval of `berthctl top --interval`.
 inline constexpr std::chrono::milliseconds max_top_interval{std::chrono::hours(1)};
 
+/// How long each berthctl call waits for berthd's answer unless --timeout says: a
+/// stopped or wedged berthd must not hang berthctl (or a script that runs it) forever.
+inline constexpr std::chrono::milliseconds default_cli_timeout{std::chrono::seconds(10)};
+
+/// The bounds of `berthctl --timeout`.
+inline constexpr std::chrono::milliseconds min_cli_timeout{100};
+inline constexpr std::chrono::milliseconds max_cli_timeout{std::chrono::hours(1)};
+
 /// The longest unix socket path (--socket): sockaddr_un's 108 bytes less the NUL.
 inline constexpr size_t max_socket_path_bytes = 107;
 

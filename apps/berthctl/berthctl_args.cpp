@@ -156,6 +156,18 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
        },
        "top's time between two refreshes (default 1; 0.1 to 3600)")
     ->option_text("SECONDS");
+  app.add_option_function<std::string>(
+       "--timeout",
+       [&opts](const std::string& v) {
+         auto d = parse_timeout(v);
+         if (!d) {
+           throw usage_failure(describe(d.error()));
+         }
+         opts.timeout = *d;
+       },
+       "how long each call waits for berthd's answer before it fails (default 10; 0.1 "
+       "to 3600)")
+    ->option_text("SECONDS");
   app.add_flag("--help,-h", help, "this text");
   app.add_flag("--version", version, "berthctl's version");
 }
@@ -176,7 +188,8 @@ std::string missing_value(const std::string& what) {
   }
   for (const auto& [flag, msg] :
        {std::pair<std::string, std::string>{"--socket", "--socket needs a path"},
-        {"--interval", "--interval needs a number of seconds, e.g. --interval 2"}}) {
+        {"--interval", "--interval needs a number of seconds, e.g. --interval 2"},
+        {"--timeout", "--timeout needs a number of seconds, e.g. --timeout 30"}}) {
     if (what.rfind(flag + ":", 0) == 0) {
       return msg;
     }
@@ -281,9 +294,14 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
   return opts;
 }
 
-caf::expected<std::chrono::milliseconds> parse_interval(std::string_view text) {
+namespace {
+
+/// Seconds as --interval and --timeout take them, between `min` and `max`.
+caf::expected<std::chrono::milliseconds> parse_seconds(const char* flag, std::string_view text,
+                                                       std::chrono::milliseconds min_ms,
+                                                       std::chrono::milliseconds max_ms) {
   auto bad = [&](const std::string& why) {
-    return bad_usage("invalid --interval \"" + std::string{text} + "\": " + why);
+    return bad_usage(std::string{"invalid "} + flag + " \"" + std::string{text} + "\": " + why);
   };
   const std::string s{text};
   bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -294,14 +312,24 @@ caf::expected<std::chrono::milliseconds> parse_interval(std::string_view text) {
   if (!plain || end != s.c_str() + s.size() || !std::isfinite(secs)) {
     return bad("give seconds, e.g. 1 or 0.5");
   }
-  auto min = limits::min_top_interval.count() / 1000.0;
-  auto max = limits::max_top_interval.count() / 1000.0;
+  auto min = min_ms.count() / 1000.0;
+  auto max = max_ms.count() / 1000.0;
   if (secs < min || secs > max) {
     char buf[96];
     std::snprintf(buf, sizeof(buf), "give between %g and %g seconds", min, max);
     return bad(buf);
   }
   return std::chrono::milliseconds{static_cast<int64_t>(std::llround(secs * 1000))};
+}
+
+} // namespace
+
+caf::expected<std::chrono::milliseconds> parse_interval(std::string_view text) {
+  return parse_seconds("--interval", text, limits::min_top_interval, limits::max_top_interval);
+}
+
+caf::expected<std::chrono::milliseconds> parse_timeout(std::string_view text) {
+  return parse_seconds("--timeout", text, limits::min_cli_timeout, limits::max_cli_timeout);
 }
 
 std::string unreachable_message(const std::string& socket, int connect_errno,

@@ -216,6 +216,9 @@ caf::expected<std::string> admin_request(unix_http_client& client, const std::st
   auto res = post_body != nullptr ? client.post(target, *post_body, "application/json")
                                   : client.get(target);
   if (!res) {
+    if (is(res.error(), ec::timeout) || is(res.error(), ec::aborted)) {
+      return res.error(); // it names the socket and how long it waited
+    }
     return make_error(ec::unavailable, unreachable_message(socket, client.connect_errno(),
                                                            describe(res.error())));
   }
@@ -247,6 +250,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return run_top(*opts, out, err);
   }
   unix_http_client client{opts->socket};
+  client.set_timeout(opts->timeout);
   if (opts->cmd == command::status) {
     auto body = admin_request(client, opts->socket, "/v1/status");
     if (!body) {

@@ -13,6 +13,7 @@
 #include <caf/expected.hpp>
 
 #include "core/defaults.hpp"
+#include "core/limits.hpp"
 #include "core/volume_record.hpp"
 
 namespace berth {
@@ -40,6 +41,8 @@ struct options {
   bool json = false;
   /// for top: the time between two samples (--interval SECONDS)
   std::chrono::milliseconds interval{1000};
+  /// how long each call to berthd waits for its answer (--timeout SECONDS)
+  std::chrono::milliseconds timeout{limits::default_cli_timeout};
 };
 
 /// Parses the arguments after argv[0]. A usage error names the bad argument.
@@ -54,6 +57,10 @@ caf::expected<uint64_t> parse_size(std::string_view text);
 /// 0.5 or 2, between limits::min_top_interval and limits::max_top_interval; anything
 /// else is a usage error naming the text.
 caf::expected<std::chrono::milliseconds> parse_interval(std::string_view text);
+
+/// A timeout as berthctl --timeout takes it: seconds, as parse_interval, between
+/// limits::min_cli_timeout and limits::max_cli_timeout.
+caf::expected<std::chrono::milliseconds> parse_timeout(std::string_view text);
 
 /// What berthctl says when it cannot connect to berthd's admin socket `socket`:
 /// `connect_errno` tells whether berthd is not running (ENOENT, ENOTDIR: no socket;

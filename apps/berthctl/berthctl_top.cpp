@@ -1,5 +1,6 @@
 #include "apps/berthctl/berthctl_top.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -147,10 +148,9 @@ public:
         resized = 0;
         return event::resize;
       }
-      auto left = deadline - steady::now();
-      if (left <= steady::duration::zero()) {
-        return event::tick;
-      }
+      // Past the deadline the keys already typed are still read (a zero wait): q
+      // quits even while a request is in flight (berthctl asks between its waits).
+      auto left = std::max(deadline - steady::now(), steady::duration::zero());
       auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
       struct timespec ts {};
       ts.tv_sec = static_cast<time_t>(ns / 1000000000);
@@ -273,6 +273,13 @@ int interactive(const options& opts, unix_http_client& client, operations_sample
     draw(format_top(view, title(), status, width, height > 1 ? height - 1 : 1));
   };
   render();
+  // A request in flight is interrupted by q or a signal; a resize needs nothing more,
+  // since the view is drawn at the terminal's size once the request ends.
+  bool quit = false;
+  client.set_interrupt([&] {
+    quit = quit || term.wait_for(steady::now()) == terminal_mode::event::quit;
+    return quit;
+  });
   auto deadline = steady::now() + opts.interval;
   while (true) {
     switch (term.wait_for(deadline)) {
@@ -283,6 +290,9 @@ int interactive(const options& opts, unix_http_client& client, operations_sample
       case terminal_mode::event::tick: break;
     }
     auto cur = take_sample(client, opts.socket);
+    if (quit) {
+      return stop_signal != 0 ? 128 + stop_signal : exit_ok;
+    }
     if (cur) {
       view = compute_top(prev, *cur);
       status = totals(view);
@@ -315,6 +325,7 @@ int run_top(const options& opts, std::ostream& out, std::ostream& err) {
     }
   }
   unix_http_client client{opts.socket};
+  client.set_timeout(opts.timeout);
   auto first = take_sample(client, opts.socket);
   if (!first) {
     err << "berthctl: " << describe(first.error()) << "\n";

@@ -74,10 +74,18 @@ const std::vector<std::string>& code_names() {
   return names;
 }
 
+const std::vector<std::string>& docker_endpoint_names() {
+  static const std::vector<std::string> names{"activate", "capabilities", "create", "get",
+                                              "list", "mount", "path", "remove", "unmount"};
+  return names;
+}
+
 const std::vector<label_pair>& operation_names() {
   static const std::vector<label_pair> names = [] {
-    auto out = with_protocol("docker", {"activate", "capabilities", "create", "get", "list",
-                                        "mount", "path", "remove", "unmount"});
+    std::vector<label_pair> out;
+    for (const auto& op : docker_endpoint_names()) {
+      out.emplace_back("docker", op);
+    }
     for (auto& op : with_protocol(
            "csi", {"GetPluginInfo", "GetPluginCapabilities", "Probe", "CreateVolume",
                    "DeleteVolume", "ControllerPublishVolume", "ControllerUnpublishVolume",
@@ -239,7 +247,7 @@ backend_stats::backend_stats(const std::vector<std::string>& backends)
 telemetry::telemetry(const std::vector<std::string>& backends)
   : volumes(backends), modify_requests(modify_result_names()), modify_backend_calls(backends),
     backends(backends), reconcile_actions(reconcile_action_names()),
-    mount_ids_released(release_reason_names()) {
+    mount_ids_released(release_reason_names()), docker_replies_lost(docker_endpoint_names()) {
 }
 
 std::string not_ready_reason(const telemetry& t) {

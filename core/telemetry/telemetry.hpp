@@ -48,6 +48,9 @@ const std::vector<std::string>& backend_call_names();
 /// What start-up reconciliation does (reconcile_actions' labels).
 const std::vector<std::string>& reconcile_action_names();
 
+/// The Docker plugin endpoints as operation labels ("activate", "mount", ...).
+const std::vector<std::string>& docker_endpoint_names();
+
 /// The labels of telemetry::modify_requests. Every expand or modify request counts
 /// once as `received` and once more as what happened to it.
 namespace modify_result {
@@ -173,6 +176,9 @@ struct telemetry {
   /// by release_reason_names() (actors/release_rules.hpp); counted by the volume
   /// actor when a release is committed.
   counter_table mount_ids_released;
+  /// Docker plugin requests whose answer was destroyed without being sent (the HTTP
+  /// layer then answered 500), by docker_endpoint_names() (protocols/docker/docker_api.cpp).
+  counter_table docker_replies_lost;
   /// 1 while the Docker Engine API (--docker-api) answers, else 0 (protocols/docker/sync/).
   atomic_gauge docker_engine_up;
   readiness ready;

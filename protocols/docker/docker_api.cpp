@@ -1,5 +1,7 @@
 #include "protocols/docker/docker_api.hpp"
 
+#include <atomic>
+
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "protocols/docker/docker_codec.hpp"
@@ -11,12 +13,25 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-/// One request's answer: writes it and counts it in telemetry::operations once.
+/// One request's answer: writes it and counts it in telemetry::operations once. Its
+/// copies share one state; when the last goes without having answered (a callback that
+/// threw, a gateway that stopped), the reply is lost: the HTTP layer answers 500, and
+/// this counts it in telemetry::docker_replies_lost and logs the request.
 class answer {
 public:
-  answer(reply_fn reply, std::shared_ptr<telemetry> stats, std::string_view operation)
-    : reply_(std::move(reply)), stats_(std::move(stats)), operation_(operation),
-      arrived_(clock::now()) {
+  answer(reply_fn reply, std::shared_ptr<telemetry> stats, std::string_view operation,
+         std::string endpoint)
+    : st_(std::make_shared<state>()) {
+    st_->reply = std::move(reply);
+    st_->stats = std::move(stats);
+    st_->operation = operation;
+    st_->endpoint = std::move(endpoint);
+    st_->arrived = clock::now();
+  }
+
+  /// The volume the request names, for the log line of a lost reply.
+  void about(const std::string& volume) const {
+    st_->volume = volume;
   }
 
   /// Answers `body` with status 200 and the plugin content type.
@@ -41,16 +56,36 @@ public:
   }
 
 private:
+  struct state {
+    reply_fn reply;
+    std::shared_ptr<telemetry> stats;
+    std::string_view operation; ///< a static string: "mount", "other"
+    std::string endpoint;       ///< "/VolumeDriver.Mount"
+    std::string volume;         ///< "" until the body is decoded
+    clock::time_point arrived;
+    std::atomic<bool> answered{false};
+
+    ~state() {
+      if (answered.load()) {
+        return;
+      }
+      stats->docker_replies_lost.add(operation);
+      // "/VolumeDriver.Mount" reads "Mount" in the log.
+      auto call = endpoint.substr(endpoint.find('.') + 1);
+      spdlog::error("{} of volume {} lost its reply: answered 500 ({} s after it arrived)",
+                    call, volume.empty() ? std::string{"(none named)"} : volume,
+                    std::chrono::duration<double>(clock::now() - arrived).count());
+    }
+  };
+
   void send(unsigned status, std::string body, const caf::error& err) const {
-    std::chrono::duration<double> took = clock::now() - arrived_;
-    stats_->operations.record("docker", operation_, code_of(err), took.count());
-    reply_(status, docker::content_type, std::move(body));
+    st_->answered = true;
+    std::chrono::duration<double> took = clock::now() - st_->arrived;
+    st_->stats->operations.record("docker", st_->operation, code_of(err), took.count());
+    st_->reply(status, docker::content_type, std::move(body));
   }
 
-  reply_fn reply_;
-  std::shared_ptr<telemetry> stats_;
-  std::string_view operation_; ///< a static string: "mount", "other"
-  clock::time_point arrived_;
+  std::shared_ptr<state> st_;
 };
 
 /// The operation label of a plugin endpoint ("/VolumeDriver.Mount": "mount"), or
@@ -92,7 +127,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
                         reply_fn reply, const caller& from) {
   auto endpoint = target.substr(0, target.find('?'));
   auto operation = operation_of(endpoint);
-  answer a{std::move(reply), stats_, operation};
+  answer a{std::move(reply), stats_, operation, endpoint};
   if (operation == other_label) {
     a.refuse(404, "unknown endpoint " + quote_input(endpoint));
     return;
@@ -112,6 +147,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       a.fail(req.error());
       return;
     }
+    a.about(req->name);
     gw_.ask(
       registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); },
       a.on_error(), atom::create_v, std::move(req->name), std::move(req->options));
@@ -121,6 +157,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       a.fail(req.error());
       return;
     }
+    a.about(req->name);
     gw_.ask(
       registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); },
       a.on_error(), atom::remove_v, std::move(req->name), std::string{owner_docker},
@@ -131,6 +168,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       a.fail(req.error());
       return;
     }
+    a.about(req->name);
     auto undo = [this, name = req->name, id = req->id](const std::string& why) {
       // dockerd took the Mount as failed and will never Unmount this ID.
       spdlog::warn("volume {}: Mount (id {}) done, but its answer did not reach dockerd ({}); "
@@ -157,6 +195,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       a.fail(req.error());
       return;
     }
+    a.about(req->name);
     gw_.ask(
       registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); },
       a.on_error(), atom::unmount_v, std::move(req->name), std::move(req->id));
@@ -166,6 +205,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       a.fail(req.error());
       return;
     }
+    a.about(req->name);
     gw_.ask(
       registry_, query_timeout,
       [a](volume_record& rec) {
@@ -178,6 +218,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       a.fail(req.error());
       return;
     }
+    a.about(req->name);
     gw_.ask(
       registry_, query_timeout,
       [a](volume_record& rec) {

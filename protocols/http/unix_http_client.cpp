@@ -1,6 +1,8 @@
 #include "protocols/http/unix_http_client.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -38,6 +40,41 @@ caf::expected<http_response> unix_http_client::get(const std::string& target) {
   return send("GET", target, {}, {});
 }
 
+caf::error unix_http_client::wait_until(const bool& done,
+                                        std::chrono::steady_clock::time_point deadline) {
+  using clock = std::chrono::steady_clock;
+  constexpr auto slice = std::chrono::milliseconds(50);
+  caf::error stopped;
+  while (!done) {
+    auto step = slice;
+    if (timeout_.count() > 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+      if (left.count() <= 0) {
+        char secs[32];
+        std::snprintf(secs, sizeof(secs), "%g", static_cast<double>(timeout_.count()) / 1000.0);
+        stopped = make_error(ec::timeout, path_ + " did not answer in " + secs
+                                            + " s (is berthd stopped or wedged?)");
+        break;
+      }
+      step = std::min(step, left);
+    }
+    if (interrupted_ && interrupted_()) {
+      stopped = make_error(ec::aborted, path_ + ": request interrupted");
+      break;
+    }
+    impl_->io.restart();
+    impl_->io.run_for(step);
+  }
+  if (stopped) {
+    // The pending handlers run once, with operation_aborted, before the next request.
+    error_code ignored;
+    impl_->socket.close(ignored);
+    impl_->io.restart();
+    impl_->io.run();
+  }
+  return stopped;
+}
+
 caf::expected<http_response> unix_http_client::send(const std::string& method,
                                                     const std::string& target,
                                                     const std::string& body,
@@ -45,6 +82,7 @@ caf::expected<http_response> unix_http_client::send(const std::string& method,
   auto failure = [this](const char* step, const error_code& err) {
     return make_error(ec::unavailable, path_ + ": " + step + ": " + err.message());
   };
+  auto deadline = std::chrono::steady_clock::now() + timeout_;
   http::request<http::string_body> req{http::string_to_verb(method), target, 11};
   req.set(http::field::host, "localhost");
   req.set(http::field::user_agent, "berth");
@@ -54,15 +92,30 @@ caf::expected<http_response> unix_http_client::send(const std::string& method,
   req.body() = body;
   req.keep_alive(true);
   req.prepare_payload();
+  // Every step is asynchronous, so that wait_until can end it at the deadline.
+  auto run = [this, deadline](auto start) -> std::pair<error_code, caf::error> {
+    bool done = false;
+    error_code result;
+    start([&](const error_code& err, auto&&...) {
+      result = err;
+      done = true;
+    });
+    auto stopped = wait_until(done, deadline);
+    return {result, std::move(stopped)};
+  };
   // A kept-alive connection the server closed meanwhile fails on first use
   // without the request having been handled: retry once on a fresh one.
   connect_errno_ = 0;
   for (int attempt = 0;; ++attempt) {
     bool reused = impl_->socket.is_open();
-    error_code err;
     if (!reused) {
       impl_->buffer.clear();
-      impl_->socket.connect(local::endpoint{path_}, err);
+      auto [err, stopped] = run([this](auto handler) {
+        impl_->socket.async_connect(local::endpoint{path_}, handler);
+      });
+      if (stopped) {
+        return stopped;
+      }
       if (err) {
         error_code ignored;
         impl_->socket.close(ignored);
@@ -70,18 +123,30 @@ caf::expected<http_response> unix_http_client::send(const std::string& method,
         return failure("connect", err);
       }
     }
-    http::write(impl_->socket, req, err);
-    if (err) {
-      error_code ignored;
-      impl_->socket.close(ignored);
-      if (reused && attempt == 0) {
-        continue;
+    {
+      auto [err, stopped] = run([this, &req](auto handler) {
+        http::async_write(impl_->socket, req, handler);
+      });
+      if (stopped) {
+        return stopped;
       }
-      return failure("write", err);
+      if (err) {
+        error_code ignored;
+        impl_->socket.close(ignored);
+        if (reused && attempt == 0) {
+          continue;
+        }
+        return failure("write", err);
+      }
     }
     http::response_parser<http::string_body> parser;
     parser.body_limit(std::uint64_t{1} << 30);
-    http::read(impl_->socket, impl_->buffer, parser, err);
+    auto [err, stopped] = run([this, &parser](auto handler) {
+      http::async_read(impl_->socket, impl_->buffer, parser, handler);
+    });
+    if (stopped) {
+      return stopped;
+    }
     if (err) {
       error_code ignored;
       impl_->socket.close(ignored);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,6 +34,18 @@ public:
   /// GETs `target`.
   caf::expected<http_response> get(const std::string& target);
 
+  /// Each request (connect, write, read) ends after `limit` (0: never), with
+  /// ec::timeout reading "PATH did not answer in N s"; the connection is dropped.
+  void set_timeout(std::chrono::milliseconds limit) {
+    timeout_ = limit;
+  }
+
+  /// Asked about every 50 ms while a request waits; when it answers true the request
+  /// ends at once with ec::aborted (berthctl top's q).
+  void set_interrupt(std::function<bool()> interrupted) {
+    interrupted_ = std::move(interrupted);
+  }
+
   /// The errno of the last failed connect (ENOENT, ECONNREFUSED, EACCES, ...); 0 when
   /// the last request connected (or reused its connection), so a failure was later.
   int connect_errno() const noexcept {
@@ -43,8 +57,14 @@ private:
   caf::expected<http_response> send(const std::string& method, const std::string& target,
                                     const std::string& body, const std::string& content_type);
 
+  /// Runs the pending operations until `done`, the timeout or the interrupt; a
+  /// timeout or an interrupt closes the socket and is returned.
+  caf::error wait_until(const bool& done, std::chrono::steady_clock::time_point deadline);
+
   std::string path_;
   std::unique_ptr<impl> impl_;
+  std::chrono::milliseconds timeout_{0};
+  std::function<bool()> interrupted_;
   int connect_errno_ = 0;
 };
 

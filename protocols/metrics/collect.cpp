@@ -157,6 +157,10 @@ std::vector<family> collect(const telemetry& t, const process_stats* proc,
                          "(a crashed dockerd, a dead or removed container, an operator), by "
                          "reason.",
                          "reason", t.mount_ids_released));
+  out.push_back(by_label("berth_docker_replies_lost_total",
+                         "Docker plugin requests whose answer was lost (answered 500 by the "
+                         "HTTP layer), by endpoint.",
+                         "endpoint", t.docker_replies_lost));
   out.push_back(gauge("berth_docker_engine_up",
                       "1 while the Docker Engine API (--docker-api) answers, else 0.",
                       t.docker_engine_up.value()));

@@ -1,6 +1,7 @@
 #include "actors/persistence.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "actors/type_ids.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
+#include "tests/support/latch.hpp"
 #include "tests/persistence/fake_stores.hpp"
 #include "tests/persistence/records.hpp"
 #include "tests/persistence/temp_dir.hpp"
@@ -84,6 +86,42 @@ protected:
     return results;
   }
 
+  /// `threads` scoped actors at once, each sending its share of `recs` without waiting;
+  /// `all_sent` runs once every put is in the actor's mailbox, then the replies are read.
+  /// Returns the errors of all replies (empty ones for ok), in the order of `recs`.
+  std::vector<caf::error> put_pipelined(const std::vector<volume_record>& recs, int threads,
+                                        const std::function<void()>& all_sent) {
+    std::vector<caf::error> results(recs.size());
+    test::latch sent{static_cast<size_t>(threads)};
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        caf::scoped_actor self{sys_};
+        std::vector<size_t> mine;
+        std::vector<decltype(self->request(actor_, caf::infinite, atom::put_v, recs[0]))>
+          replies;
+        for (size_t n = static_cast<size_t>(t); n < recs.size();
+             n += static_cast<size_t>(threads)) {
+          results[n] = make_error(ec::internal, "no reply");
+          mine.push_back(n);
+          replies.push_back(self->request(actor_, caf::infinite, atom::put_v, recs[n]));
+        }
+        sent.count_down();
+        for (size_t k = 0; k < replies.size(); ++k) {
+          auto& slot = results[mine[k]];
+          replies[k].receive([&](atom::ok) { slot = caf::error{}; },
+                             [&](caf::error& err) { slot = std::move(err); });
+        }
+      });
+    }
+    sent.wait();
+    all_sent();
+    for (auto& w : workers) {
+      w.join();
+    }
+    return results;
+  }
+
   berth_config cfg_;
   caf::actor_system sys_;
   persistence_actor actor_;
@@ -92,21 +130,31 @@ protected:
 TEST_F(persistence_fixture, group_commit_answers_every_put_with_few_fsyncs) {
   temp_dir tmp;
   auto dir = tmp / "state";
-  auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(2));
+  auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(0));
   ASSERT_TRUE(st->load());
   spawn(st);
-  auto results = put_concurrently(20, 10, "v");
+  // The first commit is held inside its append while 20 clients send 200 puts: all of
+  // them wait in the mailbox, so they must become one batch, one append.
+  st->hold_next();
+  std::thread first([&] { EXPECT_FALSE(ask(atom::put_v, make_record("first"))); });
+  st->wait_held();
+  std::vector<volume_record> recs;
+  for (int n = 0; n < 200; ++n) {
+    recs.push_back(make_record("v" + std::to_string(n), n % 10 % 3));
+  }
+  auto results = put_pipelined(recs, 20, [&] { st->release(); });
+  first.join();
   for (size_t i = 0; i < results.size(); ++i) {
     EXPECT_FALSE(results[i]) << "put " << i << ": " << describe(results[i]);
   }
   RecordProperty("appends", static_cast<int>(st->appends.load()));
-  EXPECT_EQ(st->entries_written.load(), 200u);
-  EXPECT_LE(st->appends.load(), 50u) << "group commit should batch concurrent puts";
+  EXPECT_EQ(st->entries_written.load(), 201u);
+  EXPECT_EQ(st->appends.load(), 2u) << "group commit batches the puts that waited";
   EXPECT_FALSE(ask(atom::flush_v));
   file_store fresh{dir};
   auto loaded = fresh.load();
   ASSERT_TRUE(loaded);
-  ASSERT_EQ(loaded->volumes.size(), 200u);
+  ASSERT_EQ(loaded->volumes.size(), 201u);
   EXPECT_EQ(loaded->volumes.at("v37"), make_record("v37", 37 % 10 % 3));
 }
 
@@ -259,27 +307,23 @@ TEST_F(persistence_fixture, removed_state_dir_fails_puts_and_nothing_is_durable)
 TEST_F(persistence_fixture, a_record_too_large_for_the_journal_fails_alone_in_its_batch) {
   temp_dir tmp;
   auto dir = tmp / "state";
-  auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(100));
+  auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(0));
   ASSERT_TRUE(st->load());
   spawn(st);
+  st->hold_next();
   std::thread first([&] { EXPECT_FALSE(ask(atom::put_v, make_record("first"))); });
-  // The first commit sleeps in its append: everything below joins the next batch.
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  // The first commit is held in its append: everything below joins the next batch.
+  st->wait_held();
   auto big = make_record("huge");
   big.options["o"] = std::string(size_t{limits::max_frame_bytes}, 'x');
-  std::vector<caf::error> small(5);
-  caf::error big_result;
-  std::vector<std::thread> others;
-  others.emplace_back([&] { big_result = ask(atom::put_v, big); });
-  for (size_t i = 0; i < small.size(); ++i) {
-    others.emplace_back([&, i] {
-      small[i] = ask(atom::put_v, make_record("small" + std::to_string(i), 1));
-    });
+  std::vector<volume_record> recs{big};
+  for (size_t i = 0; i < 5; ++i) {
+    recs.push_back(make_record("small" + std::to_string(i), 1));
   }
+  auto results = put_pipelined(recs, 6, [&] { st->release(); });
   first.join();
-  for (auto& t : others) {
-    t.join();
-  }
+  caf::error big_result = results[0];
+  std::vector<caf::error> small(results.begin() + 1, results.end());
   EXPECT_EQ(big_result, ec::out_of_range) << describe(big_result);
   EXPECT_NE(describe(big_result).find("huge"), std::string::npos) << describe(big_result);
   for (size_t i = 0; i < small.size(); ++i) {

@@ -161,7 +161,9 @@ TEST_F(volume_csi_test, a_publish_waits_for_a_hanging_stage_and_then_succeeds) {
   }
   ASSERT_EQ(storage->stages, 1) << "the stage is running";
   auto published = publisher->request(vol, 5s, atom::publish_v, publish_req("/pods/a"));
-  std::this_thread::sleep_for(200ms);
+  // The volume reads its mailbox in order: the get is answered after the publish was
+  // read and queued behind the stage that holds the volume.
+  (void)get();
   EXPECT_EQ(storage->publishes, 0) << "the publish must wait for the stage in progress";
   storage->release();
   caf::error stage_err;

@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "tests/actors/fakes.hpp"
+#include "tests/support/latch.hpp"
 
 using namespace berth;
 using namespace std::chrono_literals;
@@ -249,17 +250,21 @@ TEST_F(volume_test, concurrent_requests_are_serialized) {
   storage->hang_mount = true;
   std::vector<std::thread> clients;
   std::atomic<int> failures{0};
+  test::latch sent{8};
   for (int i = 0; i < 8; ++i) {
     clients.emplace_back([&, i] {
       caf::scoped_actor client{*ts.sys};
-      if (test::call<std::string>(client, vol, atom::mount_v,
-                                  "id" + std::to_string(i), std::string{}, caller{})) {
-        ++failures;
-      }
+      auto reply = client->request(vol, 5s, atom::mount_v, "id" + std::to_string(i),
+                                   std::string{}, caller{});
+      sent.count_down();
+      reply.receive([](std::string&) {}, [&](caf::error&) { ++failures; });
     });
   }
   ASSERT_TRUE(eventually([&] { return storage->mounts == 1; }));
-  std::this_thread::sleep_for(50ms); // every client's request is queued by now
+  sent.wait();
+  // The volume reads its mailbox in order: once it answers a get sent after every
+  // client's Mount, each of those Mounts waits in its queue.
+  (void)get();
   storage->release();
   for (auto& c : clients) {
     c.join();
@@ -392,12 +397,16 @@ TEST_F(volume_test, a_mount_whose_caller_left_before_its_turn_is_not_started) {
   ASSERT_TRUE(eventually([&] { return storage->mounts == 1; }));
   auto from = caller::tracked();
   caf::error second;
+  test::latch sent{1};
   std::thread waiting([&] {
     caf::scoped_actor client{*ts.sys};
-    second = test::call<std::string>(client, vol, atom::mount_v,
-                                     std::string{"c2"}, std::string{}, from);
+    auto reply = client->request(vol, 5s, atom::mount_v, std::string{"c2"}, std::string{},
+                                 from);
+    sent.count_down();
+    reply.receive([](std::string&) {}, [&](caf::error& err) { second = err; });
   });
-  std::this_thread::sleep_for(50ms); // c2 is queued
+  sent.wait();
+  (void)get(); // answered after c2's Mount was read: c2 waits in the queue
   from.leave("connection closed");
   storage->release();
   first.join();

@@ -31,12 +31,14 @@ TEST(stall_backend, delays_only_its_volume) {
   fast.name = "fast";
   ASSERT_FALSE(b.create(slow));
   ASSERT_FALSE(b.create(fast));
-  auto fast_mount = time_of([&] { ASSERT_TRUE(b.mount(fast)); });
-  auto fast_unmount = time_of([&] { ASSERT_FALSE(b.unmount(fast, false)); });
+  ASSERT_TRUE(b.mount(fast));
+  ASSERT_FALSE(b.unmount(fast, false));
   auto slow_mount = time_of([&] { ASSERT_TRUE(b.mount(slow)); });
   auto slow_unmount = time_of([&] { ASSERT_FALSE(b.unmount(slow, false)); });
-  EXPECT_LT(fast_mount, 100ms);
-  EXPECT_LT(fast_unmount, 100ms);
+  // Whether a call stalled is read from the backend itself: how long a real mount
+  // takes on a loaded machine is no evidence either way.
+  EXPECT_EQ(b.stalled("fast"), 0) << "the other volume's calls never stall";
+  EXPECT_EQ(b.stalled("slow"), 2) << "its mount and its unmount stalled";
   EXPECT_GE(slow_mount, 200ms);
   EXPECT_GE(slow_unmount, 200ms);
   EXPECT_EQ(b.mountpoint(fast), state.path() + "/volumes/fast/mnt");

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -26,10 +27,39 @@ public:
   }
 
   caf::error append(const std::vector<journal_entry>& entries) override {
+    {
+      std::unique_lock<std::mutex> lock{gate_mtx_};
+      if (hold_next_) {
+        hold_next_ = false;
+        held_ = true;
+        gate_cv_.notify_all();
+        gate_cv_.wait(lock, [this] { return !held_; });
+      }
+    }
     ++appends;
     entries_written += entries.size();
     std::this_thread::sleep_for(delay_);
     return inner_.append(entries);
+  }
+
+  /// The next append waits inside the store until release(): what the actor receives
+  /// meanwhile piles up in its mailbox, without guessing how long an fsync takes.
+  void hold_next() {
+    std::lock_guard<std::mutex> guard{gate_mtx_};
+    hold_next_ = true;
+  }
+
+  /// Waits until an append is held.
+  void wait_held() {
+    std::unique_lock<std::mutex> lock{gate_mtx_};
+    gate_cv_.wait(lock, [this] { return held_; });
+  }
+
+  /// Lets the held append go on.
+  void release() {
+    std::lock_guard<std::mutex> guard{gate_mtx_};
+    held_ = false;
+    gate_cv_.notify_all();
   }
 
   caf::error compact(const state_snapshot& state) override {
@@ -48,6 +78,10 @@ public:
 private:
   file_store inner_;
   std::chrono::milliseconds delay_;
+  std::mutex gate_mtx_;
+  std::condition_variable gate_cv_;
+  bool hold_next_ = false;
+  bool held_ = false;
 };
 
 /// A store whose append fails while `failing` is set; it remembers what it was given.

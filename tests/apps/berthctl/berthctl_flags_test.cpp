@@ -108,6 +108,7 @@ TEST(berthctl_flags, help_lists_every_command_and_option_it_parses) {
        {"  volumes ", "  inspect NAME ", "  resize NAME SIZE", "  modify NAME KEY=VALUE...",
         "  release NAME MOUNT_ID", "  status ", "  top ", "  --json ",
         "  --socket PATH the admin socket (default /run/berth/admin.sock)", "  --interval SECONDS",
+        "  --timeout SECONDS",
         "-h,--help", "  --version"}) {
     EXPECT_NE(text.find(item), std::string::npos) << item << "\n" << text;
   }
