@@ -1,6 +1,7 @@
 #include "protocols/docker/engine/engine_json.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 
 #include <rapidjson/document.h>
@@ -115,7 +116,11 @@ caf::expected<container_event> parse_event(const std::string& json) {
   if (auto t = json_member(*doc, "timeNano"); t && t->IsInt64()) {
     ev.time_nano = t->GetInt64();
   } else if (auto s = json_member(*doc, "time"); s && s->IsInt64()) {
-    ev.time_nano = s->GetInt64() * 1000000000;
+    // Seconds that would overflow as nanoseconds (or lie before 1970) are no time at all.
+    constexpr int64_t nano = 1000000000;
+    if (auto secs = s->GetInt64(); secs >= 0 && secs <= INT64_MAX / nano) {
+      ev.time_nano = secs * nano;
+    }
   }
   if (ev.action.empty() || ev.container_id.empty()) {
     return malformed("event", "no Action or no Actor.ID: " + json.substr(0, 200));

@@ -109,6 +109,13 @@ TEST(docker_engine_json, event_fallbacks_and_refusals) {
   EXPECT_EQ(old->action, "die");
   EXPECT_EQ(old->container_id, "abc");
   EXPECT_EQ(old->time_nano, 17000000000);
+  // Found by the event_stream fuzz target: seconds past what nanoseconds hold overflowed.
+  auto far = parse_event(R"({"status":"die","id":"abc","time":1796134945825033899})");
+  ASSERT_TRUE(far) << describe(far.error());
+  EXPECT_EQ(far->time_nano, 0) << "a time that does not fit is no time, not a wrapped one";
+  auto before_1970 = parse_event(R"({"status":"die","id":"abc","time":-5})");
+  ASSERT_TRUE(before_1970);
+  EXPECT_EQ(before_1970->time_nano, 0);
   auto odd_code = parse_event(R"({"Action":"die","Actor":{"ID":"a","Attributes":{"exitCode":"x"}}})");
   ASSERT_TRUE(odd_code);
   EXPECT_EQ(odd_code->exit_code, -1);
