@@ -60,6 +60,16 @@ protected:
     return result;
   }
 
+  /// Puts a record "first" on a thread of its own and returns once its commit is held
+  /// inside the store's append: what is sent from now on waits for the next batch. The
+  /// caller releases the store and joins the thread.
+  std::thread hold_first_commit(test::counting_store& st) {
+    st.hold_next();
+    std::thread first([this] { EXPECT_FALSE(ask(atom::put_v, make_record("first"))); });
+    st.wait_held();
+    return first;
+  }
+
   /// `threads` scoped actors at once, each putting `per_thread` records one after another.
   /// Returns the errors of all replies (empty ones for ok).
   std::vector<caf::error> put_concurrently(int threads, int per_thread,
@@ -135,9 +145,7 @@ TEST_F(persistence_fixture, group_commit_answers_every_put_with_few_fsyncs) {
   spawn(st);
   // The first commit is held inside its append while 20 clients send 200 puts: all of
   // them wait in the mailbox, so they must become one batch, one append.
-  st->hold_next();
-  std::thread first([&] { EXPECT_FALSE(ask(atom::put_v, make_record("first"))); });
-  st->wait_held();
+  auto first = hold_first_commit(*st);
   std::vector<volume_record> recs;
   for (int n = 0; n < 200; ++n) {
     recs.push_back(make_record("v" + std::to_string(n), n % 10 % 3));
@@ -310,10 +318,8 @@ TEST_F(persistence_fixture, a_record_too_large_for_the_journal_fails_alone_in_it
   auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(0));
   ASSERT_TRUE(st->load());
   spawn(st);
-  st->hold_next();
-  std::thread first([&] { EXPECT_FALSE(ask(atom::put_v, make_record("first"))); });
   // The first commit is held in its append: everything below joins the next batch.
-  st->wait_held();
+  auto first = hold_first_commit(*st);
   auto big = make_record("huge");
   big.options["o"] = std::string(size_t{limits::max_frame_bytes}, 'x');
   std::vector<volume_record> recs{big};
