@@ -85,6 +85,14 @@ inline constexpr size_t max_kube_response_bytes = 64u << 20;
 /// The longest line (one watch event) of a watch stream; etcd keeps objects under 1.5 MiB.
 inline constexpr size_t max_kube_watch_line_bytes = 16u << 20;
 
+/// The longest a watch is asked to run (its timeoutSeconds), and how much longer the
+/// server is given to end it: a watch that is neither ended nor heard from by then is a dead
+/// connection (a half-open TCP connection sends nothing and never ends), and is watched again.
+/// kube-apiserver ends a watch at its timeoutSeconds (docs/architecture.md, "The Kubernetes
+/// API client").
+inline constexpr std::chrono::seconds kube_watch_window{30};
+inline constexpr std::chrono::seconds kube_watch_grace{10};
+
 /// The largest kubeconfig, token, certificate or key file the client reads.
 inline constexpr size_t max_kube_file_bytes = 4u << 20;
 
@@ -94,6 +102,13 @@ inline constexpr size_t max_kube_file_bytes = 4u << 20;
 /// its 200 header) must finish within this time. dockerd answers /_ping, /info and
 /// /containers/json in milliseconds; a daemon that takes longer is hung.
 inline constexpr std::chrono::milliseconds docker_api_call_timeout{10000};
+
+/// The longest the events stream may stay silent before the client ends it and opens it
+/// again. dockerd sends nothing while nothing happens, so silence alone cannot tell a quiet
+/// dockerd from a hung one or a stream that died without closing; opening the stream again
+/// (bounded by docker_api_call_timeout until its header) tells them apart, at the price of one
+/// events call and one container list a minute on a quiet host.
+inline constexpr std::chrono::milliseconds docker_events_idle{60000};
 
 /// The largest answer body read from dockerd (a /containers/json of thousands of containers).
 inline constexpr size_t max_docker_response_bytes = 64u << 20;

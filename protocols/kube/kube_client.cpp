@@ -1,5 +1,6 @@
 #include "protocols/kube/kube_client.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
@@ -188,7 +189,8 @@ caf::expected<std::string> token_for(const kube_config& cfg) {
 
 // -- kube_client -------------------------------------------------------------------------
 
-caf::expected<std::unique_ptr<kube_client>> kube_client::make(kube_config cfg) {
+caf::expected<std::unique_ptr<kube_client>> kube_client::make(kube_config cfg,
+                                                              watch_bounds bounds) {
   auto tls = std::make_unique<ssl::context>(ssl::context::tls_client);
   error_code err;
   tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
@@ -216,11 +218,11 @@ caf::expected<std::unique_ptr<kube_client>> kube_client::make(kube_config cfg) {
     }
   }
   tls->set_verify_mode(ssl::verify_peer);
-  return std::unique_ptr<kube_client>{new kube_client(std::move(cfg), std::move(tls))};
+  return std::unique_ptr<kube_client>{new kube_client(std::move(cfg), bounds, std::move(tls))};
 }
 
-kube_client::kube_client(kube_config cfg, std::unique_ptr<ssl::context> tls)
-  : cfg_(std::move(cfg)), tls_(std::move(tls)) {
+kube_client::kube_client(kube_config cfg, watch_bounds bounds, std::unique_ptr<ssl::context> tls)
+  : cfg_(std::move(cfg)), bounds_(bounds), tls_(std::move(tls)) {
 }
 
 kube_client::~kube_client() = default;
@@ -292,8 +294,13 @@ kube_client::watch_attachments(const std::string& resource_version,
   if (now >= until) {
     return watch_end::stopped;
   }
-  // Ask the server to end the watch by our deadline, so it holds nothing for a gone client.
-  auto left = std::chrono::duration_cast<std::chrono::seconds>(until - now).count() + 1;
+  // Ask the server to end the watch by our deadline, so it holds nothing for a gone client,
+  // and within the window, so a connection that died silently is noticed: a watch the server
+  // has not ended `grace` after its timeoutSeconds is not heard from any more.
+  auto left = std::min<long long>(
+    std::chrono::duration_cast<std::chrono::seconds>(until - now).count() + 1,
+    bounds_.window.count());
+  auto presumed_dead = now + std::chrono::seconds{left} + bounds_.grace;
   std::string target = "/apis/storage.k8s.io/v1/volumeattachments?watch=1";
   if (!resource_version.empty()) {
     target += "&resourceVersion=" + detail::url_encode(resource_version);
@@ -305,7 +312,7 @@ kube_client::watch_attachments(const std::string& resource_version,
   if (!token) {
     return token.error();
   }
-  session s{*tls_, cfg_, until};
+  session s{*tls_, cfg_, std::min(until, presumed_dead)};
   if (auto err = open(s, what)) {
     return err;
   }
@@ -387,7 +394,14 @@ kube_client::watch_attachments(const std::string& resource_version,
     }
   }
   if (s.timed_out) {
-    return watch_end::stopped;
+    if (clock_type::now() >= until) {
+      return watch_end::stopped;
+    }
+    return make_error(ec::timeout, "kube API " + cfg_.server + ": " + what + ": the server neither " +
+                                     "ended the watch at its timeoutSeconds=" + std::to_string(left) +
+                                     " nor sent anything for " +
+                                     std::to_string(bounds_.grace.count()) +
+                                     " s more; the connection is presumed dead");
   }
   // The stream ended (cleanly, or the connection dropped): a last line without its newline counts.
   if (auto end = handle(lines.pending())) {

@@ -8,10 +8,12 @@
 // its deadline (`until`) passes: resolve, connect, handshake, write and each read are all
 // bounded by it. Calls on one client may run on several threads at once.
 
+#include <chrono>
 #include <memory>
 
 #include <caf/expected.hpp>
 
+#include "core/limits.hpp"
 #include "protocols/kube/kube_api.hpp"
 #include "protocols/kube/kube_config.hpp"
 
@@ -21,12 +23,21 @@ class context;
 
 namespace berth::kube {
 
+/// How long one watch may run: the server is asked to end it within `window`
+/// (timeoutSeconds) and given `grace` more. A watch still open then, however quiet, is a dead
+/// connection: watch_attachments ends it as ec::timeout, and the caller watches again.
+struct watch_bounds {
+  std::chrono::seconds window = limits::kube_watch_window;
+  std::chrono::seconds grace = limits::kube_watch_grace;
+};
+
 /// The HTTPS implementation of kube_api.
 class kube_client : public kube_api {
 public:
   /// Builds the TLS context from `cfg` (CA, client certificate and key). A PEM that does
   /// not load is ec::invalid_argument naming cfg.origin.
-  static caf::expected<std::unique_ptr<kube_client>> make(kube_config cfg);
+  static caf::expected<std::unique_ptr<kube_client>> make(kube_config cfg,
+                                                          watch_bounds bounds = {});
 
   ~kube_client() override;
 
@@ -51,7 +62,8 @@ public:
   }
 
 private:
-  kube_client(kube_config cfg, std::unique_ptr<boost::asio::ssl::context> tls);
+  kube_client(kube_config cfg, watch_bounds bounds,
+              std::unique_ptr<boost::asio::ssl::context> tls);
 
   /// GET `target` and read the whole body: the status and the body, or a transport error.
   struct reply {
@@ -61,6 +73,7 @@ private:
   caf::expected<reply> get(const std::string& target, std::chrono::steady_clock::time_point until);
 
   kube_config cfg_;
+  watch_bounds bounds_;
   std::unique_ptr<boost::asio::ssl::context> tls_;
 };
 

@@ -79,6 +79,7 @@ struct event_handler {
 enum class events_end {
   closed,   ///< dockerd ended the stream (it is stopping, or the connection dropped after the 200)
   stopped,  ///< the stop signal was raised
+  idle,     ///< no byte came for the idle bound: the client ended it, to open it again
 };
 
 /// Errors: transport (absent socket, refused, reset) is ec::unavailable, a call past its time is

@@ -253,9 +253,14 @@ caf::expected<events_end> engine_client::events(const event_handler& handler, st
   if (handler.on_open) {
     handler.on_open(who);
   }
-  s.until = clock_type::time_point::max(); // dockerd sends nothing while nothing happens
   for (;;) {
+    // dockerd sends nothing while nothing happens: only a silence past the idle bound ends
+    // the stream, so that opening it again shows whether dockerd still answers.
+    s.until = clock_type::now() + opts_.events_idle;
     bool more = lines.read_more();
+    if (s.timed_out) {
+      return stop.stop_requested() ? events_end::stopped : events_end::idle;
+    }
     while (auto line = lines.next_line()) {
       if (line->find_first_not_of(" \t\r") == std::string::npos) {
         continue;

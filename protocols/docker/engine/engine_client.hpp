@@ -3,8 +3,8 @@
 // engine_api over dockerd's unix socket: Boost.Beast, one connection per call (closed by the
 // client once the answer is read), each on its own io_context, every step (connect, write, each read) bounded by the
 // call's timeout; past it the socket is closed and the call is ec::timeout. The events stream
-// is bounded until its 200 header, then runs until dockerd ends it or the stop signal is
-// raised. Calls on one client may run on several threads at once.
+// is bounded until its 200 header, then runs until dockerd ends it, the stop signal is
+// raised, or it stays silent for the idle bound (events_end::idle). Calls on one client may run on several threads at once.
 
 #include <chrono>
 #include <string>
@@ -17,9 +17,10 @@ namespace berth::docker_engine {
 /// The real Docker Engine API client.
 class engine_client : public engine_api {
 public:
-  /// Per-call bound; tests shorten it.
+  /// Per-call bound, and the events stream's idle bound; tests shorten them.
   struct options {
     std::chrono::milliseconds call_timeout = limits::docker_api_call_timeout;
+    std::chrono::milliseconds events_idle = limits::docker_events_idle;
   };
 
   /// @param socket_path dockerd's socket ("/var/run/docker.sock"; see parse_api_url).

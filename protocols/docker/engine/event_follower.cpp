@@ -57,6 +57,14 @@ void follow_events(engine_api& api, const follow_handler& handler, stop_signal& 
     if (end && *end == events_end::stopped) {
       return;
     }
+    if (end && *end == events_end::idle) {
+      // Not a failure: opened again at once, and a dockerd that no longer answers shows up
+      // as the open's failure.
+      spdlog::debug("Docker API {}: the events stream was silent for its idle bound; opening it "
+                    "again to check that dockerd still answers",
+                    api.describe());
+      continue;
+    }
     if (!end) {
       if (state == seen::up) {
         spdlog::warn("dockerd went away: {}; retrying with backoff (at most {} ms apart), berth "

@@ -2,7 +2,8 @@
 
 // Follows dockerd's container events for as long as berth runs: the stream is opened again
 // whenever it ends or fails, with exponential backoff (limits::docker_events_backoff_*), so a
-// dockerd that is absent, restarting or hung never makes berth spin or stop. It logs once when
+// dockerd that is absent, restarting or hung never makes berth spin or stop; a stream the
+// client ended for its silence (events_end::idle) is opened again at once. It logs once when
 // dockerd goes away (or is not there at the start) and once when it is back, not per retry.
 
 #include <chrono>

@@ -257,9 +257,16 @@ void fake_apiserver::serve(int fd) {
                                             : 1800};
       auto until = std::chrono::steady_clock::now() + timeout;
       bool refuse_http = false;
+      bool half_open = false;
       {
         std::lock_guard<std::mutex> lk{mutex_};
         ++counts_.watches;
+        counts_.last_watch_timeout_s =
+          is_number(info.param("timeoutSeconds")) ? std::stol(info.param("timeoutSeconds")) : -1;
+        half_open = half_open_watches_;
+        if (half_open) {
+          until = std::chrono::steady_clock::now() + std::chrono::hours{24};
+        }
         if (!rv.empty() && rv != "0" && !is_number(rv)) {
           refuse_http = true;
         } else if (!rv.empty() && rv != "0" && std::stoull(rv) < expired_below_) {
@@ -311,6 +318,10 @@ void fake_apiserver::serve(int fd) {
           });
           lines.swap(w.lines);
           end = w.end || std::chrono::steady_clock::now() >= until;
+          if (half_open) {
+            lines.clear(); // what the far end sends never arrives
+            end = false;
+          }
           if (w.abort || stopping_) {
             clean = false;
             end = true;
@@ -531,6 +542,11 @@ void fake_apiserver::set_stalled(bool stalled) {
     stalled_ = stalled;
   }
   changed_.notify_all();
+}
+
+void fake_apiserver::set_half_open_watches(bool half_open) {
+  std::lock_guard<std::mutex> lk{mutex_};
+  half_open_watches_ = half_open;
 }
 
 // -- where it is, what it saw --------------------------------------------------------------

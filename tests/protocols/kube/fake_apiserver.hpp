@@ -113,6 +113,10 @@ public:
   void set_token(const std::string& token);
   /// While true, accepts TCP connections but never answers (not even the TLS handshake).
   void set_stalled(bool stalled);
+  /// While true, a new watch stream sends its 200 header and then nothing, ever: it ignores
+  /// timeoutSeconds and every event, as a connection whose far end vanished (half-open) does.
+  /// It ends only at stop() or drop_watches().
+  void set_half_open_watches(bool half_open);
 
   // -- what it saw ---------------------------------------------------------------------
 
@@ -123,6 +127,7 @@ public:
     size_t watches = 0;
     size_t unauthorized = 0; ///< answered 401
     size_t by_certificate = 0; ///< authenticated by a client certificate
+    long last_watch_timeout_s = -1; ///< the timeoutSeconds of the last watch (-1: none given)
   };
   counts requests() const;
   /// Watch streams open now.
@@ -163,6 +168,7 @@ private:
   bool started_ = false;
   bool stopping_ = false;
   bool stalled_ = false;
+  bool half_open_watches_ = false;
   std::string token_;
   std::map<std::string, kube::node_info> nodes_;
   std::map<std::string, stored> attachments_;

@@ -178,3 +178,45 @@ TEST_F(kube_watch_test, watch_without_a_version_starts_with_what_exists) {
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].type, "ADDED");
 }
+
+// A connection whose far end vanished sends nothing and never ends; the deadline alone
+// would leave the caller blind until it passes.
+TEST_F(kube_watch_test, a_half_open_watch_ends_as_a_timeout_long_before_the_deadline) {
+  auto bounded = kube::kube_client::make(config, kube::watch_bounds{1s, 1s});
+  ASSERT_TRUE(bounded) << describe(bounded.error());
+  api.set_half_open_watches(true);
+  recorder rec;
+  auto sink = rec.sink();
+  auto until = in(60s);
+  auto done = std::async(std::launch::async, [&] {
+    return (*bounded)->watch_attachments(api.resource_version(), sink, until);
+  });
+  ASSERT_TRUE(api.wait_for_watches(1, 5s));
+  api.add_attachment({"va-1", "n1", "d", "pv"}); // never arrives
+  ASSERT_EQ(done.wait_for(30s), std::future_status::ready) << "the silent watch was not ended";
+  auto end = done.get();
+  ASSERT_FALSE(end) << "a dead connection is an error, not an end the server chose";
+  EXPECT_EQ(end.error(), ec::timeout) << describe(end.error());
+  EXPECT_NE(describe(end.error()).find("presumed dead"), std::string::npos)
+    << describe(end.error());
+  EXPECT_EQ(api.requests().last_watch_timeout_s, 1);
+  EXPECT_TRUE(rec.copy().empty());
+}
+
+TEST_F(kube_watch_test, a_long_watch_is_asked_to_end_within_the_window) {
+  auto bounded = kube::kube_client::make(config, kube::watch_bounds{2s, 10s});
+  ASSERT_TRUE(bounded) << describe(bounded.error());
+  recorder rec;
+  auto end = (*bounded)->watch_attachments(api.resource_version(), rec.sink(), in(60s));
+  ASSERT_TRUE(end) << describe(end.error());
+  EXPECT_EQ(*end, watch_end::closed) << "the server ends it at timeoutSeconds";
+  EXPECT_EQ(api.requests().last_watch_timeout_s, 2);
+}
+
+TEST_F(kube_watch_test, a_short_deadline_is_asked_for_instead_of_the_window) {
+  recorder rec;
+  auto end = client->watch_attachments(api.resource_version(), rec.sink(), in(1500ms));
+  ASSERT_TRUE(end) << describe(end.error());
+  EXPECT_EQ(*end, watch_end::stopped);
+  EXPECT_EQ(api.requests().last_watch_timeout_s, 2) << "the deadline, rounded up";
+}

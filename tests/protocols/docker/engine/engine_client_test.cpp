@@ -248,3 +248,24 @@ TEST_F(docker_engine_client, a_stop_while_waiting_for_the_header_returns_stopped
   EXPECT_EQ(*r, events_end::stopped);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
+
+// dockerd sends nothing while nothing happens, so only a bound on silence notices a stream
+// that died without closing or a dockerd that hung after its 200.
+TEST_F(docker_engine_client, a_stream_silent_for_the_idle_bound_ends_as_idle) {
+  canned_server srv{sock_, [&](int fd, const std::string&) {
+                      canned_server::write_all(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                                     chunk(R"({"Action":"start","Actor":{"ID":"abc"},"timeNano":5})" "\n"));
+                      srv.wait_for_close(fd);
+                    }};
+  engine_client c{sock_, engine_client::options{2000ms, 300ms}};
+  stop_signal stop;
+  int n = 0;
+  event_handler h;
+  h.on_event = [&](const container_event&) { ++n; };
+  auto start = std::chrono::steady_clock::now();
+  auto r = c.events(h, stop);
+  ASSERT_TRUE(r) << describe(r.error());
+  EXPECT_EQ(*r, events_end::idle);
+  EXPECT_EQ(n, 1);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+}

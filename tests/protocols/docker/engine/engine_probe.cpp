@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
     if (!r) {
       rc = fail(r.error());
     } else {
-      std::cout << (*r == events_end::stopped ? "stopped" : "closed") << std::endl;
+      std::cout << (*r == events_end::stopped ? "stopped" : *r == events_end::idle ? "idle" : "closed")
+                << std::endl;
     }
   } else if (cmd == "follow") {
     follow_handler h;

@@ -19,7 +19,8 @@ struct scripted_api : engine_api {
   struct step {
     bool fail = false;              ///< answer ec::unavailable
     engine_instance who;            ///< else: open from this instance,
-    std::vector<container_event> events; ///< send these, then end (closed)
+    std::vector<container_event> events; ///< send these, then end:
+    events_end end = events_end::closed; ///< how the stream ends
   };
   std::deque<step> script;
   std::vector<int64_t> since_asked;
@@ -53,7 +54,7 @@ struct scripted_api : engine_api {
     for (const auto& ev : s.events) {
       h.on_event(ev);
     }
-    return events_end::closed;
+    return s.end;
   }
 };
 
@@ -145,4 +146,29 @@ TEST(docker_engine_follower, a_stop_while_the_stream_is_open_returns) {
   follow_events(api, {}, stop);
   stopper.join();
   EXPECT_EQ(api.calls.size(), 1u);
+}
+
+TEST(docker_engine_follower, a_stream_ended_for_its_silence_is_opened_again_at_once_and_quietly) {
+  scripted_api api;
+  engine_instance a{100, 5000, "dockerd"};
+  api.script.push_back({false, a, {event("start", 10)}, events_end::idle});
+  api.script.push_back({false, a, {}, events_end::closed});
+  stop_signal stop;
+  std::vector<bool> changed;
+  follow_handler h;
+  h.on_open = [&](const engine_instance&, bool c) {
+    changed.push_back(c);
+    if (changed.size() == 2) {
+      stop.request_stop();
+    }
+  };
+  captured_log log;
+  // A backoff far longer than the test may take: an idle end must not wait for it.
+  follow_events(api, h, stop, follow_options{20s, 20s});
+  ASSERT_EQ(api.calls.size(), 2u);
+  EXPECT_LT(api.calls[1] - api.calls[0], 10s) << "the reopen waited for the backoff";
+  EXPECT_EQ(changed, (std::vector<bool>{true, false})) << "the same dockerd";
+  EXPECT_EQ(api.since_asked, (std::vector<int64_t>{0, 11})) << "nothing after the last event is lost";
+  EXPECT_EQ(log.count("[warning]"), 0) << log.out.str();
+  EXPECT_EQ(log.count("[info]"), 1) << "only the first open: " << log.out.str();
 }
