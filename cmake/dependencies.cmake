@@ -14,6 +14,9 @@ find_package(OpenSSL REQUIRED)
 find_package(yaml-cpp REQUIRED)
 # The programs' command lines (apps/): CLI11 2.1, header-only.
 find_package(CLI11 2.1 CONFIG REQUIRED)
+# berthd under systemd (apps/berthd/socket_activation): sd_listen_fds, sd_notify.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 
 add_library(berth_deps INTERFACE)
 add_library(berth::deps ALIAS berth_deps)

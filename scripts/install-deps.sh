@@ -4,13 +4,15 @@ set -euo pipefail
 
 BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config libcaf-dev libboost1.81-dev rapidjson-dev
   libspdlog-dev libgtest-dev googletest libgrpc++-dev protobuf-compiler-grpc protobuf-compiler
-  libprotobuf-dev libssl-dev libyaml-cpp-dev libcli11-dev)
+  libprotobuf-dev libssl-dev libyaml-cpp-dev libcli11-dev libsystemd-dev)
 RUN_PKGS=(util-linux mount nfs-common)
 # prometheus: tests/metrics runs its promtool (`check metrics`) on the writer's output.
 # On a host with systemd the package also enables its own server on :9090; the tests
 # never use that one. tmux: tests/e2e/top_e2e.sh runs `berthctl top` in a real terminal.
+# systemd: systemd-socket-activate and systemd-analyze, for the socket activation tests and
+# the units' check (deploy/systemd).
 TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iproute2
-  python3-yaml prometheus tmux)
+  python3-yaml prometheus tmux systemd)
 # tests/deploy renders deploy/kubernetes with `kubectl kustomize`. Debian's kubernetes-client
 # (kubectl 1.20, kustomize v2.0.3) is installed only when no kubectl is on PATH: a newer one
 # from elsewhere is kept, and the two packages would collide on /usr/bin/kubectl.

@@ -27,6 +27,7 @@
 #include "apps/berthd/logging.hpp"
 #include "apps/berthd/metrics_endpoint.hpp"
 #include "apps/berthd/servers.hpp"
+#include "apps/berthd/socket_activation.hpp"
 #include "apps/berthd/state_lock.hpp"
 #include "backends/block_backend.hpp"
 #include "backends/local_backend.hpp"
@@ -163,6 +164,12 @@ int run_daemon(const daemon_options& opts) {
   spdlog::info("berthd {} (revision {}) starting, state in {}", BERTH_VERSION,
                this_build().revision, opts.state_dir);
   raise_open_file_limit();
+  // First, before any helper runs: they must not inherit the sockets (nor LISTEN_FDS).
+  auto passed = take_passed_sockets();
+  if (!passed) {
+    spdlog::critical("{}", describe(passed.error()));
+    return 1;
+  }
   if (auto err = prepare_dirs(opts)) {
     spdlog::critical("{}", describe(err));
     return 1;
@@ -264,7 +271,7 @@ int run_daemon(const daemon_options& opts) {
 
   auto sync = make_docker_sync(sys, reg, opts, stats);
   servers srv;
-  if (auto err = start_servers(srv, sys, reg, backends, opts, stats, sync)) {
+  if (auto err = start_servers(srv, sys, reg, backends, opts, stats, sync, *passed)) {
     spdlog::critical("{}", describe(err));
     stop_servers(srv, std::chrono::steady_clock::now());
     srv.guard.reset();
@@ -282,9 +289,11 @@ int run_daemon(const daemon_options& opts) {
   sync->start();
   stats->ready.serving = true;
   spdlog::info("berthd ready");
+  tell_systemd("READY=1");
   test_crash_point("start-serving");
   auto sig = wait_for_signal();
   spdlog::info("signal {} received, stopping", sig);
+  tell_systemd("STOPPING=1");
   stats->ready.stopping = true; // /readyz: 503 while stopping
   stop_gracefully(srv, sys, reg, persistence, *sync, opts);
   if (metrics) {

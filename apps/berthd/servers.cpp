@@ -35,12 +35,23 @@ caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
   return {};
 }
 
+/// Serves `path` on the socket systemd passed for it, or binds it; logs which.
+caf::error serve(unix_http_server& server, const std::string& path, passed_sockets& passed,
+                 const char* what) {
+  int fd = passed.claim(path);
+  if (auto err = fd < 0 ? server.listen(path) : server.adopt(fd, path)) {
+    return err;
+  }
+  spdlog::info("{} listening on {}{}", what, path, fd < 0 ? "" : " (socket passed by systemd)");
+  return {};
+}
+
 } // namespace
 
 caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
                          const backend_map& backends, const daemon_options& opts,
                          const std::shared_ptr<telemetry>& stats,
-                         std::shared_ptr<operator_release_desk> desk) {
+                         std::shared_ptr<operator_release_desk> desk, passed_sockets& passed) {
   if (!opts.docker_socket.empty()) {
     srv.docker = std::make_unique<docker_api>(sys, reg, stats);
     auto* api = srv.docker.get();
@@ -51,10 +62,10 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
         api->handle(method, target, std::move(body), std::move(reply), from);
       },
       1 << 20, "docker"));
-    if (auto err = srv.listeners.back()->listen(opts.docker_socket)) {
+    if (auto err = serve(*srv.listeners.back(), opts.docker_socket, passed,
+                         "Docker volume plugin")) {
       return err;
     }
-    spdlog::info("Docker volume plugin listening on {}", opts.docker_socket);
   }
   if (!opts.admin_socket.empty()) {
     srv.admin = std::make_unique<admin_api>(sys, reg, stats, std::move(desk));
@@ -66,10 +77,12 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
         api->handle(method, target, std::move(body), std::move(reply));
       },
       1 << 16, "admin"));
-    if (auto err = srv.listeners.back()->listen(opts.admin_socket)) {
+    if (auto err = serve(*srv.listeners.back(), opts.admin_socket, passed, "admin API")) {
       return err;
     }
-    spdlog::info("admin API listening on {}", opts.admin_socket);
+  }
+  if (auto err = passed.check_all_claimed()) {
+    return err;
   }
   for (int i = 0; i < 2; ++i) {
     srv.threads.emplace_back([&srv] { srv.io.run(); });

@@ -130,6 +130,40 @@ caf::error unix_http_server::listen(const std::string& path) {
   l.where = path;
   dev_ = st.st_dev;
   ino_ = st.st_ino;
+  owns_file_ = true;
+  l.bound = true;
+  l.stopped = false;
+  l.accept_next();
+  return {};
+}
+
+caf::error unix_http_server::adopt(int fd, const std::string& path) {
+  auto& l = *listener_;
+  std::lock_guard<std::mutex> guard{l.mtx};
+  auto refuse = [&](const std::string& why) {
+    ::close(fd);
+    return make_error(ec::invalid_argument,
+                      l.name + ": the socket passed for " + path + " " + why);
+  };
+  if (l.bound) {
+    return refuse("comes after it already listens on " + l.where);
+  }
+  int type = 0;
+  int accepting = 0;
+  socklen_t len = sizeof type;
+  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) {
+    return refuse("is not a stream socket");
+  }
+  len = sizeof accepting;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || accepting == 0) {
+    return refuse("is not listening");
+  }
+  error_code err;
+  if (l.acceptor.assign(local{}, fd, err); err) {
+    return refuse("cannot be used: " + err.message());
+  }
+  l.where = path;
+  owns_file_ = false;
   l.bound = true;
   l.stopped = false;
   l.accept_next();
@@ -147,9 +181,11 @@ void unix_http_server::stop() {
     return;
   }
   l.bound = false;
-  // Remove the file only while it is still ours, not a successor's.
+  // Remove the file only while it is still ours, not a successor's, and never one
+  // another process passed: it outlives berthd.
   struct stat st {};
-  if (::stat(l.where.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_) {
+  if (owns_file_ && ::stat(l.where.c_str(), &st) == 0 && st.st_dev == dev_ &&
+      st.st_ino == ino_) {
     ::unlink(l.where.c_str());
   }
   spdlog::info("{}: stopped accepting on {}", l.name, l.where);

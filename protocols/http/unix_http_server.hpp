@@ -53,7 +53,13 @@ public:
   /// is replaced; one that still answers is an error that says so.
   caf::error listen(const std::string& path);
 
-  /// Closes the acceptor and removes the socket file: no new connections.
+  /// Serves on `fd`, a listening unix stream socket bound to `path` that another process
+  /// made and keeps (systemd's socket activation): its mode and owner stay as that process
+  /// set them, and stop() closes it without removing the file, so a client never finds the
+  /// path gone while berthd restarts. Takes `fd` over, also when it refuses it.
+  caf::error adopt(int fd, const std::string& path);
+
+  /// Closes the acceptor and removes the socket file (one listen() bound): no new connections.
   /// Requests in flight still get their reply; idle keep-alive connections are
   /// closed after their next response. Thread-safe, idempotent.
   void stop();
@@ -68,6 +74,7 @@ private:
   std::shared_ptr<detail::http_listener<boost::asio::local::stream_protocol>> listener_;
   dev_t dev_ = 0; ///< the socket file bound (under the listener's mutex): stop() removes
   ino_t ino_ = 0; ///< it only while it is still this one, not a successor's
+  bool owns_file_ = false; ///< listen() bound it; false for an adopted socket
 
 };
 
