@@ -20,6 +20,7 @@
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/record_json.hpp"
+#include "core/text.hpp"
 #include "protocols/http/unix_http_client.hpp"
 
 namespace berth::cli {
@@ -53,6 +54,14 @@ ec http_error_code(unsigned status) {
     case 504: return ec::timeout;
     default: return ec::internal;
   }
+}
+
+/// The terminal columns `cell` takes: one per UTF-8 character, so that a short ID's "…"
+/// (three bytes) or a path in another script keeps the table's columns aligned.
+size_t columns(const std::string& cell) {
+  return static_cast<size_t>(std::count_if(cell.begin(), cell.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xc0) != 0x80; // not a continuation byte
+  }));
 }
 
 std::string mount_ids(const volume_record& rec, bool shorten) {
@@ -131,10 +140,6 @@ std::string format_size(uint64_t bytes) {
   return std::string{buf} + " " + units[unit] + " (" + std::to_string(bytes) + " bytes)";
 }
 
-std::string short_id(std::string_view id) {
-  return std::string{id.substr(0, 12)};
-}
-
 std::string format_table(const std::vector<volume_record>& recs) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"NAME", "OWNER", "KIND", "BACKEND", "MOUNTED", "MOUNT IDS", "PATH"});
@@ -145,7 +150,7 @@ std::string format_table(const std::vector<volume_record>& recs) {
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) {
-      width[i] = std::max(width[i], row[i].size());
+      width[i] = std::max(width[i], columns(row[i]));
     }
   }
   std::string out;
@@ -153,7 +158,7 @@ std::string format_table(const std::vector<volume_record>& recs) {
     for (size_t i = 0; i < row.size(); ++i) {
       out += row[i];
       if (i + 1 < row.size()) {
-        out.append(width[i] - row[i].size() + 3, ' ');
+        out.append(width[i] - columns(row[i]) + 3, ' ');
       }
     }
     out += '\n';
@@ -195,9 +200,7 @@ caf::expected<std::string> format_release(const std::string& body) {
       || !doc.HasMember("dropped") || !doc["dropped"].IsUint()) {
     return make_error(ec::internal, "an unreadable answer to release: " + body.substr(0, 200));
   }
-  std::string id = doc["id"].GetString();
-  auto shown = id.size() > 12 ? short_id(id) + "…" : id;
-  std::string out = "released mount ID " + shown + " of volume " + doc["volume"].GetString()
+  std::string out = "released mount ID " + short_id(doc["id"].GetString()) + " of volume " + doc["volume"].GetString()
                     + " (count " + std::to_string(doc["dropped"].GetUint()) + " dropped)\n";
   auto checked = doc.FindMember("checked");
   if (checked != doc.MemberEnd() && checked->value.IsBool() && !checked->value.GetBool()) {

@@ -85,9 +85,6 @@ caf::expected<std::string> format_release(const std::string& body);
 /// The --help text.
 std::string usage();
 
-/// The first 12 characters of a mount ID (Docker's short container ID).
-std::string short_id(std::string_view id);
-
 /// A table with columns NAME, BACKEND, MOUNTED, MOUNT IDS, PATH.
 std::string format_table(const std::vector<volume_record>& recs);
 
