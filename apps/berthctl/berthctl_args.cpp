@@ -3,6 +3,7 @@
 // the commands do is berthctl_cli.cpp.
 
 #include "apps/berthctl/berthctl_cli.hpp"
+#include "apps/berthctl/berthctl_failure.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -21,11 +22,6 @@
 namespace berth::cli {
 
 namespace {
-
-/// A refusal of the command line, naming the argument (berthctl exits 2 on it).
-caf::error bad_usage(std::string message) {
-  return make_error(ec::invalid_argument, std::move(message));
-}
 
 /// A usage error whose message is the whole of what berthctl prints (no "--flag: ").
 struct usage_failure : CLI::ParseError {
@@ -130,7 +126,8 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     sub->callback([&opts, cmd = c.cmd] { opts.cmd = cmd; });
   }
-  app.add_flag("--json", opts.json, "print the JSON that berthd returns");
+  app.add_flag("--json", opts.json, "print the JSON that berthd returns, and a failure as\n"
+               "{\"error\":{\"code\",\"message\"}} on stderr");
   app.add_option_function<std::string>(
        "--socket",
        [&opts](const std::string& v) {
@@ -332,27 +329,6 @@ caf::expected<std::chrono::milliseconds> parse_interval(std::string_view text) {
 
 caf::expected<std::chrono::milliseconds> parse_timeout(std::string_view text) {
   return parse_seconds("--timeout", text, limits::min_cli_timeout, limits::max_cli_timeout);
-}
-
-std::string unreachable_message(const std::string& socket, int connect_errno,
-                                const std::string& detail) {
-  switch (connect_errno) {
-    case ENOENT:
-    case ENOTDIR:
-      return "berthd is not running: there is no socket at " + socket
-             + ". Start it (systemctl start berthd), or give the socket it listens on "
-               "(berthd --admin-socket) with --socket PATH.";
-    case ECONNREFUSED:
-      return "berthd is not running: nothing accepts connections on " + socket
-             + " (the socket of a berthd that stopped?). Start it (systemctl start berthd), "
-               "or give the socket it listens on (berthd --admin-socket) with --socket PATH.";
-    case EACCES:
-    case EPERM:
-      return "permission denied on " + socket
-             + ": berthd's admin socket is for root and its group (mode 0660). Run berthctl "
-               "as root (sudo berthctl ...), or give a socket you may use with --socket PATH.";
-    default: return "cannot reach berthd at " + detail;
-  }
 }
 
 caf::expected<uint64_t> parse_size(std::string_view text) {
