@@ -1,5 +1,6 @@
-// block_backend, node side: stage, unstage, publish and unpublish. Volume statistics:
-// block_stats.cpp.
+// block_backend, node side: stage and unstage, and what publish shares with them (the
+// confinement of node paths, the view of a node path). Publish and unpublish:
+// block_publish.cpp; volume statistics: block_stats.cpp.
 
 #include "backends/block_backend.hpp"
 
@@ -55,24 +56,6 @@ caf::error mount_device(const std::string& device, const std::string& path,
                                              + ") failed: " + std::strerror(e));
   }
   return {};
-}
-
-/// What this volume's mounts look like in mountinfo: its filesystem is on
-/// `device` (the loop device backing its image, "" when none), and a raw block
-/// publication is a bind of the device node (`device`, or `node` when the image
-/// is detached but a bind of the recorded node may remain).
-volume_origins origins_of(const std::vector<mount_entry>& mounts, const std::string& device,
-                          const std::string& node) {
-  volume_origins out;
-  struct stat st {};
-  if (!device.empty() && ::stat(device.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
-    out.fs = mount_origin{dev_string(st.st_rdev), "/"};
-  }
-  auto bound = device.empty() ? node : device;
-  if (!bound.empty()) {
-    out.node = origin_of(mounts, bound);
-  }
-  return out;
 }
 
 /// Unmounts, topmost first, the mounts at `path` that come from `mine`; stops at
@@ -240,7 +223,7 @@ caf::expected<std::string> block_backend::stage(const volume_record& rec,
     return fail(mounts.error());
   }
   if (auto here = mounts_at(*mounts, *staging); !here.empty()) {
-    if (origins_of(*mounts, *device, "").owns(*here.back())) {
+    if (block_origins(*mounts, *device, "").owns(*here.back())) {
       return device; // staged there already (a retry, or a stage whose commit was lost)
     }
     return fail(make_error(ec::failed_precondition,
@@ -284,7 +267,7 @@ caf::error block_backend::unstage(const volume_record& rec) {
       return mounts.error();
     }
     bool covered = false;
-    if (auto err = unmount_mine(*staging, origins_of(*mounts, *device, ""), covered, what)) {
+    if (auto err = unmount_mine(*staging, block_origins(*mounts, *device, ""), covered, what)) {
       return err;
     }
     if (covered) {
@@ -313,7 +296,7 @@ caf::error block_backend::sweep_staging(const volume_record& rec, const std::str
   const auto& what = view->what;
   const auto& device = view->device;
   bool covered = false;
-  if (auto err = unmount_mine(view->path, origins_of(view->mounts, device, ""), covered, what)) {
+  if (auto err = unmount_mine(view->path, block_origins(view->mounts, device, ""), covered, what)) {
     return err;
   }
   if (!rec.staging_path.empty()) {
@@ -323,82 +306,6 @@ caf::error block_backend::sweep_staging(const volume_record& rec, const std::str
     return err;
   }
   spdlog::info("{}: detached {}, which no staging in the record uses", what, device);
-  return {};
-}
-
-// -- publish and unpublish ----------------------------------------------------
-
-caf::expected<bool> block_backend::publish(const volume_record& rec, const std::string& target,
-                                           const publication& how) {
-  auto image = checked_image(rec);
-  if (!image) {
-    return image.error();
-  }
-  const std::string what = block_what(rec);
-  auto canonical = node_path(target, "target", what);
-  if (!canonical) {
-    return canonical.error();
-  }
-  auto opts = parse_block_mount_flags(how.flags, what);
-  if (!opts) {
-    return opts.error();
-  }
-  if (!opts->data.empty()) {
-    spdlog::debug("{}: filesystem options \"{}\" apply at stage only, not on the bind of {}",
-                  what, opts->data, target);
-  }
-  unsigned long flags = opts->flags | (how.readonly ? MS_RDONLY : 0);
-  auto device = find_loop_device(*image);
-  if (!device) {
-    return device.error();
-  }
-  if (device->empty()) {
-    return make_error(ec::failed_precondition, what + ": not staged (no loop device backs "
-                                                 + *image + ")");
-  }
-  auto mounts = read_mountinfo();
-  if (!mounts) {
-    return mounts.error();
-  }
-  auto mine = origins_of(*mounts, *device, "");
-  std::string source = *device;
-  if (!how.block) {
-    // The bind source must be this volume's filesystem, not whatever is mounted
-    // at the staging path now.
-    auto staging = rec.staging_path.empty()
-                     ? caf::expected<std::string>{std::string{}}
-                     : node_path(rec.staging_path, "staging path", what);
-    if (!staging) {
-      return staging.error();
-    }
-    auto here = mounts_at(*mounts, *staging);
-    if (staging->empty() || here.empty() || !mine.owns(*here.back())) {
-      return make_error(ec::failed_precondition, what + ": not staged (its filesystem is not "
-                                                   "mounted at \"" + rec.staging_path + "\")");
-    }
-    source = *staging;
-  }
-  auto created = bind_publish(source, *canonical, how.block, flags, mine, what);
-  if (!created) {
-    return created.error();
-  }
-  spdlog::info("{}: published {} at {}{}{}", what, source, *canonical,
-               how.readonly ? " (ro)" : "", *created ? "" : " (target existed)");
-  return created;
-}
-
-caf::error block_backend::unpublish(const volume_record& rec, const std::string& target) {
-  auto view = view_at(rec, target, "target");
-  if (!view) {
-    return view.error();
-  }
-  auto it = rec.published.find(target);
-  bool created = it != rec.published.end() && it->second.created;
-  if (auto err = bind_unpublish(view->path, origins_of(view->mounts, view->device, rec.device),
-                                created, view->what)) {
-    return err;
-  }
-  spdlog::debug("{}: unpublished {}", view->what, view->path);
   return {};
 }
 

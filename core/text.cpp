@@ -15,11 +15,11 @@ bool is_control(char c) {
 
 } // namespace
 
-std::string quote_input(std::string_view text) {
+std::string quote_input(std::string_view text, size_t max_bytes) {
   std::string out = "\"";
   size_t n = 0;
   for (char c : text) {
-    if (++n > max_quoted_bytes) {
+    if (++n > max_bytes) {
       out += "...";
       break;
     }

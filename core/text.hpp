@@ -17,9 +17,10 @@ namespace berth {
 inline constexpr size_t max_quoted_bytes = 200;
 
 /// `text` in double quotes for an error message: `"` and `\` escaped with `\`, a control
-/// character (below 0x20, and 0x7f) as \xNN, and cut after max_quoted_bytes input bytes
-/// with "..." before the closing quote.
-std::string quote_input(std::string_view text);
+/// character (below 0x20, and 0x7f) as \xNN, and cut after `max_bytes` input bytes with
+/// "..." before the closing quote. A message about the length of the input itself (a
+/// socket path too long for its address) passes a smaller bound: the start says which.
+std::string quote_input(std::string_view text, size_t max_bytes = max_quoted_bytes);
 
 /// The first 12 characters of a mount or container ID, as logs show it, with "…" when
 /// that cut something off; a shorter ID whole.

@@ -77,13 +77,8 @@ struct call_outcome {
 
 int run_csi_burst(const burst_options& opt) {
   // -- check the endpoint and the admin socket ------------------------------------------
-  csi_client probe(opt.endpoint);
   v1::ControllerGetCapabilitiesResponse caps;
-  auto err = rpc(*probe.controller, &v1::Controller::Stub::ControllerGetCapabilities,
-                 v1::ControllerGetCapabilitiesRequest{}, caps);
-  if (!err.empty()) {
-    std::fprintf(stderr, "berth-bench: ControllerGetCapabilities on %s failed: %s\n",
-                 opt.endpoint.c_str(), err.c_str());
+  if (!controller_capabilities(opt.endpoint, caps)) {
     return 1;
   }
   using rpc_type = v1::ControllerServiceCapability::RPC;
@@ -109,10 +104,11 @@ int run_csi_burst(const burst_options& opt) {
   }
 
   // -- setup: one volume, K warm connections ---------------------------------------------
+  csi_client probe(opt.endpoint);
   auto name = opt.prefix + "-burst-" + std::to_string(::getpid());
   v1::CreateVolumeResponse created;
-  err = rpc(*probe.controller, &v1::Controller::Stub::CreateVolume,
-            create_request(name, static_cast<int64_t>(opt.size_mb) << 20, "block"), created);
+  auto err = rpc(*probe.controller, &v1::Controller::Stub::CreateVolume,
+                 create_request(name, static_cast<int64_t>(opt.size_mb) << 20, "block"), created);
   if (!err.empty()) {
     std::fprintf(stderr, "berth-bench: CreateVolume %s failed: %s\n", name.c_str(), err.c_str());
     return 1;

@@ -1,5 +1,7 @@
 #include "apps/bench/csi_client.hpp"
 
+#include <cstdio>
+
 namespace berth::bench {
 
 namespace v1 = ::csi::v1;
@@ -10,6 +12,19 @@ csi_client::csi_client(const std::string& endpoint) {
   channel = grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(), args);
   controller = v1::Controller::NewStub(channel);
   node = v1::Node::NewStub(channel);
+}
+
+bool controller_capabilities(const std::string& endpoint,
+                             v1::ControllerGetCapabilitiesResponse& caps) {
+  csi_client probe(endpoint);
+  auto err = rpc(*probe.controller, &v1::Controller::Stub::ControllerGetCapabilities,
+                 v1::ControllerGetCapabilitiesRequest{}, caps);
+  if (!err.empty()) {
+    std::fprintf(stderr, "berth-bench: ControllerGetCapabilities on %s failed: %s\n",
+                 endpoint.c_str(), err.c_str());
+    return false;
+  }
+  return true;
 }
 
 v1::VolumeCapability mount_capability() {

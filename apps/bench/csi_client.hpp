@@ -39,6 +39,11 @@ std::string rpc(Stub& stub, grpc::Status (Stub::*fn)(grpc::ClientContext*, const
   return "code " + std::to_string(static_cast<int>(st.error_code())) + " " + st.error_message();
 }
 
+/// ControllerGetCapabilities on `endpoint` into `caps`, the check both modes start with;
+/// false, after saying on stderr why, when the call failed.
+bool controller_capabilities(const std::string& endpoint,
+                             ::csi::v1::ControllerGetCapabilitiesResponse& caps);
+
 /// A single-node-writer filesystem capability.
 ::csi::v1::VolumeCapability mount_capability();
 

@@ -132,17 +132,9 @@ int run_csi(const csi_options& opt) {
   std::filesystem::create_directories(work + "/targets");
 
   // -- check the endpoint ------------------------------------------------------------
-  {
-    csi_client probe(opt.endpoint);
-    v1::ControllerGetCapabilitiesResponse caps;
-    auto err = rpc(*probe.controller, &v1::Controller::Stub::ControllerGetCapabilities,
-                   v1::ControllerGetCapabilitiesRequest{}, caps);
-    if (!err.empty()) {
-      std::fprintf(stderr, "berth-bench: ControllerGetCapabilities on %s failed: %s\n",
-                   opt.endpoint.c_str(), err.c_str());
-      std::filesystem::remove_all(work);
-      return 1;
-    }
+  if (v1::ControllerGetCapabilitiesResponse caps; !controller_capabilities(opt.endpoint, caps)) {
+    std::filesystem::remove_all(work);
+    return 1;
   }
   std::vector<std::unique_ptr<csi_client>> clients;
   for (long k = 0; k < opt.concurrency; ++k) {

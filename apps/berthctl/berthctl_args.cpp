@@ -3,6 +3,7 @@
 // the commands do is berthctl_cli.cpp.
 
 #include "apps/berthctl/berthctl_cli.hpp"
+#include "apps/berthctl/berthctl_failure.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,15 +17,11 @@
 #include "apps/cli/command_line.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
+#include "core/text.hpp"
 
 namespace berth::cli {
 
 namespace {
-
-/// A refusal of the command line, naming the argument (berthctl exits 2 on it).
-caf::error bad_usage(std::string message) {
-  return make_error(ec::invalid_argument, std::move(message));
-}
 
 /// A usage error whose message is the whole of what berthctl prints (no "--flag: ").
 struct usage_failure : CLI::ParseError {
@@ -129,7 +126,8 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     sub->callback([&opts, cmd = c.cmd] { opts.cmd = cmd; });
   }
-  app.add_flag("--json", opts.json, "print the JSON that berthd returns");
+  app.add_flag("--json", opts.json, "print the JSON that berthd returns, and a failure as\n"
+               "{\"error\":{\"code\",\"message\"}} on stderr");
   app.add_option_function<std::string>(
        "--socket",
        [&opts](const std::string& v) {
@@ -137,7 +135,8 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
            throw usage_failure("--socket needs a path");
          }
          if (v.size() > limits::max_socket_path_bytes) {
-           throw usage_failure("--socket path \"" + v.substr(0, 60) + "...\" is "
+           // The start of the path says which; its length is what is wrong with it.
+           throw usage_failure("--socket path " + quote_input(v, 60) + " is "
                                + std::to_string(v.size()) + " bytes; a unix socket path has at "
                                + "most " + std::to_string(limits::max_socket_path_bytes));
          }
@@ -211,9 +210,9 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
   }
   if (auto extra = b.app.remaining(true); !extra.empty()) {
     if (extra[0].size() > 1 && extra[0][0] == '-') {
-      return bad_usage("unknown option \"" + extra[0] + "\"");
+      return bad_usage("unknown option " + quote_input(extra[0]));
     }
-    return bad_usage("unknown command \"" + extra[0] + "\"");
+    return bad_usage("unknown command " + quote_input(extra[0]));
   }
   if (b.help) {
     opts.cmd = command::help;
@@ -236,7 +235,7 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
     case command::status:
     case command::top:
       if (!rest.empty()) {
-        return bad_usage(cmd + " takes no arguments, got \"" + rest[0] + "\"");
+        return bad_usage(cmd + " takes no arguments, got " + quote_input(rest[0]));
       }
       break;
     case command::inspect:
@@ -277,13 +276,13 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
         const auto& pair = rest[i];
         auto eq = pair.find('=');
         if (eq == std::string::npos) {
-          return bad_usage("\"" + pair + "\" is not key=value");
+          return bad_usage(quote_input(pair) + " is not key=value");
         }
         if (eq == 0) {
-          return bad_usage("\"" + pair + "\" has an empty key: write key=value");
+          return bad_usage(quote_input(pair) + " has an empty key: write key=value");
         }
         if (!opts.parameters.emplace(pair.substr(0, eq), pair.substr(eq + 1)).second) {
-          return bad_usage("key \"" + pair.substr(0, eq) + "\" is given twice");
+          return bad_usage("key " + quote_input(pair.substr(0, eq)) + " is given twice");
         }
       }
       break;
@@ -301,7 +300,7 @@ caf::expected<std::chrono::milliseconds> parse_seconds(const char* flag, std::st
                                                        std::chrono::milliseconds min_ms,
                                                        std::chrono::milliseconds max_ms) {
   auto bad = [&](const std::string& why) {
-    return bad_usage(std::string{"invalid "} + flag + " \"" + std::string{text} + "\": " + why);
+    return bad_usage(std::string{"invalid "} + flag + " " + quote_input(text) + ": " + why);
   };
   const std::string s{text};
   bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -332,32 +331,11 @@ caf::expected<std::chrono::milliseconds> parse_timeout(std::string_view text) {
   return parse_seconds("--timeout", text, limits::min_cli_timeout, limits::max_cli_timeout);
 }
 
-std::string unreachable_message(const std::string& socket, int connect_errno,
-                                const std::string& detail) {
-  switch (connect_errno) {
-    case ENOENT:
-    case ENOTDIR:
-      return "berthd is not running: there is no socket at " + socket
-             + ". Start it (systemctl start berthd), or give the socket it listens on "
-               "(berthd --admin-socket) with --socket PATH.";
-    case ECONNREFUSED:
-      return "berthd is not running: nothing accepts connections on " + socket
-             + " (the socket of a berthd that stopped?). Start it (systemctl start berthd), "
-               "or give the socket it listens on (berthd --admin-socket) with --socket PATH.";
-    case EACCES:
-    case EPERM:
-      return "permission denied on " + socket
-             + ": berthd's admin socket is for root and its group (mode 0660). Run berthctl "
-               "as root (sudo berthctl ...), or give a socket you may use with --socket PATH.";
-    default: return "cannot reach berthd at " + detail;
-  }
-}
-
 caf::expected<uint64_t> parse_size(std::string_view text) {
   auto bad = [&] {
-    return bad_usage("invalid size \"" + std::string{text}
-                       + "\": give bytes, or a number with K, M, G or T (Ki, Mi, Gi, Ti: "
-                         "powers of 1024), e.g. 10G");
+    return bad_usage("invalid size " + quote_input(text)
+                     + ": give bytes, or a number with K, M, G or T (Ki, Mi, Gi, Ti: "
+                       "powers of 1024), e.g. 10G");
   };
   size_t digits = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
@@ -383,21 +361,23 @@ caf::expected<uint64_t> parse_size(std::string_view text) {
     return bad();
   }
   constexpr uint64_t max = UINT64_MAX;
+  auto too_large = [&] {
+    return bad_usage("size " + quote_input(text) + " is too large: at most "
+                     + std::to_string(max) + " bytes");
+  };
   uint64_t n = 0;
   for (size_t i = 0; i < digits; ++i) {
     auto d = static_cast<uint64_t>(text[i] - '0');
     if (n > (max - d) / 10) {
-      return bad_usage("size \"" + std::string{text} + "\" is too large: at most "
-                         + std::to_string(max) + " bytes");
+      return too_large();
     }
     n = n * 10 + d;
   }
   if (n > (max >> shift)) {
-    return bad_usage("size \"" + std::string{text} + "\" is too large: at most "
-                       + std::to_string(max) + " bytes");
+    return too_large();
   }
   if (n == 0) {
-    return bad_usage("size \"" + std::string{text} + "\" must be positive");
+    return bad_usage("size " + quote_input(text) + " must be positive");
   }
   return n << shift;
 }

@@ -20,6 +20,7 @@
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/record_json.hpp"
+#include "core/text.hpp"
 #include "protocols/http/unix_http_client.hpp"
 
 namespace berth::cli {
@@ -53,6 +54,14 @@ ec http_error_code(unsigned status) {
     case 504: return ec::timeout;
     default: return ec::internal;
   }
+}
+
+/// The terminal columns `cell` takes: one per UTF-8 character, so that a short ID's "…"
+/// (three bytes) or a path in another script keeps the table's columns aligned.
+size_t columns(const std::string& cell) {
+  return static_cast<size_t>(std::count_if(cell.begin(), cell.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xc0) != 0x80; // not a continuation byte
+  }));
 }
 
 std::string mount_ids(const volume_record& rec, bool shorten) {
@@ -131,10 +140,6 @@ std::string format_size(uint64_t bytes) {
   return std::string{buf} + " " + units[unit] + " (" + std::to_string(bytes) + " bytes)";
 }
 
-std::string short_id(std::string_view id) {
-  return std::string{id.substr(0, 12)};
-}
-
 std::string format_table(const std::vector<volume_record>& recs) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"NAME", "OWNER", "KIND", "BACKEND", "MOUNTED", "MOUNT IDS", "PATH"});
@@ -145,7 +150,7 @@ std::string format_table(const std::vector<volume_record>& recs) {
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) {
-      width[i] = std::max(width[i], row[i].size());
+      width[i] = std::max(width[i], columns(row[i]));
     }
   }
   std::string out;
@@ -153,7 +158,7 @@ std::string format_table(const std::vector<volume_record>& recs) {
     for (size_t i = 0; i < row.size(); ++i) {
       out += row[i];
       if (i + 1 < row.size()) {
-        out.append(width[i] - row[i].size() + 3, ' ');
+        out.append(width[i] - columns(row[i]) + 3, ' ');
       }
     }
     out += '\n';
@@ -195,10 +200,9 @@ caf::expected<std::string> format_release(const std::string& body) {
       || !doc.HasMember("dropped") || !doc["dropped"].IsUint()) {
     return make_error(ec::internal, "an unreadable answer to release: " + body.substr(0, 200));
   }
-  std::string id = doc["id"].GetString();
-  auto shown = id.size() > 12 ? short_id(id) + "…" : id;
-  std::string out = "released mount ID " + shown + " of volume " + doc["volume"].GetString()
-                    + " (count " + std::to_string(doc["dropped"].GetUint()) + " dropped)\n";
+  std::string out = "released mount ID " + short_id(doc["id"].GetString()) + " of volume "
+                    + doc["volume"].GetString() + " (count "
+                    + std::to_string(doc["dropped"].GetUint()) + " dropped)\n";
   auto checked = doc.FindMember("checked");
   if (checked != doc.MemberEnd() && checked->value.IsBool() && !checked->value.GetBool()) {
     auto why = doc.FindMember("unchecked_why");
@@ -216,11 +220,16 @@ caf::expected<std::string> admin_request(unix_http_client& client, const std::st
   auto res = post_body != nullptr ? client.post(target, *post_body, "application/json")
                                   : client.get(target);
   if (!res) {
-    if (is(res.error(), ec::timeout) || is(res.error(), ec::aborted)) {
-      return res.error(); // it names the socket and how long it waited
+    // The client's own messages name the socket and how long it waited.
+    if (is(res.error(), ec::timeout)) {
+      return make_error(client_ec::no_answer, describe(res.error()));
     }
-    return make_error(ec::unavailable, unreachable_message(socket, client.connect_errno(),
-                                                           describe(res.error())));
+    if (is(res.error(), ec::aborted)) {
+      return make_error(client_ec::interrupted, describe(res.error()));
+    }
+    return make_error(client_ec::unreachable,
+                      unreachable_message(socket, client.connect_errno(),
+                                          describe(res.error())));
   }
   if (res->status != 200) {
     return make_error(http_error_code(res->status), error_of(*res));
@@ -228,10 +237,83 @@ caf::expected<std::string> admin_request(unix_http_client& client, const std::st
   return std::move(res->body);
 }
 
+namespace {
+
+/// The admin API's route of a command other than help, version and top.
+std::string target_of(const options& opts) {
+  switch (opts.cmd) {
+    case command::status: return "/v1/status";
+    case command::volumes: return "/v1/volumes";
+    case command::resize: return "/v1/volumes/" + opts.name + "/resize";
+    case command::modify: return "/v1/volumes/" + opts.name + "/modify";
+    case command::release: return "/v1/volumes/" + opts.name + "/release";
+    default: return "/v1/volumes/" + opts.name; // inspect
+  }
+}
+
+/// The text a command prints for berthd's answer `body`.
+caf::expected<std::string> text_of(const options& opts, const std::string& body) {
+  switch (opts.cmd) {
+    case command::status: {
+      auto status = parse_status(body);
+      if (!status) {
+        return unreadable_answer(status.error());
+      }
+      return format_status(*status);
+    }
+    case command::release: {
+      auto text = format_release(body);
+      return text ? text : unreadable_answer(text.error());
+    }
+    case command::volumes: {
+      auto recs = records_from_json(body);
+      if (!recs) {
+        return unreadable_answer(recs.error());
+      }
+      return format_table(*recs);
+    }
+    default: {
+      auto rec = record_from_json(body);
+      if (!rec) {
+        return make_error(client_ec::bad_answer,
+                          "berthd sent an unreadable record: " + describe(rec.error()));
+      }
+      bool change = opts.cmd == command::resize || opts.cmd == command::modify;
+      return change ? format_change(*rec, opts.cmd) : format_record(*rec);
+    }
+  }
+}
+
+/// What a command other than help, version and top prints on success: berthd's JSON with
+/// --json, else its text.
+caf::expected<std::string> answer_of(const options& opts) {
+  unix_http_client client{opts.socket};
+  client.set_timeout(opts.timeout);
+  bool post = opts.cmd == command::resize || opts.cmd == command::modify
+              || opts.cmd == command::release;
+  auto sent = change_body(opts);
+  auto body = admin_request(client, opts.socket, target_of(opts), post ? &sent : nullptr);
+  if (!body) {
+    return body.error();
+  }
+  if (opts.json) {
+    return *body + "\n";
+  }
+  return text_of(opts, *body);
+}
+
+} // namespace
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto opts = parse_args(args);
   if (!opts) {
-    err << "berthctl: " << describe(opts.error()) << "\n" << usage();
+    // The command line did not parse, so --json is looked for by itself: a script that
+    // asked for JSON gets its error as JSON too.
+    bool json = std::find(args.begin(), args.end(), "--json") != args.end();
+    report_failure(err, opts.error(), json);
+    if (!json) {
+      err << usage();
+    }
     return exit_usage;
   }
   if (opts->cmd == command::help) {
@@ -249,72 +331,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (opts->cmd == command::top) {
     return run_top(*opts, out, err);
   }
-  unix_http_client client{opts->socket};
-  client.set_timeout(opts->timeout);
-  if (opts->cmd == command::status) {
-    auto body = admin_request(client, opts->socket, "/v1/status");
-    if (!body) {
-      err << "berthctl: " << describe(body.error()) << "\n";
-      return exit_failure;
-    }
-    if (opts->json) {
-      out << *body << "\n";
-      return exit_ok;
-    }
-    auto status = parse_status(*body);
-    if (!status) {
-      err << "berthctl: berthd sent " << describe(status.error()) << "\n";
-      return exit_failure;
-    }
-    out << format_status(*status);
-    return exit_ok;
-  }
-  bool release = opts->cmd == command::release;
-  bool change = opts->cmd == command::resize || opts->cmd == command::modify;
-  std::string target = "/v1/volumes";
-  if (opts->cmd != command::volumes) {
-    target += "/" + opts->name;
-  }
-  if (change) {
-    target += opts->cmd == command::resize ? "/resize" : "/modify";
-  } else if (release) {
-    target += "/release";
-  }
-  change = change || release;
-  auto post = change_body(*opts);
-  auto body = admin_request(client, opts->socket, target, change ? &post : nullptr);
-  if (!body) {
-    err << "berthctl: " << describe(body.error()) << "\n";
+  auto text = answer_of(*opts);
+  if (!text) {
+    report_failure(err, text.error(), opts->json);
     return exit_failure;
   }
-  if (opts->json) {
-    out << *body << "\n";
-    return exit_ok;
-  }
-  if (release) {
-    auto text = format_release(*body);
-    if (!text) {
-      err << "berthctl: berthd sent " << describe(text.error()) << "\n";
-      return exit_failure;
-    }
-    out << *text;
-    return exit_ok;
-  }
-  if (opts->cmd == command::volumes) {
-    auto recs = records_from_json(*body);
-    if (!recs) {
-      err << "berthctl: berthd sent " << describe(recs.error()) << "\n";
-      return exit_failure;
-    }
-    out << format_table(*recs);
-    return exit_ok;
-  }
-  auto rec = record_from_json(*body);
-  if (!rec) {
-    err << "berthctl: berthd sent an unreadable record: " << describe(rec.error()) << "\n";
-    return exit_failure;
-  }
-  out << (change ? format_change(*rec, opts->cmd) : format_record(*rec));
+  out << *text;
   return exit_ok;
 }
 

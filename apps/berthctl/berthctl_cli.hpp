@@ -12,6 +12,7 @@
 
 #include <caf/expected.hpp>
 
+#include "apps/berthctl/berthctl_failure.hpp"
 #include "core/defaults.hpp"
 #include "core/limits.hpp"
 #include "core/volume_record.hpp"
@@ -25,7 +26,8 @@ namespace berth::cli {
 /// Where berthctl looks for berthd unless --socket says otherwise.
 inline constexpr const char* default_socket = defaults::admin_socket;
 
-/// Exit codes: success, failure (unreachable, unknown volume, ...), usage error.
+/// Exit codes: success, failure (unreachable, unknown volume, ...), usage error
+/// (client_ec::usage).
 enum exit_code : int { exit_ok = 0, exit_failure = 1, exit_usage = 2 };
 
 enum class command { help, version, volumes, inspect, resize, modify, release, status, top };
@@ -62,14 +64,6 @@ caf::expected<std::chrono::milliseconds> parse_interval(std::string_view text);
 /// limits::min_cli_timeout and limits::max_cli_timeout.
 caf::expected<std::chrono::milliseconds> parse_timeout(std::string_view text);
 
-/// What berthctl says when it cannot connect to berthd's admin socket `socket`:
-/// `connect_errno` tells whether berthd is not running (ENOENT, ENOTDIR: no socket;
-/// ECONNREFUSED: a socket nobody accepts on) or the socket is not permitted (EACCES,
-/// EPERM), and the message says what to do; any other errno (0: the connection failed
-/// after connecting) gives `detail`, the client's error.
-std::string unreachable_message(const std::string& socket, int connect_errno,
-                                const std::string& detail);
-
 /// A size for people: "2 GiB (2147483648 bytes)"; "-" for 0 (no size of its own).
 std::string format_size(uint64_t bytes);
 
@@ -85,9 +79,6 @@ caf::expected<std::string> format_release(const std::string& body);
 /// The --help text.
 std::string usage();
 
-/// The first 12 characters of a mount ID (Docker's short container ID).
-std::string short_id(std::string_view id);
-
 /// A table with columns NAME, BACKEND, MOUNTED, MOUNT IDS, PATH.
 std::string format_table(const std::vector<volume_record>& recs);
 
@@ -96,12 +87,16 @@ std::string format_record(const volume_record& rec);
 
 /// Sends one request to berthd's admin API at `socket` (GET, or POST of `post_body`) and
 /// returns the body of a 200 answer; otherwise an error whose message is what berthctl
-/// prints: unreachable_message() when it cannot connect, else berthd's {"error"} message.
+/// prints: client_ec::unreachable with unreachable_message() when it cannot connect,
+/// client_ec::no_answer when berthd did not answer in time, client_ec::interrupted when
+/// the client's interrupt stopped it, else berthd's {"error"} message with the ec of the
+/// answer's status.
 caf::expected<std::string> admin_request(unix_http_client& client, const std::string& socket,
                                          const std::string& target,
                                          const std::string* post_body = nullptr);
 
-/// Runs berthctl: writes results to `out`, messages to `err`; returns the exit code.
+/// Runs berthctl: writes results to `out`, a failure to `err` (report_failure: with --json
+/// as JSON, also for a bad command line); returns the exit code.
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 } // namespace berth::cli

@@ -17,6 +17,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "apps/berthctl/berthctl_failure.hpp"
 #include "apps/berthctl/top_view.hpp"
 #include "core/errors.hpp"
 #include "protocols/http/unix_http_client.hpp"
@@ -48,7 +49,7 @@ caf::expected<operations_sample> take_sample(unix_http_client& client,
   }
   auto sample = parse_operations(*body);
   if (!sample) {
-    return make_error(ec::invalid_argument, "berthd sent " + describe(sample.error()));
+    return unreadable_answer(sample.error());
   }
   return sample;
 }
@@ -328,7 +329,7 @@ int run_top(const options& opts, std::ostream& out, std::ostream& err) {
   client.set_timeout(opts.timeout);
   auto first = take_sample(client, opts.socket);
   if (!first) {
-    err << "berthctl: " << describe(first.error()) << "\n";
+    report_failure(err, first.error(), opts.json);
     return exit_failure;
   }
   if (!opts.json) {
@@ -338,7 +339,7 @@ int run_top(const options& opts, std::ostream& out, std::ostream& err) {
   std::this_thread::sleep_for(opts.interval);
   auto second = take_sample(client, opts.socket);
   if (!second) {
-    err << "berthctl: " << describe(second.error()) << "\n";
+    report_failure(err, second.error(), opts.json);
     return exit_failure;
   }
   out << top_json(compute_top(*first, *second)) << "\n";

@@ -71,4 +71,18 @@ caf::expected<struct statvfs> block_statvfs(const std::string& path, const std::
   return vfs;
 }
 
+volume_origins block_origins(const std::vector<mount_entry>& mounts, const std::string& device,
+                             const std::string& node) {
+  volume_origins out;
+  struct stat st {};
+  if (!device.empty() && ::stat(device.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
+    out.fs = mount_origin{dev_string(st.st_rdev), "/"};
+  }
+  auto bound = device.empty() ? node : device;
+  if (!bound.empty()) {
+    out.node = origin_of(mounts, bound);
+  }
+  return out;
+}
+
 } // namespace berth

@@ -1,17 +1,19 @@
 #pragma once
 
 // Small helpers that several of the block backend's source files share
-// (block_backend.cpp, block_node.cpp, block_expand.cpp): how a record is named
-// in messages, checks of its arguments, and what is mounted where.
+// (block_backend.cpp, block_node.cpp, block_publish.cpp, block_expand.cpp): how a record
+// is named in messages, checks of its arguments, and what is mounted where.
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 #include <sys/statvfs.h>
 
 #include "backends/backend.hpp"
+#include "backends/bind_publish.hpp"
 #include "backends/mountinfo.hpp"
 
 namespace berth {
@@ -39,6 +41,13 @@ caf::error check_block_path(const std::string& path, const std::string& role,
 
 /// The topmost mount at `path`, if any.
 std::optional<mount_entry> block_mount_at(const std::string& path);
+
+/// What this volume's mounts look like in mountinfo: its filesystem is on
+/// `device` (the loop device backing its image, "" when none), and a raw block
+/// publication is a bind of the device node (`device`, or `node` when the image
+/// is detached but a bind of the recorded node may remain).
+volume_origins block_origins(const std::vector<mount_entry>& mounts, const std::string& device,
+                             const std::string& node);
 
 /// statvfs(3) of `path`; ec::backend_failure naming `what` and `path`.
 caf::expected<struct statvfs> block_statvfs(const std::string& path, const std::string& what);

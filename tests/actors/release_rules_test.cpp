@@ -1,80 +1,17 @@
+// The release rules' decision over dockerd's view (decide_releases): which forgotten
+// mount IDs go, for which reason, and which stay; the rules of a Mount over older counts
+// and of berthctl release are in release_requests_test.cpp.
+
 #include "actors/release_rules.hpp"
 
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "tests/actors/release_fixture.hpp"
 
 using namespace berth;
+using namespace berth::test;
 using namespace std::chrono_literals;
-
-namespace {
-
-// -- a fake clock and a small dockerd ------------------------------------------
-
-const release_clock::time_point epoch{std::chrono::seconds(1'800'000'000)};
-
-/// `s` seconds on the fake clock.
-release_clock::time_point at(std::chrono::milliseconds s) {
-  return epoch + s;
-}
-
-const dockerd_key old_dockerd = "4242@1000";
-const dockerd_key new_dockerd = "5151@2000";
-
-const std::string id_a = "aaaa1111aaaa1111aaaa1111aaaa1111";
-const std::string id_b = "bbbb2222bbbb2222bbbb2222bbbb2222";
-const std::string ctr_c = "cccc3333cccc3333cccc3333";
-const std::string ctr_d = "dddd4444dddd4444dddd4444";
-
-mount_id_state counted(const std::string& id, uint32_t n, const dockerd_key& by,
-                       std::chrono::milliseconds mounted_at) {
-  return mount_id_state{id, n, by, at(mounted_at)};
-}
-
-container_info ctr(const std::string& id, container_state state,
-                   std::vector<std::string> volumes = {"kv"}) {
-  return container_info{id, state, std::move(volumes)};
-}
-
-/// The new dockerd runs and listed `containers` at `listed_at`; no map, no events.
-engine_view dockerd_now(std::vector<container_info> containers,
-                        std::chrono::milliseconds listed_at = 1000s) {
-  engine_view v;
-  v.current = new_dockerd;
-  v.list = container_list{new_dockerd, at(listed_at), std::move(containers)};
-  return v;
-}
-
-engine_view with_map(engine_view v, std::map<std::string, std::string> map) {
-  v.container_of = std::move(map);
-  return v;
-}
-
-engine_view with_event(engine_view v, container_event::kind_t kind, const std::string& cid,
-                       std::chrono::milliseconds when) {
-  v.events.push_back(container_event{kind, cid, at(when)});
-  return v;
-}
-
-std::vector<release> decide(const std::vector<mount_id_state>& ids, const engine_view& v,
-                            std::chrono::milliseconds now = 2000s,
-                            std::chrono::milliseconds grace = default_die_grace) {
-  return decide_releases("kv", ids, v, at(now), grace);
-}
-
-/// The one release expected, by reason.
-::testing::AssertionResult is_one(const std::vector<release>& out, const std::string& id,
-                                  release_reason reason) {
-  if (out.size() != 1) {
-    return ::testing::AssertionFailure() << out.size() << " releases, expected one of " << id;
-  }
-  if (out[0].id != id || out[0].reason != reason) {
-    return ::testing::AssertionFailure() << "released " << out[0].log;
-  }
-  return ::testing::AssertionSuccess();
-}
-
-} // namespace
 
 // -- stale_instance ------------------------------------------------------------
 
@@ -340,83 +277,4 @@ TEST(release_rules, container_states_parse_as_docker_spells_them) {
   EXPECT_TRUE(uses_its_mounts(container_state::unknown));
   EXPECT_FALSE(uses_its_mounts(container_state::created));
   EXPECT_FALSE(uses_its_mounts(container_state::dead));
-}
-
-// -- a Mount over an older dockerd's counts ------------------------------------
-
-TEST(release_rules, a_mount_replaces_an_older_dockerds_counts_and_adds_otherwise) {
-  struct row {
-    const char* what;
-    std::optional<mount_id_state> before;
-    dockerd_key mounter;
-    uint32_t count;
-    dockerd_key tag;
-    uint32_t replaced;
-  };
-  const row rows[] = {
-    {"new ID", std::nullopt, new_dockerd, 1, new_dockerd, 0},
-    {"same dockerd adds", counted(id_a, 2, new_dockerd, 10s), new_dockerd, 3, new_dockerd, 0},
-    {"restart policy: older dockerd's counts replaced", counted(id_a, 2, old_dockerd, 10s),
-     new_dockerd, 1, new_dockerd, 2},
-    {"unidentified caller over dockerd adds", counted(id_a, 1, new_dockerd, 10s), "", 2, "", 0},
-    {"dockerd over unidentified counts adds", counted(id_a, 1, "", 10s), new_dockerd, 2, "", 0},
-    {"unidentified adds", counted(id_a, 1, "", 10s), "", 2, "", 0},
-  };
-  for (const auto& r : rows) {
-    auto got = count_mount(r.before, id_a, r.mounter, at(3000s));
-    EXPECT_EQ(got.next.count, r.count) << r.what;
-    EXPECT_EQ(got.next.instance, r.tag) << r.what;
-    EXPECT_EQ(got.replaced, r.replaced) << r.what;
-    EXPECT_EQ(got.next.id, id_a) << r.what;
-    EXPECT_EQ(got.next.last_mounted, at(3000s)) << r.what;
-  }
-}
-
-// -- berthctl release ----------------------------------------------------------
-
-TEST(release_rules, an_operator_release_of_an_uncounted_id_is_not_found) {
-  auto got = check_operator_release("kv", {counted(id_a, 1, new_dockerd, 10s)}, id_b,
-                                    dockerd_now({}));
-  ASSERT_FALSE(got);
-  EXPECT_EQ(got.error().code(), static_cast<uint8_t>(ec::not_found));
-  EXPECT_NE(describe(got.error()).find(id_b), std::string::npos);
-}
-
-TEST(release_rules, an_operator_release_is_refused_naming_the_running_container) {
-  auto ids = std::vector<mount_id_state>{counted(id_a, 1, new_dockerd, 10s)};
-  auto v = with_map(dockerd_now({ctr(ctr_c, container_state::running)}), {{id_a, ctr_c}});
-  auto got = check_operator_release("kv", ids, id_a, v);
-  ASSERT_FALSE(got);
-  EXPECT_EQ(got.error().code(), static_cast<uint8_t>(ec::in_use));
-  EXPECT_NE(describe(got.error()).find(ctr_c.substr(0, 12)), std::string::npos);
-  // Stopped: allowed, as the operator's reason.
-  v.list->containers.front().state = container_state::exited;
-  auto ok = check_operator_release("kv", ids, id_a, v);
-  ASSERT_TRUE(ok);
-  EXPECT_EQ(ok->reason, release_reason::operator_request);
-  EXPECT_EQ(ok->count, 1u);
-  EXPECT_EQ(ok->container, ctr_c);
-}
-
-TEST(release_rules, without_the_map_operator_release_is_refused_while_a_container_on_kv_runs) {
-  // The ECS ID too: berth cannot tell the running container does not hold it.
-  auto ids = std::vector<mount_id_state>{counted("ecs-task-7/data", 1, "", 10s)};
-  auto v = dockerd_now({ctr(ctr_c, container_state::running), ctr(ctr_d, container_state::exited)});
-  auto got = check_operator_release("kv", ids, "ecs-task-7/data", v);
-  ASSERT_FALSE(got);
-  EXPECT_EQ(got.error().code(), static_cast<uint8_t>(ec::in_use));
-  EXPECT_NE(describe(got.error()).find(ctr_c.substr(0, 12)), std::string::npos);
-  EXPECT_EQ(describe(got.error()).find(ctr_d.substr(0, 12)), std::string::npos);
-  v.list->containers.front().volumes = {"other"};
-  auto ok = check_operator_release("kv", ids, "ecs-task-7/data", v);
-  ASSERT_TRUE(ok);
-  EXPECT_NE(ok->log.find("reason operator"), std::string::npos) << ok->log;
-}
-
-TEST(release_rules, an_operator_release_with_dockerd_down_is_allowed_and_says_unchecked) {
-  auto v = dockerd_now({ctr(ctr_c, container_state::running)});
-  v.current.reset();
-  auto ok = check_operator_release("kv", {counted(id_a, 1, old_dockerd, 10s)}, id_a, v);
-  ASSERT_TRUE(ok);
-  EXPECT_NE(ok->log.find("not checked"), std::string::npos) << ok->log;
 }

@@ -123,23 +123,7 @@ protected:
   /// even when a test failed halfway.
   void TearDown() override {
     if (!root_.empty()) {
-      for (int round = 0; round < 8; ++round) {
-        auto points = read_mount_points();
-        std::vector<std::string> mine;
-        for (const auto& p : points ? *points : std::set<std::string>{}) {
-          if (p.compare(0, root_.size() + 1, root_ + "/") == 0) {
-            mine.push_back(p);
-          }
-        }
-        if (mine.empty()) {
-          break;
-        }
-        std::sort(mine.begin(), mine.end(),
-                  [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-        for (const auto& p : mine) {
-          ::umount2(p.c_str(), MNT_DETACH);
-        }
-      }
+      test::unmount_below(root_);
       for (const auto& [device, backing] : list_loop_devices()) {
         if (backing.compare(0, root_.size() + 1, root_ + "/") == 0) {
           detach_loop_device(device);

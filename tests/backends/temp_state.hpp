@@ -15,6 +15,31 @@
 
 namespace berth::test {
 
+/// Lazily unmounts every mount below `dir`, deepest first, until none is left (a few
+/// rounds: a lazy unmount can uncover another mount at the same point).
+inline void unmount_below(const std::string& dir) {
+  for (int round = 0; round < 8; ++round) {
+    auto points = read_mount_points();
+    if (!points) {
+      break;
+    }
+    std::vector<std::string> mine;
+    for (const auto& p : *points) {
+      if (p.compare(0, dir.size() + 1, dir + "/") == 0) {
+        mine.push_back(p);
+      }
+    }
+    if (mine.empty()) {
+      break;
+    }
+    std::sort(mine.begin(), mine.end(),
+              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    for (const auto& p : mine) {
+      ::umount2(p.c_str(), MNT_DETACH);
+    }
+  }
+}
+
 /// A fresh state dir under /tmp; unmounts everything below it and deletes it.
 class temp_state {
 public:
@@ -38,26 +63,7 @@ public:
     if (path_.empty()) {
       return;
     }
-    for (int round = 0; round < 8; ++round) {
-      auto points = read_mount_points();
-      if (!points) {
-        break;
-      }
-      std::vector<std::string> mine;
-      for (const auto& p : *points) {
-        if (p.compare(0, path_.size() + 1, path_ + "/") == 0) {
-          mine.push_back(p);
-        }
-      }
-      if (mine.empty()) {
-        break;
-      }
-      std::sort(mine.begin(), mine.end(),
-                [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-      for (const auto& p : mine) {
-        ::umount2(p.c_str(), MNT_DETACH);
-      }
-    }
+    unmount_below(path_);
     std::error_code err;
     std::filesystem::remove_all(path_, err);
     path_.clear();

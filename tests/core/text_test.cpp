@@ -44,6 +44,14 @@ TEST(quote_input, cuts_long_input_after_the_documented_bound) {
   EXPECT_EQ(quoted.size(), 1 + 4 * max_quoted_bytes + 3 + 1);
 }
 
+TEST(quote_input, cuts_at_a_bound_the_caller_gives) {
+  auto path = std::string(108, 'a');
+  EXPECT_EQ(quote_input(path, 60), "\"" + std::string(60, 'a') + "...\"");
+  EXPECT_EQ(quote_input(std::string(60, 'a'), 60), "\"" + std::string(60, 'a') + "\"");
+  EXPECT_EQ(quote_input("a\nb", 2), "\"a\\x0a...\"");
+  EXPECT_EQ(quote_input("ab", 0), "\"...\"");
+}
+
 TEST(rfc3339, writes_utc_to_the_second_rounded_down) {
   using std::chrono::system_clock;
   auto t = system_clock::time_point{std::chrono::seconds{1796061600}};

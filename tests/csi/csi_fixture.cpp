@@ -239,26 +239,46 @@ std::string csi_fixture::target_path(const std::string& id, const std::string& t
 
 ::testing::AssertionResult csi_fixture::stage(const std::string& id, const std::string& staging,
                                               const v1::VolumeCapability& cap) {
-  v1::NodeStageVolumeRequest req;
-  req.set_volume_id(id);
-  req.set_staging_target_path(staging);
-  *req.mutable_volume_capability() = cap;
-  v1::NodeStageVolumeResponse resp;
-  return code_is(grpc::StatusCode::OK, call(&Node::NodeStageVolume, req, resp));
+  return code_is(grpc::StatusCode::OK, stage_status(id, staging, cap));
 }
 
 ::testing::AssertionResult csi_fixture::unstage(const std::string& id,
                                                 const std::string& staging) {
-  v1::NodeUnstageVolumeRequest req;
-  req.set_volume_id(id);
-  req.set_staging_target_path(staging);
-  v1::NodeUnstageVolumeResponse resp;
-  return code_is(grpc::StatusCode::OK, call(&Node::NodeUnstageVolume, req, resp));
+  return code_is(grpc::StatusCode::OK, unstage_status(id, staging));
 }
 
 ::testing::AssertionResult csi_fixture::publish(const std::string& id, const std::string& staging,
                                                 const std::string& target,
                                                 const v1::VolumeCapability& cap, bool readonly) {
+  return code_is(grpc::StatusCode::OK, publish_status(id, staging, target, cap, readonly));
+}
+
+::testing::AssertionResult csi_fixture::unpublish(const std::string& id,
+                                                  const std::string& target) {
+  return code_is(grpc::StatusCode::OK, unpublish_status(id, target));
+}
+
+grpc::Status csi_fixture::stage_status(const std::string& id, const std::string& staging,
+                                       const v1::VolumeCapability& cap) {
+  v1::NodeStageVolumeRequest req;
+  req.set_volume_id(id);
+  req.set_staging_target_path(staging);
+  *req.mutable_volume_capability() = cap;
+  v1::NodeStageVolumeResponse resp;
+  return call(&Node::NodeStageVolume, req, resp);
+}
+
+grpc::Status csi_fixture::unstage_status(const std::string& id, const std::string& staging) {
+  v1::NodeUnstageVolumeRequest req;
+  req.set_volume_id(id);
+  req.set_staging_target_path(staging);
+  v1::NodeUnstageVolumeResponse resp;
+  return call(&Node::NodeUnstageVolume, req, resp);
+}
+
+grpc::Status csi_fixture::publish_status(const std::string& id, const std::string& staging,
+                                         const std::string& target,
+                                         const v1::VolumeCapability& cap, bool readonly) {
   v1::NodePublishVolumeRequest req;
   req.set_volume_id(id);
   req.set_staging_target_path(staging);
@@ -266,16 +286,15 @@ std::string csi_fixture::target_path(const std::string& id, const std::string& t
   *req.mutable_volume_capability() = cap;
   req.set_readonly(readonly);
   v1::NodePublishVolumeResponse resp;
-  return code_is(grpc::StatusCode::OK, call(&Node::NodePublishVolume, req, resp));
+  return call(&Node::NodePublishVolume, req, resp);
 }
 
-::testing::AssertionResult csi_fixture::unpublish(const std::string& id,
-                                                  const std::string& target) {
+grpc::Status csi_fixture::unpublish_status(const std::string& id, const std::string& target) {
   v1::NodeUnpublishVolumeRequest req;
   req.set_volume_id(id);
   req.set_target_path(target);
   v1::NodeUnpublishVolumeResponse resp;
-  return code_is(grpc::StatusCode::OK, call(&Node::NodeUnpublishVolume, req, resp));
+  return call(&Node::NodeUnpublishVolume, req, resp);
 }
 
 ::testing::AssertionResult csi_fixture::controller_expand(const std::string& id, uint64_t bytes,

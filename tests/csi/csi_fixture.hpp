@@ -103,6 +103,7 @@ protected:
   /// A target path for a volume (its parent exists; the target does not).
   std::string target_path(const std::string& id, const std::string& tag = "t");
 
+  /// The node calls whose success a test needs: each is its *_status below, checked OK.
   ::testing::AssertionResult stage(const std::string& id, const std::string& staging,
                                    const v1::VolumeCapability& cap = mount_cap());
   ::testing::AssertionResult unstage(const std::string& id, const std::string& staging);
@@ -111,6 +112,16 @@ protected:
                                      const v1::VolumeCapability& cap = mount_cap(),
                                      bool readonly = false);
   ::testing::AssertionResult unpublish(const std::string& id, const std::string& target);
+
+  /// The node calls whose status a test reads (a refusal it expects).
+  grpc::Status stage_status(const std::string& id, const std::string& staging,
+                            const v1::VolumeCapability& cap = mount_cap());
+  grpc::Status unstage_status(const std::string& id, const std::string& staging);
+  grpc::Status publish_status(const std::string& id, const std::string& staging,
+                              const std::string& target,
+                              const v1::VolumeCapability& cap = mount_cap(),
+                              bool readonly = false);
+  grpc::Status unpublish_status(const std::string& id, const std::string& target);
   ::testing::AssertionResult controller_expand(const std::string& id, uint64_t bytes,
                                                v1::ControllerExpandVolumeResponse* out = nullptr);
   ::testing::AssertionResult node_expand(const std::string& id, const std::string& volume_path,

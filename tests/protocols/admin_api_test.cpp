@@ -67,9 +67,9 @@ TEST_F(admin_api_test, berthctl_volumes_prints_a_table) {
   std::string out;
   std::string err;
   ASSERT_EQ(ctl({"volumes"}, out, err), 0) << err;
-  EXPECT_EQ(out, "NAME    OWNER    KIND     BACKEND   MOUNTED   MOUNT IDS        PATH\n"
-                 "alpha   docker   volume   local     yes       0123456789ab:1   /mnt/berth/alpha\n"
-                 "beta    docker   volume   local     no        -                -\n");
+  EXPECT_EQ(out, "NAME    OWNER    KIND     BACKEND   MOUNTED   MOUNT IDS         PATH\n"
+                 "alpha   docker   volume   local     yes       0123456789ab…:1   /mnt/berth/alpha\n"
+                 "beta    docker   volume   local     no        -                 -\n");
   ASSERT_EQ(ctl({"volumes", "--json"}, out, err), 0) << err;
   EXPECT_EQ(out.front(), '[');
 }

@@ -15,6 +15,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "actors/csi_rules.hpp"
 #include "core/errors.hpp"
 #include "csi.grpc.pb.h"
 #include "protocols/csi/csi_server.hpp"
@@ -60,15 +61,8 @@ inline caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<
       if (auto it = recs->find(name); it != recs->end()) {
         return it->second; // the real actor checks compatibility; the adapter checks kind
       }
-      volume_record rec;
-      rec.name = name;
-      rec.kind = spec.kind;
-      rec.owner = owner_csi;
-      rec.backend = spec.backend;
-      rec.options = spec.parameters;
-      rec.source = spec.source;
-      rec.mutable_parameters = spec.mutable_parameters;
-      rec.capacity_bytes = spec.required_bytes;
+      // The registry's record, with a fixed time the tests can compare.
+      auto rec = make_csi_record(name, spec, spec.required_bytes);
       rec.created_at = "2026-11-30T18:00:00Z";
       recs->emplace(name, rec);
       return rec;
