@@ -16,18 +16,17 @@
 // element is one of the flags given (nothing smuggled), none beginning with '-' or
 // naming a path.
 
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <google/protobuf/stubs/logging.h>
 
-#include "backends/detail/block_mount_flags.hpp"
 #include "backends/node_path.hpp"
 #include "core/limits.hpp"
 #include "core/names.hpp"
@@ -36,6 +35,7 @@
 #include "protocols/csi/refusal_order.hpp"
 #include "protocols/csi/status.hpp"
 #include "tests/fuzz/fuzz_util.hpp"
+#include "tests/fuzz/mount_flag_oracles.hpp"
 
 using namespace berth;
 using namespace berth::csi;
@@ -84,78 +84,10 @@ void check_map_bounds(const option_map& m, const char* what) {
   }
 }
 
-/// The MS_* bits berth's flag table may set: access times, nodev, nosuid, noexec,
-/// sync and read-only. Nothing that binds, moves, remounts or changes propagation.
-constexpr unsigned long allowed_bits = MS_RDONLY | MS_NOATIME | MS_NODIRATIME | MS_RELATIME
-                                       | MS_STRICTATIME | MS_LAZYTIME | MS_NODEV | MS_NOSUID
-                                       | MS_NOEXEC | MS_SYNCHRONOUS | MS_DIRSYNC;
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    auto comma = s.find(',', start);
-    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos
-                                                             : comma - start));
-    if (comma == std::string::npos) {
-      return out;
-    }
-    start = comma + 1;
-  }
-}
-
-/// Any list of flags (a record's stage flags may hold ',') through the block parser.
-void check_flag_parse(const std::vector<std::string>& flags) {
-  auto a = parse_block_mount_flags(flags, "volume f");
-  auto b = parse_block_mount_flags(flags, "volume f");
-  fuzz::check(static_cast<bool>(a) == static_cast<bool>(b), "the flag parser is deterministic");
-  std::vector<std::string> given;
-  for (const auto& entry : flags) {
-    for (auto& f : split_commas(entry)) {
-      if (!f.empty()) {
-        given.push_back(f);
-      }
-    }
-  }
-  if (!a) {
-    return;
-  }
-  fuzz::check(a->flags == b->flags && a->data == b->data, "the flag parser is deterministic");
-  fuzz::check((a->flags & ~allowed_bits) == 0, "only the table's MS_* bits",
-              std::to_string(a->flags));
-  for (const auto& f : given) {
-    fuzz::check(f[0] != '-', "a flag beginning with '-' is refused", f);
-  }
-  if (a->data.empty()) {
-    return;
-  }
-  for (const auto& element : split_commas(a->data)) {
-    bool was_given = false;
-    for (const auto& f : given) {
-      was_given = was_given || f == element;
-    }
-    fuzz::check(was_given, "every data element is a flag given", a->data);
-    fuzz::check(element[0] != '-' && element.find('/') == std::string::npos
-                  && !has_control_char(element),
-                "no data element is an option or names a path", element);
-  }
-}
-
-/// Flags the codec passed (check_mount_flags): one flag per entry, bounded.
-void check_codec_flags(const std::vector<std::string>& flags) {
-  fuzz::check(flags.size() <= limits::max_mount_flags, "at most max_mount_flags");
-  for (const auto& f : flags) {
-    fuzz::check(!f.empty() && f.size() <= limits::max_mount_flag_bytes
-                  && f.find(',') == std::string::npos && !has_control_char(f),
-                "a passed flag is one bounded flag", f);
-  }
-  check_flag_parse(flags);
-}
-
 void check_capabilities_flags(const google::protobuf::RepeatedPtrField<v1::VolumeCapability>& caps) {
   for (const auto& cap : caps) {
     if (cap.has_mount()) {
-      check_codec_flags({cap.mount().mount_flags().begin(), cap.mount().mount_flags().end()});
+      fuzz::check_codec_flags({cap.mount().mount_flags().begin(), cap.mount().mount_flags().end()});
     }
   }
 }
@@ -199,11 +131,41 @@ bool same(const volume_spec& a, const volume_spec& b) {
          && a.source == b.source && a.mutable_parameters == b.mutable_parameters;
 }
 
+bool same(const stage_request& a, const stage_request& b) {
+  return a.staging_path == b.staging_path && a.block == b.block && a.fs_type == b.fs_type
+         && a.flags == b.flags;
+}
+
+bool same(const publish_request& a, const publish_request& b) {
+  return a.target == b.target && a.staging_path == b.staging_path && a.how == b.how;
+}
+
+bool same(const modify_request& a, const modify_request& b) {
+  return a.required_bytes == b.required_bytes && a.parameters == b.parameters
+         && a.owner == b.owner;
+}
+
+bool same(uint64_t a, uint64_t b) {
+  return a == b;
+}
+
+/// `decode` (a codec function bound to its output type) on `req` twice and on `again`,
+/// the same message re-serialized and parsed back: the same status and the same result
+/// each time, admitted or not. Returns the first.
+template <class Out, class M, class F>
+std::pair<grpc::Status, Out> decode_checked(const M& req, const M& again, F decode) {
+  Out first{}, second{}, third{};
+  auto st = decode(req, first);
+  check_same(st, decode(req, second));
+  check_same(st, decode(again, third));
+  fuzz::check(same(first, second) && same(first, third), "decoding is deterministic");
+  return {st, std::move(first)};
+}
+
 void create_volume(const v1::CreateVolumeRequest& req, const v1::CreateVolumeRequest& again) {
-  volume_spec spec, spec2, spec3;
-  auto st = decode_create_volume(req, env, spec);
-  check_same(st, decode_create_volume(req, env, spec2));
-  check_same(st, decode_create_volume(again, env, spec3));
+  auto [st, spec] = decode_checked<volume_spec>(req, again, [](const auto& m, auto& out) {
+    return decode_create_volume(m, env, out);
+  });
   request_shape shape;
   shape.required = {{!req.name().empty(), "name"},
                     {!req.volume_capabilities().empty(), "volume_capabilities"}};
@@ -211,7 +173,6 @@ void create_volume(const v1::CreateVolumeRequest& req, const v1::CreateVolumeReq
   if (judged(shape, content).next != verdict::step::admit) {
     return;
   }
-  fuzz::check(same(spec, spec2) && same(spec, spec3), "decoding is deterministic", req.name());
   fuzz::check(check_name(req.name(), "name", "volume").ok() && is_valid_volume_name(req.name()),
               "a created volume's name is valid", req.name());
   fuzz::check(env.backends.count(spec.backend) == 1, "a configured backend", spec.backend);
@@ -231,10 +192,9 @@ void create_volume(const v1::CreateVolumeRequest& req, const v1::CreateVolumeReq
 }
 
 void create_snapshot(const v1::CreateSnapshotRequest& req, const v1::CreateSnapshotRequest& again) {
-  volume_spec spec, spec2, spec3;
-  auto st = decode_create_snapshot(req, env, spec);
-  check_same(st, decode_create_snapshot(req, env, spec2));
-  check_same(st, decode_create_snapshot(again, env, spec3));
+  auto [st, spec] = decode_checked<volume_spec>(req, again, [](const auto& m, auto& out) {
+    return decode_create_snapshot(m, env, out);
+  });
   request_shape shape;
   shape.required = {{!req.source_volume_id().empty(), "source_volume_id"},
                     {!req.name().empty(), "name"}};
@@ -242,7 +202,6 @@ void create_snapshot(const v1::CreateSnapshotRequest& req, const v1::CreateSnaps
   if (judged(shape, st).next != verdict::step::admit) {
     return;
   }
-  fuzz::check(same(spec, spec2) && same(spec, spec3), "decoding is deterministic", req.name());
   fuzz::check(is_valid_volume_name(req.name()), "a snapshot's name is valid", req.name());
   fuzz::check(spec.kind == record_kind::snapshot && spec.source.name == req.source_volume_id(),
               "a snapshot of its source volume");
@@ -250,10 +209,8 @@ void create_snapshot(const v1::CreateSnapshotRequest& req, const v1::CreateSnaps
 }
 
 void stage(const v1::NodeStageVolumeRequest& req, const v1::NodeStageVolumeRequest& again) {
-  stage_request out, out2, out3;
-  auto st = decode_stage(req, out);
-  check_same(st, decode_stage(req, out2));
-  check_same(st, decode_stage(again, out3));
+  auto [st, out] = decode_checked<stage_request>(
+    req, again, [](const auto& m, auto& o) { return decode_stage(m, o); });
   if (st.ok()) {
     auto confined = confine_node_path(out.staging_path, kubelet_dir, "staging_target_path");
     st = confined ? grpc::Status::OK : invalid_argument(describe(confined.error()));
@@ -266,22 +223,16 @@ void stage(const v1::NodeStageVolumeRequest& req, const v1::NodeStageVolumeReque
   if (judged(shape, st).next != verdict::step::admit) {
     return;
   }
-  fuzz::check(out.staging_path == out2.staging_path && out.block == out2.block
-                && out.fs_type == out2.fs_type && out.flags == out2.flags
-                && out.flags == out3.flags,
-              "decoding is deterministic");
   check_node_path(out.staging_path, "staging_target_path");
   fuzz::check(out.fs_type.empty() || out.fs_type == "xfs" || out.fs_type == "ext4",
               "fs_type is xfs or ext4", out.fs_type);
   fuzz::check(!out.block || out.flags.empty(), "raw block has no mount flags");
-  check_codec_flags(out.flags);
+  fuzz::check_codec_flags(out.flags);
 }
 
 void publish(const v1::NodePublishVolumeRequest& req, const v1::NodePublishVolumeRequest& again) {
-  publish_request out, out2, out3;
-  auto st = decode_publish(req, out);
-  check_same(st, decode_publish(req, out2));
-  check_same(st, decode_publish(again, out3));
+  auto [st, out] = decode_checked<publish_request>(
+    req, again, [](const auto& m, auto& o) { return decode_publish(m, o); });
   std::string target, staging;
   if (st.ok()) {
     auto t = confine_node_path(out.target, kubelet_dir, "target_path");
@@ -300,24 +251,19 @@ void publish(const v1::NodePublishVolumeRequest& req, const v1::NodePublishVolum
   if (judged(shape, st).next != verdict::step::admit) {
     return;
   }
-  fuzz::check(out.target == out2.target && out.staging_path == out2.staging_path
-                && out.how == out2.how && out.how == out3.how,
-              "decoding is deterministic");
   check_node_path(out.target, "target_path");
   check_node_path(out.staging_path, "staging_target_path");
   fuzz::check(out.target != out.staging_path, "the target is not the staging path");
   bool reader = req.volume_capability().access_mode().mode()
                 == v1::VolumeCapability::AccessMode::SINGLE_NODE_READER_ONLY;
   fuzz::check(!reader || out.how.readonly, "a reader-only capability publishes read-only");
-  check_codec_flags(out.how.flags);
+  fuzz::check_codec_flags(out.how.flags);
 }
 
 void controller_expand(const v1::ControllerExpandVolumeRequest& req,
                        const v1::ControllerExpandVolumeRequest& again) {
-  uint64_t bytes = 0, bytes2 = 0, bytes3 = 0;
-  auto st = decode_expand(req, bytes);
-  check_same(st, decode_expand(req, bytes2));
-  check_same(st, decode_expand(again, bytes3));
+  auto [st, bytes] = decode_checked<uint64_t>(
+    req, again, [](const auto& m, auto& o) { return decode_expand(m, o); });
   request_shape shape;
   shape.required = {{!req.volume_id().empty(), "volume_id"},
                     {req.has_capacity_range(), "capacity_range"}};
@@ -325,14 +271,13 @@ void controller_expand(const v1::ControllerExpandVolumeRequest& req,
   if (judged(shape, st).next != verdict::step::admit) {
     return;
   }
-  fuzz::check(bytes == bytes2 && bytes == bytes3, "decoding is deterministic");
   fuzz::check(bytes > 0 && bytes <= uint64_t{INT64_MAX}, "an expansion asks for a size",
               std::to_string(bytes));
   auto limit = req.capacity_range().limit_bytes();
   fuzz::check(limit == 0 || bytes <= static_cast<uint64_t>(limit), "within limit_bytes");
   if (req.has_volume_capability() && req.volume_capability().has_mount()) {
     const auto& flags = req.volume_capability().mount().mount_flags();
-    check_codec_flags({flags.begin(), flags.end()});
+    fuzz::check_codec_flags({flags.begin(), flags.end()});
   }
 }
 
@@ -362,18 +307,14 @@ void node_expand(const v1::NodeExpandVolumeRequest& req) {
 
 void modify(const v1::ControllerModifyVolumeRequest& req,
             const v1::ControllerModifyVolumeRequest& again) {
-  modify_request out, out2, out3;
-  auto st = decode_modify(req, out);
-  check_same(st, decode_modify(req, out2));
-  check_same(st, decode_modify(again, out3));
+  auto [st, out] = decode_checked<modify_request>(
+    req, again, [](const auto& m, auto& o) { return decode_modify(m, o); });
   request_shape shape;
   shape.required = {{!req.volume_id().empty(), "volume_id"}};
   shape.volume_id = &req.volume_id();
   if (judged(shape, st).next != verdict::step::admit) {
     return;
   }
-  fuzz::check(out.parameters == out2.parameters && out.parameters == out3.parameters,
-              "decoding is deterministic");
   fuzz::check(out.owner == owner_csi && out.required_bytes == 0, "a CSI change of parameters");
   check_map_bounds(out.parameters, "mutable_parameters");
 }
@@ -426,7 +367,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         flags.push_back(all.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
         start = nl == std::string::npos ? all.size() + 1 : nl + 1;
       }
-      check_flag_parse(flags);
+      fuzz::check_flag_parse(flags);
     }
   }
   return 0;
