@@ -14,8 +14,9 @@
 // are exactly those of the payload read whole by a request parser with the server's
 // limits: each request's echo (500 when dropped or thrown), stopping after a request
 // without keep-alive, and then 413 past the body limit, 431 past the header limit
-// (Beast's default, 8 KiB), 400 for a malformed request (or nothing, when its header
-// never ends: see expectation), or nothing when the stream just ends.
+// (Beast's default, 8 KiB), 400 for a malformed request (or nothing: how Beast reads a
+// malformed request line depends on its pieces, see expectation), or nothing when the
+// stream just ends.
 //
 // Input: [behaviours][piece size][payload]. Request k's behaviour is bits 2(k%4) and
 // up of the first byte; piece size 0 writes the payload at once.
@@ -157,10 +158,12 @@ std::string describe(const std::vector<answer>& v) {
   return out;
 }
 
-/// The answers to a payload read whole. Beast checks a request line that is whole in
-/// one read before its header ends, and otherwise only once the header is whole: a
-/// malformed request whose header never ends is answered 400 or dropped with the
-/// connection, depending on how its bytes arrived. `last_may_be_absent` says so.
+/// The answers to a payload read whole. Whether Beast (1.81) sees that a request line is
+/// malformed depends on how its bytes arrive: read whole, "POST /x: 2\r\n\r\n{}POST" is a
+/// bad version at once; a byte at a time, the parser asks for the 8 bytes of a version
+/// after "2", moves its search for the header's end past the "\r\n\r\n", and waits for
+/// more until the header limit, the request deadline or the end of the stream. So a 400
+/// may be missing, the connection then ending without an answer: `last_may_be_absent`.
 struct expectation {
   std::vector<answer> answers;
   bool last_may_be_absent = false;
@@ -177,8 +180,6 @@ expectation expected_answers(const std::string& payload, uint8_t bits) {
   expectation out;
   static const auto& http_category = http::make_error_code(http::error::bad_target).category();
   for (size_t k = 0;; ++k) {
-    // The first read takes the whole payload; later requests start where the buffer does.
-    size_t start = k == 0 ? 0 : payload.size() - buffer.size();
     http::request_parser<http::string_body> parser;
     parser.body_limit(body_limit);
     error_code err;
@@ -190,7 +191,7 @@ expectation expected_answers(const std::string& payload, uint8_t bits) {
     } else if (err && err.category() == http_category && err != http::error::end_of_stream
                && err != http::error::partial_message) {
       out.answers.push_back({400, {}});
-      out.last_may_be_absent = payload.find("\r\n\r\n", start) == std::string::npos;
+      out.last_may_be_absent = true;
     }
     if (err) {
       return out;
