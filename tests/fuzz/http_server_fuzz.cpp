@@ -145,6 +145,18 @@ void release_held() {
 
 // -- what the answers must be ----------------------------------------------------
 
+/// A stream that yields `bytes`, then its end, and the buffer a parser reads it into.
+struct replay {
+  explicit replay(const std::string& bytes) : in(ioc, bytes), peer(ioc) {
+    in.connect(peer);
+    peer.close();
+  }
+  boost::asio::io_context ioc;
+  boost::beast::test::stream in;
+  boost::beast::test::stream peer;
+  boost::beast::flat_buffer buffer;
+};
+
 struct answer {
   unsigned status = 0;
   std::string body; ///< the echo, for 200
@@ -171,19 +183,14 @@ struct expectation {
 
 /// The answers to `payload` read whole, with the server's limits.
 expectation expected_answers(const std::string& payload, uint8_t bits) {
-  boost::asio::io_context ioc;
-  boost::beast::test::stream in(ioc, payload);
-  boost::beast::test::stream peer(ioc);
-  in.connect(peer);
-  peer.close();
-  boost::beast::flat_buffer buffer;
+  replay stream{payload};
   expectation out;
   static const auto& http_category = http::make_error_code(http::error::bad_target).category();
   for (size_t k = 0;; ++k) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(body_limit);
     error_code err;
-    http::read(in, buffer, parser, err);
+    http::read(stream.in, stream.buffer, parser, err);
     if (err == http::error::body_limit) {
       out.answers.push_back({413, {}});
     } else if (err == http::error::header_limit) {
@@ -211,18 +218,13 @@ expectation expected_answers(const std::string& payload, uint8_t bits) {
 
 /// The answers in what the server wrote; fails the oracle on bytes that are none.
 std::vector<answer> parse_answers(const std::string& wire) {
-  boost::asio::io_context ioc;
-  boost::beast::test::stream in(ioc, wire);
-  boost::beast::test::stream peer(ioc);
-  in.connect(peer);
-  peer.close();
-  boost::beast::flat_buffer buffer;
+  replay stream{wire};
   std::vector<answer> out;
   for (;;) {
     http::response_parser<http::string_body> parser;
     parser.body_limit(boost::none);
     error_code err;
-    http::read(in, buffer, parser, err);
+    http::read(stream.in, stream.buffer, parser, err);
     if (err == http::error::end_of_stream) {
       return out;
     }
