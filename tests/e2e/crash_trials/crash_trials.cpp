@@ -7,7 +7,7 @@
 //
 // The first trials crash at each named step of the sources once (at its first
 // time), then random kills as many; later rounds crash at a step's Nth time, N
-// random. Exit 0: every trial passed; 1: one failed (its seed and plan printed);
+// random (1 for a step the first round saw crash berthd while it started). Exit 0: every trial passed; 1: one failed (its seed and plan printed);
 // 77: skipped (not root, no loop devices), 1 then under BERTH_REQUIRE_ALL=1 or
 // CI=true.
 
@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -49,8 +50,11 @@ int skip(const std::string& why) {
   return must ? 1 : 77;
 }
 
-/// Trial i's plan: each round is every step once, then as many random trials.
-trial_plan plan_of(size_t i, const std::vector<std::string>& steps, std::mt19937_64& rng) {
+/// Trial i's plan: each round is every step once, then as many random trials. The
+/// first round crashes at each step's first time; later ones at a random time, but
+/// for a step seen to crash berthd while it started (it is reached once a start).
+trial_plan plan_of(size_t i, const std::vector<std::string>& steps,
+                   const std::set<std::string>& once_a_start, std::mt19937_64& rng) {
   auto round = steps.size() * 2;
   auto k = i % round;
   if (k >= steps.size()) {
@@ -58,7 +62,9 @@ trial_plan plan_of(size_t i, const std::vector<std::string>& steps, std::mt19937
   }
   trial_plan p;
   p.step = steps[k];
-  p.nth = i < round ? 1 : std::uniform_int_distribution<unsigned>(1, 30)(rng);
+  if (i >= round && once_a_start.count(p.step) == 0) {
+    p.nth = std::uniform_int_distribution<unsigned>(1, 30)(rng);
+  }
   return p;
 }
 
@@ -117,10 +123,11 @@ int main(int argc, char** argv) {
   size_t failed = 0;
   std::map<std::string, size_t> reached;
   std::map<std::string, size_t> missed;
+  std::set<std::string> once_a_start;
   auto began = std::chrono::steady_clock::now();
   size_t n = replay.empty() ? trials : 1;
   for (size_t i = 0; i < n; ++i) {
-    auto plan = replay.empty() ? plan_of(i, steps, plans) : parse_plan(replay);
+    auto plan = replay.empty() ? plan_of(i, steps, once_a_start, plans) : parse_plan(replay);
     auto trial_seed = seed + i;
     std::printf("trial %zu/%zu seed %llu plan %s\n", i + 1, n,
                 static_cast<unsigned long long>(trial_seed), plan.describe().c_str());
@@ -131,6 +138,9 @@ int main(int argc, char** argv) {
     }
     if (!plan.step.empty()) {
       ++(r.step_reached ? reached : missed)[plan.step];
+    }
+    if (r.while_starting) {
+      once_a_start.insert(plan.step);
     }
     if (!r.problems.empty()) {
       ++failed;

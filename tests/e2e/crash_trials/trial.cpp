@@ -161,6 +161,7 @@ trial_report run_trial(const trial_options& opts, uint64_t seed, const trial_pla
       return fail("B: berthd did not start: " + err);
     }
     r.step_reached = true;
+    r.while_starting = true;
     r.lines.push_back("B: crashed at " + crash_at + " while starting");
   } else {
     window = plan.step.empty() ? random_window(rng, opts.longest_window) : opts.step_window;

@@ -40,6 +40,7 @@ struct trial_report {
   std::vector<std::string> problems; ///< a failed check, berthd failing to start, ...
   std::vector<std::string> lines;    ///< what happened, cycle by cycle
   bool step_reached = false;         ///< berthd died at the plan's step
+  bool while_starting = false;       ///< ... before it served (a step of its start)
 };
 
 trial_report run_trial(const trial_options& opts, uint64_t seed, const trial_plan& plan);
