@@ -10,8 +10,6 @@ namespace berth::crash_trials {
 
 namespace {
 
-namespace v1 = ::csi::v1;
-
 /// An HTTP exchange's outcome: no reply is unknown; a reply is an answer, a success
 /// only with status 200 and no Err (the Docker plugin protocol's error field).
 answer http_outcome(caf::expected<http_response> reply) {
@@ -60,14 +58,6 @@ answer admin_client::post(const std::string& target, const std::string& body) {
   return http_outcome(http_->post(target, body, "application/json"));
 }
 
-csi_client::csi_client(const std::string& endpoint) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  channel = grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(), args);
-  controller = v1::Controller::NewStub(channel);
-  node = v1::Node::NewStub(channel);
-}
-
 answer outcome_of(const grpc::Status& st) {
   if (st.ok()) {
     return {outcome::done, ""};
@@ -83,13 +73,6 @@ answer outcome_of(const grpc::Status& st) {
     default:
       return {outcome::refused, text};
   }
-}
-
-v1::VolumeCapability mount_capability() {
-  v1::VolumeCapability cap;
-  cap.mutable_mount();
-  cap.mutable_access_mode()->set_mode(v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-  return cap;
 }
 
 std::string json_string(const std::string& s) {

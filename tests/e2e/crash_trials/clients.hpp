@@ -1,7 +1,7 @@
 #pragma once
 
 // The crash trials' clients of berthd: the Docker plugin socket and the admin socket
-// (protocols/http/unix_http_client) and the CSI socket (the generated gRPC stubs).
+// (protocols/http/unix_http_client) and the CSI socket (berth-bench's gRPC client).
 // Each call ends in one of three outcomes, which is all the model needs to know.
 
 #include <chrono>
@@ -10,7 +10,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "csi.grpc.pb.h"
+#include "apps/bench/csi_client.hpp"
 #include "protocols/http/unix_http_client.hpp"
 
 namespace berth::crash_trials {
@@ -55,14 +55,9 @@ private:
   std::unique_ptr<unix_http_client> http_;
 };
 
-/// The CSI socket: one channel of its own (a local subchannel pool) per client.
-struct csi_client {
-  explicit csi_client(const std::string& endpoint);
-
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<::csi::v1::Controller::Stub> controller;
-  std::unique_ptr<::csi::v1::Node::Stub> node;
-};
+/// The CSI socket: berth-bench's client, one channel of its own per client.
+using bench::csi_client;
+using bench::mount_capability;
 
 /// The outcome of a finished RPC. Only the transport's codes leave it unknown: every
 /// code berthd answers with is an answer.
@@ -76,9 +71,6 @@ answer rpc(Stub& stub, grpc::Status (Stub::*fn)(grpc::ClientContext*, const Req&
   ctx.set_deadline(std::chrono::system_clock::now() + call_timeout);
   return outcome_of((stub.*fn)(&ctx, req, &resp));
 }
-
-/// A single-node-writer filesystem capability (berth's default filesystem).
-::csi::v1::VolumeCapability mount_capability();
 
 /// `s` as a JSON string literal.
 std::string json_string(const std::string& s);
