@@ -26,6 +26,9 @@ devices_of_records(const state_snapshot& state, const loop_list& loops,
   std::map<std::string, const volume_record*> image_owner;
   std::map<std::string, const volume_record*> owner;
   for (const auto& [name, rec] : state.volumes) {
+    if (rec.backend != "block") {
+      continue; // only the block backend mounts loop devices
+    }
     if (auto image = image_of(rec); !image.empty()) {
       image_owner[image] = &rec;
     }

@@ -30,7 +30,7 @@ struct stray_node_mount {
 };
 
 /// The mounts of `mounts` to take away: below `kubelet_dir`, from a loop device of
-/// `loops` backed by a record's image (`image_of`) or the record's own device, at a
+/// `loops` backed by a block record's image (`image_of`) or the record's own device, at a
 /// path that record neither stages nor publishes. Publications come first: a
 /// staging goes only after the binds of it. Anything else is never chosen.
 std::vector<stray_node_mount>

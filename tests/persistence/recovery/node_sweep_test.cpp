@@ -111,3 +111,14 @@ TEST(node_sweep, a_point_mounted_twice_is_chosen_once) {
   EXPECT_EQ(chosen(node_mounts_to_sweep(state, mounts, loops, image_of, "/k")),
             std::vector<std::string>{"v1 publication /k/pods/a/v1"});
 }
+
+TEST(node_sweep, a_record_of_another_backend_owns_no_loop_device) {
+  state_snapshot state;
+  auto docker = unstaged("v1");
+  docker.backend = "local";
+  docker.device = "/dev/loop1"; // never so for a local record; the sweep must not care
+  state.volumes["v1"] = docker;
+  std::vector<mount_entry> mounts{mount_of("/dev/loop1", "/k/pods/a/v1")};
+  loop_list loops{{"/dev/loop1", "/s/block/volumes/v1.img"}};
+  EXPECT_TRUE(node_mounts_to_sweep(state, mounts, loops, image_of, "/k").empty());
+}
