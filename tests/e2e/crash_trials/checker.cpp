@@ -1,10 +1,13 @@
 #include "tests/e2e/crash_trials/checker.hpp"
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <rapidjson/document.h>
 
@@ -22,9 +25,16 @@ bool under(const std::string& path, const std::string& root) {
          && path[root.size()] == '/';
 }
 
-/// `losetup -J`: every loop device and its backing file.
-caf::expected<std::vector<std::pair<std::string, std::string>>> loop_devices() {
-  std::vector<std::pair<std::string, std::string>> out;
+/// One line of `losetup -J`.
+struct loop_device {
+  std::string name;
+  std::string backing;
+  bool autoclear = false;
+};
+
+/// `losetup -J`: every loop device, its backing file and its autoclear flag.
+caf::expected<std::vector<loop_device>> loop_devices() {
+  std::vector<loop_device> out;
   FILE* p = ::popen("losetup -J 2>&1", "r");
   if (p == nullptr) {
     return make_error(ec::internal, "cannot run losetup -J");
@@ -50,10 +60,36 @@ caf::expected<std::vector<std::pair<std::string, std::string>>> loop_devices() {
   for (const auto& d : doc["loopdevices"].GetArray()) {
     if (d.HasMember("name") && d["name"].IsString() && d.HasMember("back-file")
         && d["back-file"].IsString()) {
-      out.emplace_back(d["name"].GetString(), d["back-file"].GetString());
+      auto clear = d.FindMember("autoclear");
+      out.push_back({d["name"].GetString(), d["back-file"].GetString(),
+                     clear != d.MemberEnd() && clear->value.IsBool() && clear->value.GetBool()});
     }
   }
   return out;
+}
+
+/// "pid N (COMM)" of each process with `device` open, from /proc/*/fd.
+std::string holders_of(const std::string& device) {
+  std::string out;
+  std::error_code err;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", err)) {
+    auto pid = proc.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::error_code fd_err;
+    for (const auto& fd : std::filesystem::directory_iterator(proc.path() / "fd", fd_err)) {
+      std::error_code link_err;
+      if (std::filesystem::read_symlink(fd.path(), link_err).string() == device) {
+        std::ifstream comm(proc.path() / "comm");
+        std::string name;
+        std::getline(comm, name);
+        out += (out.empty() ? "" : ", ") + ("pid " + pid + " (" + name + ")");
+        break;
+      }
+    }
+  }
+  return out.empty() ? "no process" : out;
 }
 
 docker_view docker_of(const volume_record* rec) {
@@ -133,6 +169,40 @@ std::string describe(const csi_view& v) {
   return out + "}";
 }
 
+std::string wait_deferred_detaches(const std::string& root) {
+  auto began = std::chrono::steady_clock::now();
+  std::map<std::string, std::string> pending; // device → who held it when first seen
+  for (;;) {
+    auto loops = loop_devices();
+    if (!loops) {
+      return "";
+    }
+    bool left = false;
+    for (const auto& d : *loops) {
+      if (d.autoclear && under(d.backing, root)) {
+        left = true;
+        if (pending.count(d.name) == 0) {
+          pending[d.name] = holders_of(d.name);
+        }
+      }
+    }
+    auto waited = std::chrono::steady_clock::now() - began;
+    if (!left || waited > std::chrono::seconds(60)) {
+      if (pending.empty()) {
+        return "";
+      }
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(waited).count();
+      std::string line = std::string(left ? "still" : "") + (left ? " " : "") + "waited "
+                         + std::to_string(ms) + " ms for the deferred detach of";
+      for (const auto& [dev, who] : pending) {
+        line += " " + dev + " (held by " + who + ")";
+      }
+      return line;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 caf::expected<observed> observe(const std::string& admin_socket, const std::string& root) {
   observed seen;
   admin_client admin{admin_socket};
@@ -158,9 +228,9 @@ caf::expected<observed> observe(const std::string& admin_socket, const std::stri
   if (!loops) {
     return loops.error();
   }
-  for (auto& [dev, file] : *loops) {
-    if (under(file, root)) {
-      seen.loops.emplace_back(dev, file);
+  for (auto& d : *loops) {
+    if (under(d.backing, root)) {
+      seen.loops.emplace_back(d.name, d.backing);
     }
   }
   return seen;

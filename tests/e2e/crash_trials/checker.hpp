@@ -28,6 +28,14 @@ struct observed {
   std::vector<std::pair<std::string, std::string>> loops; ///< device, backing file under root
 };
 
+/// Waits (60 s at most) until no loop device of an image under `root` has its
+/// detach deferred: berth never sets autoclear, but LOOP_CLR_FD (the loop sweep's)
+/// on a device another process still holds sets it, and the kernel detaches the
+/// device at that process's last close. Returns "" when none was pending, else a
+/// line naming each device, who held it, and how long the wait took ("still ..."
+/// when one remains).
+std::string wait_deferred_detaches(const std::string& root);
+
 /// Reads the records over the admin socket and the host's mounts and loop devices
 /// under `root`; an error names what could not be read.
 caf::expected<observed> observe(const std::string& admin_socket, const std::string& root);

@@ -183,6 +183,9 @@ trial_report run_trial(const trial_options& opts, uint64_t seed, const trial_pla
   if (auto err = wait_settled(bp); !err.empty()) {
     return fail("C: " + err);
   }
+  if (auto deferred = wait_deferred_detaches(bp.root()); !deferred.empty()) {
+    r.lines.push_back("C: " + deferred);
+  }
   auto seen = observe(endpoints_of(bp).admin_socket, bp.root());
   if (!seen) {
     return fail("C: cannot read the state: " + berth::describe(seen.error()));
