@@ -9,6 +9,7 @@
 #include <caf/send.hpp>
 
 #include "actors/volume_rules.hpp"
+#include "persistence/crash_point.hpp"
 
 namespace berth::detail {
 
@@ -335,14 +336,30 @@ void on_call_deadline(self_ptr self, uint64_t token) {
 
 // -- persistence ------------------------------------------------------------------
 
+// The two crash points of every saving transition: a kill here leaves the host
+// changed and the record not (yet) saved, or saved but never answered; the next
+// start must make both whole (docs/design.md, "All or nothing, across crashes").
+
 void persist(self_ptr self, const volume_record& next, done_fn then) {
+  test_crash_point("engine-before-persist");
   self->request(self->state.env.persistence, caf::infinite, atom::put_v, next)
-    .then([then](atom::ok) { then({}); }, [then](caf::error& err) { then(err); });
+    .then(
+      [then](atom::ok) {
+        test_crash_point("engine-before-reply");
+        then({});
+      },
+      [then](caf::error& err) { then(err); });
 }
 
 void persist_erase(self_ptr self, const std::string& name, done_fn then) {
+  test_crash_point("engine-before-persist");
   self->request(self->state.env.persistence, caf::infinite, atom::erase_v, name)
-    .then([then](atom::ok) { then({}); }, [then](caf::error& err) { then(err); });
+    .then(
+      [then](atom::ok) {
+        test_crash_point("engine-before-reply");
+        then({});
+      },
+      [then](caf::error& err) { then(err); });
 }
 
 // -- pieces shared by several transitions -------------------------------------------

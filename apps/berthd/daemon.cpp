@@ -41,6 +41,7 @@
 #include "persistence/ecs_import.hpp"
 #include "persistence/file_store.hpp"
 #include "persistence/recovery/loop_sweep.hpp"
+#include "persistence/recovery/node_sweep.hpp"
 #include "persistence/recovery/reconcile.hpp"
 #include "protocols/docker/sync/docker_sync.hpp"
 
@@ -230,6 +231,10 @@ int run_daemon(const daemon_options& opts) {
   spdlog::info("{} volume(s) loaded: {}, {} cleared, {} stray mount(s) detached",
                state->volumes.size(), report.new_boot ? "new boot" : "same boot",
                report.cleared, strays);
+  // Before the loop sweep, so the devices it detaches are no longer mounted.
+  auto strays_on_node = sweep_node_mounts(*state, backends, opts.kubelet_dir);
+  stats->reconcile_actions.add("stray_unmounted", strays_on_node.unmounted);
+  stats->reconcile_actions.add("reconcile_failed", strays_on_node.failed);
   // Before any stage can attach; logs each detach.
   auto loops = sweep_loop_devices(*state, backends);
   stats->reconcile_actions.add("loop_detached", loops.detached);

@@ -248,6 +248,18 @@ void berthd_process::kill9() {
   pid_ = -1;
 }
 
+bool berthd_process::exited() {
+  if (!running()) {
+    return true;
+  }
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) != pid_) {
+    return false;
+  }
+  pid_ = -1;
+  return true;
+}
+
 std::string berthd_process::log_tail(size_t lines) const {
   std::ifstream in(log_path());
   std::deque<std::string> last;

@@ -50,6 +50,10 @@ public:
   /// SIGKILL and reap: a crash.
   void kill9();
 
+  /// Reaps berthd if it has ended by itself (a crash point, say): true then, and
+  /// running() is false from then on. False while it runs.
+  bool exited();
+
   bool running() const {
     return pid_ > 0;
   }
