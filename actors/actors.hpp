@@ -87,8 +87,8 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::settled>::with<atom::ok>,
   /// Internal: a backend call finished (token, error or none; a result travels beside it).
   reacts_to<atom::done, uint64_t, caf::error>,
-  /// Internal: a backend call's timeout fired (token).
-  reacts_to<atom::deadline, uint64_t>,
+  /// Internal: the timer of the current backend call's timeout fired.
+  reacts_to<atom::deadline>,
   /// Internal: the coalescing window with this number closes.
   reacts_to<atom::close_window, uint64_t>,
   /// The registry forgot this volume: answer what is queued, then quit.
