@@ -32,7 +32,10 @@ using persistence_actor = caf::typed_actor<
   /// Answers once everything sent before is durable (used at shutdown).
   replies_to<atom::flush>::with<atom::ok>,
   /// Internal: writes and fsyncs every pending record at once (group commit).
-  reacts_to<atom::commit>>;
+  reacts_to<atom::commit>,
+  /// Internal: the snapshot of this generation was written off the commit path (or the
+  /// error why not).
+  reacts_to<atom::compacted, uint64_t, caf::error>>;
 
 /// One volume: serializes its own transitions (docs/design.md, "The volume actor").
 using volume_actor = caf::typed_actor<
