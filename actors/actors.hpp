@@ -32,7 +32,10 @@ using persistence_actor = caf::typed_actor<
   /// Answers once everything sent before is durable (used at shutdown).
   replies_to<atom::flush>::with<atom::ok>,
   /// Internal: writes and fsyncs every pending record at once (group commit).
-  reacts_to<atom::commit>>;
+  reacts_to<atom::commit>,
+  /// Internal: the snapshot of this generation was written off the commit path (or the
+  /// error why not).
+  reacts_to<atom::compacted, uint64_t, caf::error>>;
 
 /// One volume: serializes its own transitions (docs/design.md, "The volume actor").
 using volume_actor = caf::typed_actor<
@@ -87,8 +90,8 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::settled>::with<atom::ok>,
   /// Internal: a backend call finished (token, error or none; a result travels beside it).
   reacts_to<atom::done, uint64_t, caf::error>,
-  /// Internal: a backend call's timeout fired (token).
-  reacts_to<atom::deadline, uint64_t>,
+  /// Internal: the timer of the current backend call's timeout fired.
+  reacts_to<atom::deadline>,
   /// Internal: the coalescing window with this number closes.
   reacts_to<atom::close_window, uint64_t>,
   /// The registry forgot this volume: answer what is queued, then quit.

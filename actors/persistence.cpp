@@ -9,9 +9,17 @@
 //
 // The `commit` message queues behind everything already in the mailbox, so all of it joins
 // the batch; whatever arrives while the fsync blocks forms the next batch.
+//
+// Compaction, past --compact-after-mb of journal, never holds a commit up:
+//
+//   commit ─▶ store::begin_compaction (appends go to a new journal) ─▶ copy of the state
+//     ─▶ writer thread: store::write_snapshot(copy) ──atom::compacted──▶ self
+//     ─▶ store::finish_compaction (the new journal replaces the old)
+//   commits meanwhile append to the new journal as usual.
 
 #include <chrono>
 #include <exception>
+#include <thread>
 
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
@@ -41,23 +49,35 @@ caf::response_promise enqueue(self_ptr self, journal_entry entry) {
   return rp;
 }
 
-/// Answers every waiting promise with `err`, or ok when `err` is empty.
+/// Answers the flush waiters, unless a snapshot is being written: then they wait for it
+/// (a graceful stop flushes, and leaves no snapshot half written).
+void answer_flushers(self_ptr self) {
+  auto& st = self->state;
+  if (st.writing) {
+    return;
+  }
+  auto flushers = std::move(st.flush_waiters);
+  st.flush_waiters.clear();
+  for (auto& rp : flushers) {
+    rp.deliver(atom::ok_v);
+  }
+}
+
+/// Answers every waiting promise with `err`, or ok when `err` is empty; then the flush
+/// waiters.
 void answer_all(self_ptr self, const caf::error& err) {
   auto& st = self->state;
   auto waiting = std::move(st.waiting);
-  auto flushers = std::move(st.flush_waiters);
   st.waiting.clear();
-  st.flush_waiters.clear();
   st.batch.clear();
-  for (auto* group : {&waiting, &flushers}) {
-    for (auto& rp : *group) {
-      if (err) {
-        rp.deliver(err);
-      } else {
-        rp.deliver(atom::ok_v);
-      }
+  for (auto& rp : waiting) {
+    if (err) {
+      rp.deliver(err);
+    } else {
+      rp.deliver(atom::ok_v);
     }
   }
+  answer_flushers(self);
 }
 
 using clock = std::chrono::steady_clock;
@@ -83,20 +103,78 @@ caf::error append(self_ptr self, const std::vector<journal_entry>& entries) {
   return err;
 }
 
+/// Starts the writer thread on the compaction's copy; it reports with atom::compacted.
+void start_writer(self_ptr self) {
+  auto& st = self->state;
+  if (st.writer.joinable()) {
+    st.writer.join(); // reported back already: this returns at once
+  }
+  auto hdl = caf::actor_cast<persistence_actor>(self);
+  st.writer = std::thread([store = st.st, copy = st.copy, generation = st.generation, hdl] {
+    caf::error err;
+    try {
+      err = store->write_snapshot(*copy, generation);
+    } catch (const std::exception& e) {
+      err = make_error(ec::internal, std::string{"writing the snapshot threw: "} + e.what());
+    }
+    caf::anon_send(hdl, atom::compacted_v, generation, std::move(err));
+  });
+  st.writing = true;
+}
+
+/// Past the threshold, begins a compaction: the journal switches at once and the snapshot
+/// of a copy of the state is written on another thread, so no commit waits for it. After a
+/// failed write, tries the same copy again.
 void maybe_compact(self_ptr self) {
   auto& st = self->state;
+  if (st.writing) {
+    return;
+  }
+  if (st.copy) {
+    start_writer(self);
+    return;
+  }
   if (st.st->journal_bytes() <= st.cfg.compact_after_bytes) {
     return;
   }
-  auto t0 = clock::now();
-  auto err = st.st->compact(st.state);
-  st.cfg.stats->persistence.snapshot_duration.observe(seconds_since(t0));
-  st.cfg.stats->persistence.journal_bytes.set(static_cast<int64_t>(st.st->journal_bytes()));
-  if (err) {
+  st.compaction_started = clock::now();
+  auto generation = st.st->begin_compaction();
+  if (!generation) {
     // Not fatal: the journal still holds everything; try again after the next commit.
-    spdlog::error("compaction failed: {}", describe(err));
+    spdlog::error("compaction failed: {}", describe(generation.error()));
+    return;
+  }
+  // The state now is exactly what the journal switched away from holds.
+  st.copy = std::make_shared<const state_snapshot>(st.state);
+  st.generation = *generation;
+  st.cfg.stats->persistence.journal_bytes.set(static_cast<int64_t>(st.st->journal_bytes()));
+  start_writer(self);
+}
+
+/// The writer thread reported: the new journal replaces the old, or the write is retried
+/// after the next commit.
+void on_compacted(self_ptr self, uint64_t generation, const caf::error& written) {
+  auto& st = self->state;
+  if (st.writer.joinable()) {
+    st.writer.join();
+  }
+  st.writing = false;
+  st.cfg.stats->persistence.snapshot_duration.observe(seconds_since(st.compaction_started));
+  if (written) {
+    spdlog::error("compaction failed: {}", describe(written));
   } else {
-    spdlog::info("state compacted ({} volume(s))", st.state.volumes.size());
+    if (auto err = st.st->finish_compaction(generation)) {
+      // Appends still go to the new journal, which is valid; the next one finishes it.
+      spdlog::error("compaction: switching journals failed: {}", describe(err));
+    }
+    spdlog::info("state compacted ({} volume(s))", st.copy->volumes.size());
+    st.copy.reset();
+    // What was committed meanwhile may have passed the threshold again.
+    maybe_compact(self);
+  }
+  st.cfg.stats->persistence.journal_bytes.set(static_cast<int64_t>(st.st->journal_bytes()));
+  if (!st.commit_scheduled) {
+    answer_flushers(self);
   }
 }
 
@@ -148,6 +226,12 @@ void commit(self_ptr self) {
 
 } // namespace
 
+persistence_state::~persistence_state() {
+  if (writer.joinable()) {
+    writer.join();
+  }
+}
+
 persistence_actor::behavior_type
 persistence(persistence_actor::stateful_pointer<persistence_state> self,
             std::shared_ptr<store> st, state_snapshot initial, persistence_config cfg) {
@@ -180,7 +264,7 @@ persistence(persistence_actor::stateful_pointer<persistence_state> self,
     [self](atom::flush) -> caf::result<atom::ok> {
       try {
         auto& st = self->state;
-        if (!st.commit_scheduled) {
+        if (!st.commit_scheduled && !st.writing) {
           return atom::ok_v;
         }
         auto rp = self->make_response_promise();
@@ -188,6 +272,13 @@ persistence(persistence_actor::stateful_pointer<persistence_state> self,
         return rp;
       } catch (const std::exception& e) {
         return internal_error("flush", e);
+      }
+    },
+    [self](atom::compacted, uint64_t generation, caf::error& err) {
+      try {
+        on_compacted(self, generation, err);
+      } catch (const std::exception& e) {
+        spdlog::error("compaction: {}", describe(internal_error("compacted", e)));
       }
     },
     [self](atom::commit) {

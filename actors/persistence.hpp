@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -14,7 +16,9 @@ namespace berth {
 
 /// Tuning of the persistence actor.
 struct persistence_config {
-  /// Compact (snapshot + empty journal) once the journal grows past this.
+  /// Compact (a snapshot, then a new journal) once the journal grows past this; the
+  /// snapshot is written on a thread of its own while commits go on (berthd
+  /// --compact-after-mb).
   size_t compact_after_bytes = 64u << 20;
   /// Where the actor counts appends, fsync and compaction times and the journal's size
   /// (telemetry::persistence). Null: a private one (tests that do not look).
@@ -31,6 +35,21 @@ struct persistence_state {
   std::vector<caf::response_promise> waiting;       ///< one per entry in batch
   std::vector<caf::response_promise> flush_waiters; ///< answered after the next commit
   bool commit_scheduled = false;                    ///< a `commit` is in the mailbox
+
+  /// The compaction begun (store::begin_compaction) and not finished, if `copy` is set:
+  /// its snapshot is written from `copy`, the state when it began, on `writer`, while
+  /// commits go on into the new journal. A failed write keeps the copy for the retry.
+  std::shared_ptr<const state_snapshot> copy;
+  uint64_t generation = 0;
+  std::thread writer;       ///< writes the snapshot; joined when it reports back
+  bool writing = false;     ///< `writer` runs
+  std::chrono::steady_clock::time_point compaction_started;
+
+  persistence_state() = default;
+  persistence_state(const persistence_state&) = delete;
+  persistence_state& operator=(const persistence_state&) = delete;
+  /// An actor stopped while its snapshot is written waits for it (it holds the store).
+  ~persistence_state();
 };
 
 /// The persistence actor's behaviour: group commit over `st`, starting from `initial`

@@ -51,5 +51,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_ATOM(berth, berth::atom, close_window, "closewin")
   CAF_ADD_ATOM(berth, berth::atom, ping, "ping")
   CAF_ADD_ATOM(berth, berth::atom, release, "release")
+  CAF_ADD_ATOM(berth, berth::atom, compacted, "compacted")
 
 CAF_END_TYPE_ID_BLOCK(berth)

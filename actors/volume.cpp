@@ -156,7 +156,7 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     [self](atom::done, uint64_t token, caf::error& err) {
       on_call_done(self, token, std::move(err));
     },
-    [self](atom::deadline, uint64_t token) { on_call_deadline(self, token); },
+    [self](atom::deadline) { on_call_deadline(self); },
     [self](atom::retire) { retire(self); },
   };
 }

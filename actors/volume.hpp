@@ -105,6 +105,13 @@ struct volume_state {
   std::string current_call;   ///< e.g. "mount", for logs and timeouts
   std::string current_started; ///< RFC 3339, when the current call was submitted
   std::chrono::steady_clock::time_point current_began; ///< the same, for its duration
+  /// When the current call times out. One timer serves every call: CAF 0.17 cannot
+  /// cancel a delayed message, and its clock keeps each one (and a reference to the
+  /// actor) until it is due, so a timer per call would hold memory for the rate of
+  /// calls times the timeout. When the timer fires early for the current call (it was
+  /// armed for an earlier one), it is armed again for the rest.
+  std::chrono::steady_clock::time_point current_deadline;
+  bool deadline_armed = false; ///< an atom::deadline is on its way
   executor::ticket current_ticket;
   std::function<void(caf::error)> continuation;
   late_undo current_undo;     ///< settles the current call if it lands after its timeout

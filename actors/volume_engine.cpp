@@ -211,6 +211,19 @@ void observe_call(volume_state& st, const std::string& what,
     .observe(took.count());
 }
 
+/// Sends the volume its one atom::deadline after `after`, unless one is on its way.
+void arm_deadline(self_ptr self, std::chrono::steady_clock::duration after) {
+  auto& st = self->state;
+  if (st.deadline_armed) {
+    return; // it arrives no later than the current call's deadline, and re-arms then
+  }
+  st.deadline_armed = true;
+  self->delayed_send(caf::actor_cast<volume_actor>(self),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(after)
+                       + std::chrono::milliseconds{1},
+                     atom::deadline_v);
+}
+
 /// The one place a backend call starts.
 void submit_call(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
                  done_fn then, late_undo late, bool despite_hung) {
@@ -244,10 +257,11 @@ void submit_call(self_ptr self, std::string what, std::function<caf::error(backe
   st.current_call = what;
   st.current_started = now_rfc3339();
   st.current_began = std::chrono::steady_clock::now();
+  st.current_deadline = st.current_began + st.env.backend_timeout;
   st.current_ticket = std::move(ticket);
   st.continuation = std::move(then);
   st.current_undo = std::move(late);
-  self->delayed_send(hdl, st.env.backend_timeout, atom::deadline_v, token);
+  arm_deadline(self, st.env.backend_timeout);
 }
 
 } // namespace
@@ -300,11 +314,17 @@ void on_call_done(self_ptr self, uint64_t token, caf::error err) {
   }
 }
 
-void on_call_deadline(self_ptr self, uint64_t token) {
+void on_call_deadline(self_ptr self) {
   auto& st = self->state;
-  if (token != st.current_token) {
+  st.deadline_armed = false;
+  if (st.current_token == 0) {
+    return; // the call it was armed for returned, and none runs now
+  }
+  if (auto now = std::chrono::steady_clock::now(); now < st.current_deadline) {
+    arm_deadline(self, st.current_deadline - now); // armed for an earlier call
     return;
   }
+  auto token = st.current_token;
   st.current_token = 0;
   auto limit = std::to_string(st.env.backend_timeout.count()) + " ms";
   caf::error timed_out;

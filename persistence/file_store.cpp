@@ -26,6 +26,7 @@ file_store::file_store(std::string dir, uint64_t reserve_bytes) : dir_(std::move
   }
   journal_path_ = dir_ + "/journal.log";
   snapshot_path_ = dir_ + "/snapshot.json";
+  next_path_ = dir_ + "/journal.next";
   reserve_ = std::make_unique<journal_reserve>(dir_ + "/reserve", reserve_bytes);
 }
 
@@ -58,15 +59,19 @@ caf::error file_store::open_journal() {
   return existed ? caf::error{} : fsync_dir(dir_);
 }
 
+const std::string& file_store::active_path() const {
+  return next_active_ ? next_path_ : journal_path_;
+}
+
 caf::error file_store::check_journal_reachable() const {
   struct stat now {};
   struct stat open_now {};
-  if (::stat(journal_path_.c_str(), &now) != 0 || now.st_dev != opened_.st_dev
+  if (::stat(active_path().c_str(), &now) != 0 || now.st_dev != opened_.st_dev
       || now.st_ino != opened_.st_ino || ::fstat(fd_, &open_now) != 0
       || open_now.st_nlink == 0) {
     // Writes to an unlinked file are not durable state: refuse them.
     return make_error(ec::persist_failure, "state directory " + dir_ + " is gone: "
-                                             + journal_path_
+                                             + active_path()
                                              + " no longer names the open journal");
   }
   return {};
@@ -75,7 +80,7 @@ caf::error file_store::check_journal_reachable() const {
 caf::error file_store::cut_journal(size_t size) {
   if (::ftruncate(fd_, static_cast<off_t>(size)) != 0 || ::fsync(fd_) != 0) {
     needs_cut_ = true;
-    return io_error("cannot truncate", journal_path_, errno);
+    return io_error("cannot truncate", active_path(), errno);
   }
   good_bytes_ = size;
   needs_cut_ = false;
@@ -104,13 +109,13 @@ caf::error file_store::with_room(const std::string& what, uint64_t needed,
   }
 }
 
-caf::error file_store::keep_damaged(const std::string& journal) {
-  auto path = journal_path_ + ".damaged-" + std::to_string(std::time(nullptr));
-  if (auto err = with_room("keeping the damaged journal", journal.size(),
-                           [&] { return write_file_atomically(dir_, path, journal); })) {
+caf::error file_store::keep_damaged(const std::string& journal, const std::string& content) {
+  auto path = journal + ".damaged-" + std::to_string(std::time(nullptr));
+  if (auto err = with_room("keeping the damaged journal", content.size(),
+                           [&] { return write_file_atomically(dir_, path, content); })) {
     return err;
   }
-  spdlog::error("journal {}: the damaged journal is kept as {}", journal_path_, path);
+  spdlog::error("journal {}: the damaged journal is kept as {}", journal, path);
   return {};
 }
 
@@ -177,8 +182,10 @@ caf::expected<state_snapshot> file_store::load() {
                         + ": the snapshot was replaced or lost. Restore it, or move "
                           "journal.log aside to start from the snapshot alone");
   }
-  if (!journal.empty() && continues < generation_) {
-    // A compaction wrote its snapshot but a crash came before it emptied the journal:
+  bool stale = !journal.empty() && continues < generation_;
+  bool have_records = !decoded.entries.empty();
+  if (stale) {
+    // A compaction wrote its snapshot but a crash came before the journal switched:
     // everything in it is in the snapshot already, and the snapshot may hold decisions
     // (reconciliation's) that replaying older records would undo.
     spdlog::warn("journal {} continues snapshot generation {}, the snapshot is generation {}: "
@@ -187,9 +194,43 @@ caf::expected<state_snapshot> file_store::load() {
     if (auto err = cut_journal(0)) {
       return err;
     }
+  } else {
+    if (auto err = replay(journal_path_, journal, decoded, state)) {
+      return err;
+    }
+    if (decoded.good_bytes < journal.size()) {
+      if (auto err = cut_journal(decoded.good_bytes)) {
+        return err;
+      }
+    }
+    good_bytes_ = decoded.good_bytes;
+  }
+  std::string next;
+  bool have_next = false;
+  if (auto err = read_file(next_path_, next, have_next)) {
+    return err;
+  }
+  if (have_next) {
+    auto newest = generation_;
+    if (auto err = replay_next(next, !stale && !decoded.corrupt_middle, state, newest)) {
+      return err;
+    }
+    if (auto err = settle_interrupted_compaction(state, newest)) {
+      return err;
+    }
     return state;
   }
-  bool have_records = !decoded.entries.empty();
+  if (stale) {
+    return state;
+  }
+  if (!have_snapshot && !have_records) {
+    return load_legacy();
+  }
+  return state;
+}
+
+caf::error file_store::replay(const std::string& path, const std::string& journal,
+                              detail::decoded_journal& decoded, state_snapshot& state) {
   for (auto& entry : decoded.entries) {
     detail::apply_entry(state, std::move(entry));
   }
@@ -197,26 +238,53 @@ caf::expected<state_snapshot> file_store::load() {
     auto dropped = journal.size() - decoded.good_bytes;
     if (decoded.corrupt_middle) {
       spdlog::error("journal {}: {}; replay stops there, the last {} byte(s) are not applied",
-                    journal_path_, decoded.problem, dropped);
-      if (auto err = keep_damaged(journal)) {
-        return err;
-      }
-    } else {
-      // Never acknowledged: a crash cut it off mid-write.
-      spdlog::warn("journal {}: {}; dropping the last {} byte(s)", journal_path_,
-                   decoded.problem, dropped);
+                    path, decoded.problem, dropped);
+      return keep_damaged(path, journal);
     }
+    // Never acknowledged: a crash cut it off mid-write.
+    spdlog::warn("journal {}: {}; dropping the last {} byte(s)", path, decoded.problem,
+                 dropped);
   }
-  if (decoded.good_bytes < journal.size()) {
-    if (auto err = cut_journal(decoded.good_bytes)) {
-      return err;
+  return {};
+}
+
+caf::error file_store::replay_next(const std::string& next, bool log_replayed,
+                                   state_snapshot& state, uint64_t& newest) {
+  auto decoded = detail::decode_entries(next);
+  if (!decoded.has_header) {
+    // Its header is written and fsync'd before any append goes there: a crash cut the
+    // header itself, and nothing in it was acknowledged.
+    spdlog::warn("journal {}: no header; a compaction was interrupted as it began", next_path_);
+    return {};
+  }
+  auto continues = decoded.generation;
+  if (continues > generation_ + 1) {
+    return make_error(ec::persist_failure,
+                      next_path_ + " continues snapshot generation " + std::to_string(continues)
+                        + ", but " + snapshot_path_ + " is generation "
+                        + std::to_string(generation_)
+                        + ": the snapshot was replaced or lost. Restore it, or move "
+                          "journal.next aside to start without it");
+  }
+  newest = std::max(newest, continues);
+  // The snapshot it continues is in place, or it is not yet and journal.log (its older
+  // part) was replayed whole: then the state holds everything journal.next continues.
+  bool applies = continues == generation_ || (continues == generation_ + 1 && log_replayed);
+  if (!applies) {
+    if (continues < generation_) {
+      spdlog::warn("journal {} continues snapshot generation {}, the snapshot is generation "
+                   "{}: its records are in the snapshot, not replayed",
+                   next_path_, continues, generation_);
+      return {};
     }
+    // journal.log stopped at damage: records after a hole are not applied (see load).
+    spdlog::error("journal {}: not replayed, since {} before it is damaged", next_path_,
+                  journal_path_);
+    return keep_damaged(next_path_, next);
   }
-  good_bytes_ = decoded.good_bytes;
-  if (!have_snapshot && !have_records) {
-    return load_legacy();
-  }
-  return state;
+  spdlog::warn("journal {}: a compaction was interrupted; replaying its {} record(s)",
+               next_path_, decoded.entries.size());
+  return replay(next_path_, next, decoded, state);
 }
 
 caf::error file_store::append(const std::vector<journal_entry>& entries) {
@@ -230,7 +298,9 @@ caf::error file_store::append(const std::vector<journal_entry>& entries) {
     return err;
   }
   if (auto err = finish_switch()) {
-    return err;
+    // journal.next continues the snapshot in place, so it takes appends meanwhile.
+    spdlog::warn("journal {}: {}; appending to it until it is renamed", next_path_,
+                 describe(err));
   }
   if (needs_cut_) {
     if (auto err = cut_journal(good_bytes_)) {
@@ -249,15 +319,15 @@ caf::error file_store::append(const std::vector<journal_entry>& entries) {
   }
   auto err = with_room("journal append", buf.size(), [&]() -> caf::error {
     auto err = write_all(fd_, buf.data(), buf.size(), static_cast<off_t>(good_bytes_),
-                         journal_path_);
+                         active_path());
     if (!err && ::fdatasync(fd_) != 0) {
-      err = io_error("cannot fsync", journal_path_, errno);
+      err = io_error("cannot fsync", active_path(), errno);
     }
     if (err) {
       bool no_space = last_failure_was_no_space();
       // Nobody will be told these records are durable: make sure a load never sees them.
       if (auto cut_err = cut_journal(good_bytes_)) {
-        spdlog::error("journal {}: cannot cut off a failed write: {}", journal_path_,
+        spdlog::error("journal {}: cannot cut off a failed write: {}", active_path(),
                       describe(cut_err));
       }
       last_failure_was_no_space() = no_space;
@@ -269,58 +339,6 @@ caf::error file_store::append(const std::vector<journal_entry>& entries) {
   }
   good_bytes_ += buf.size();
   reserve_->refill_now_and_then();
-  return {};
-}
-
-caf::error file_store::compact(const state_snapshot& state) {
-  if (auto err = open_journal()) {
-    return err;
-  }
-  if (auto err = check_journal_reachable()) {
-    return err;
-  }
-  // Generations make the two steps safe in any order of crashes: the snapshot names its
-  // generation, the journal's first record the generation it continues. Once the new
-  // snapshot is in place the old journal is stale and never replayed, even if the crash
-  // comes before it is emptied.
-  auto next = generation_ + 1;
-  auto text = detail::encode_snapshot(state, next);
-  auto tmp = snapshot_path_ + ".tmp";
-  if (auto err = with_room("compaction", text.size(),
-                           [&] { return write_temp_file(tmp, text); })) {
-    return err;
-  }
-  test_crash_point("compact-snapshot-written");
-  if (::rename(tmp.c_str(), snapshot_path_.c_str()) != 0) {
-    auto err = io_error("cannot rename to", snapshot_path_, errno);
-    ::unlink(tmp.c_str());
-    return err;
-  }
-  // From here on the old journal must not take appends: they would be skipped at load.
-  generation_ = next;
-  switch_pending_ = true;
-  test_crash_point("compact-snapshot-renamed");
-  if (auto err = finish_switch()) {
-    return err;
-  }
-  reserve_->refill();
-  return {};
-}
-
-caf::error file_store::finish_switch() {
-  if (!switch_pending_) {
-    return {};
-  }
-  // The snapshot's rename must be durable before the journal is emptied.
-  if (auto err = fsync_dir(dir_)) {
-    return err;
-  }
-  test_crash_point("compact-snapshot-durable");
-  if (auto err = cut_journal(0)) {
-    return err;
-  }
-  switch_pending_ = false;
-  test_crash_point("compact-journal-cut");
   return {};
 }
 

@@ -41,8 +41,32 @@ public:
   /// truncates the journal.
   virtual caf::error compact(const state_snapshot& state) = 0;
 
-  /// Bytes currently in the journal (drives compaction).
+  /// Bytes currently in the journal appends go to (drives compaction).
   virtual size_t journal_bytes() const = 0;
+
+  // -- compaction off the commit path -------------------------------------------------
+  // compact() in three steps, so appends go on while the snapshot is written:
+  // begin_compaction() and finish_compaction() on the thread that appends,
+  // write_snapshot() on any other, at the same time as appends. The defaults, for
+  // stores with one journal only, run compact() in write_snapshot().
+
+  /// Appends go to a new journal from now on; returns the generation the snapshot
+  /// of the state as it is now (everything appended so far) must be written as.
+  virtual caf::expected<uint64_t> begin_compaction() {
+    return uint64_t{0};
+  }
+
+  /// Writes `state` (the state at begin_compaction()) as the snapshot of `generation`.
+  /// Safe beside append(); may be retried with the same state after a failure.
+  virtual caf::error write_snapshot(const state_snapshot& state, uint64_t /* generation */) {
+    return compact(state);
+  }
+
+  /// The snapshot of `generation` is in place: the journal begun by begin_compaction()
+  /// replaces the old one. When it fails, the next append finishes it.
+  virtual caf::error finish_compaction(uint64_t /* generation */) {
+    return {};
+  }
 };
 
 } // namespace berth

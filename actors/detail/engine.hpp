@@ -133,8 +133,9 @@ void forget_record(self_ptr self);
 /// A backend call reported back (atom::done).
 void on_call_done(self_ptr self, uint64_t token, caf::error err);
 
-/// A backend call's timeout fired (atom::deadline).
-void on_call_deadline(self_ptr self, uint64_t token);
+/// The volume's timer fired (atom::deadline): the current call times out if its
+/// deadline passed; otherwise the timer is armed again for the rest of it.
+void on_call_deadline(self_ptr self);
 
 /// Runs `work` on the executor; `then` runs in the actor with its error, or with
 /// ec::timeout when it does not finish within the backend timeout. When the call

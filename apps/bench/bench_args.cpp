@@ -105,6 +105,14 @@ void describe_options(CLI::App& app, bench_args& a) {
   d.integer("--pid", "PID", "berthd's pid, for its RSS (default none)", a.common.pid, 1);
   d.text("--prefix", "P", "volume names start with P- (default bench)", a.common.prefix);
   d.text("--stalled", "NAME", "one more client loops on this volume", a.common.stalled);
+  d.positive("--report-every", "SECONDS",
+             "also print, every SECONDS, the interval's pairs/s and\n"
+             "latencies and berthd's RSS, fds and threads (--pid) and\n"
+             "journal size (--state-dir) (default: only at the end)",
+             a.common.docker.report_every);
+  d.text("--state-dir", "DIR", "berthd's --state-dir, for the journal size", a.common.state_dir);
+  docker->add_flag("--mixed", a.common.docker.mixed,
+                   "every 32nd round of each client also Creates and\nRemoves a fresh volume");
 
   auto* restart = app.add_subcommand(
     "restart", "Populates DIR with N volumes mounted by K IDs each (when it holds fewer),\n"
@@ -187,7 +195,7 @@ std::vector<std::string> for_cli11(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& arg = args[i];
     bool takes_value = arg.size() > 2 && arg.rfind("--", 0) == 0
-                       && arg.find('=') == std::string::npos && arg != "--keep"
+                       && arg.find('=') == std::string::npos && arg != "--keep" && arg != "--mixed"
                        && arg != "--help" && arg != "--version";
     if (takes_value && i + 1 < args.size()) {
       const auto& value = args[++i];

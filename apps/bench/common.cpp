@@ -7,6 +7,11 @@
 namespace berth::bench {
 
 std::optional<double> read_rss_mb(long pid, const std::string& field) {
+  auto kib = read_status_number(pid, field);
+  return kib ? std::optional<double>{*kib / 1024.0} : std::nullopt;
+}
+
+std::optional<double> read_status_number(long pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   if (!in) {
     return std::nullopt;
@@ -16,9 +21,9 @@ std::optional<double> read_rss_mb(long pid, const std::string& field) {
   while (std::getline(in, line)) {
     if (line.compare(0, key.size(), key) == 0) {
       std::istringstream fields(line.substr(key.size()));
-      double kib = 0;
-      if (fields >> kib) {
-        return kib / 1024.0;
+      double number = 0;
+      if (fields >> number) {
+        return number;
       }
     }
   }

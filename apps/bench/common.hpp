@@ -11,6 +11,12 @@
 
 namespace berth::bench {
 
+/// Mount+Unmount pairs with --report-every, --state-dir and --mixed (docker mode).
+struct docker_extras {
+  double report_every = 0; ///< seconds between reports; 0: none
+  bool mixed = false;      ///< every 32nd round of a client also Creates and Removes a volume
+};
+
 /// Command-line options of every mode (each mode uses a subset).
 struct options {
   std::string mode;
@@ -26,10 +32,15 @@ struct options {
   double seconds = 10;
   long pid = 0;
   bool keep = false;
+  docker_extras docker; ///< docker mode only
 };
 
 /// VmRSS (or another field, e.g. "VmHWM") of `pid` in MiB, from /proc/PID/status.
 std::optional<double> read_rss_mb(long pid, const std::string& field = "VmRSS");
+
+/// The number of a field of /proc/PID/status as written there (kB for sizes).
+std::optional<double> read_status_number(long pid, const std::string& field);
+
 
 /// Counts errors; remembers and prints (to stderr) the first few.
 class error_log {

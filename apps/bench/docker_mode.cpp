@@ -4,11 +4,13 @@
 //   run:   C clients, each on its own keep-alive connection; client k walks the
 //          volumes k, k+C, k+2C, ... doing Mount(fresh ID) then Unmount(same ID)
 //   --stalled NAME: one more client loops on NAME; its figures are reported apart
+//   --report-every S: a line every S seconds (report_loop); --mixed: Create+Remove churn
 
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -19,6 +21,7 @@
 #include "apps/bench/common.hpp"
 #include "apps/bench/latency.hpp"
 #include "apps/bench/plugin_client.hpp"
+#include "apps/bench/process_report.hpp"
 #include "core/json_text.hpp"
 
 namespace berth::bench {
@@ -30,13 +33,27 @@ struct client_stats {
   latency_recorder mount;
   latency_recorder unmount;
   latency_recorder pair;
+  /// The pairs since the last --report-every line, taken by the reporter.
+  std::mutex interval_mtx;
+  latency_recorder interval;
 };
+
+/// With --mixed, every 32nd round also Creates and Removes a fresh volume.
+constexpr uint64_t churn_every = 32;
 
 /// Mount+Unmount on the volumes `pick(n)` until `stop` is set.
 template <class Pick>
 void pair_loop(plugin_client& client, const std::string& id_prefix, const std::atomic<bool>& stop,
-               Pick pick, client_stats& stats, error_log& errors) {
+               Pick pick, client_stats& stats, error_log& errors, bool mixed = false) {
   for (uint64_t seq = 0; !stop.load(std::memory_order_relaxed); ++seq) {
+    if (mixed && seq % churn_every == churn_every - 1) {
+      auto churn = "churn-" + id_prefix + std::to_string(seq);
+      auto c = client.create(churn);
+      auto r = c.ok ? client.remove(churn) : c;
+      if (!r.ok) {
+        errors.add("Create+Remove " + churn + ": " + r.err);
+      }
+    }
     const std::string& name = pick(seq);
     auto id = id_prefix + std::to_string(seq);
     auto t0 = bench_clock::now();
@@ -57,6 +74,45 @@ void pair_loop(plugin_client& client, const std::string& id_prefix, const std::a
     }
     stats.unmount.add(elapsed_ms(t1, t2));
     stats.pair.add(elapsed_ms(t0, t2));
+    std::lock_guard<std::mutex> guard{stats.interval_mtx};
+    stats.interval.add(elapsed_ms(t0, t2));
+  }
+}
+
+/// Every `every` seconds until `stop`: the interval's pairs/s and latencies, the errors so
+/// far, and what berthd holds (process_report.hpp).
+void report_loop(const options& opt, std::vector<client_stats>& stats, const error_log& errors,
+                 const std::atomic<bool>& stop, bench_clock::time_point start) {
+  auto every = std::chrono::duration<double>(opt.docker.report_every);
+  auto last = start;
+  for (int n = 1;; ++n) {
+    auto due = start + std::chrono::duration_cast<bench_clock::duration>(every * n);
+    while (bench_clock::now() < due) {
+      if (stop.load()) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    latency_recorder interval;
+    for (auto& s : stats) {
+      latency_recorder taken;
+      {
+        std::lock_guard<std::mutex> guard{s.interval_mtx};
+        std::swap(taken, s.interval);
+      }
+      interval.merge(taken);
+    }
+    auto now = bench_clock::now();
+    double secs = elapsed_ms(last, now) / 1000.0;
+    last = now;
+    std::printf("report t=%.0fs pairs/s=%.1f p50=%.3f p99=%.3f p999=%.3f max=%.3f ms "
+                "errors=%" PRIu64 "%s\n",
+                elapsed_ms(start, now) / 1000.0,
+                secs > 0 ? static_cast<double>(interval.count()) / secs : 0.0,
+                interval.percentile(50), interval.percentile(99), interval.percentile(99.9),
+                interval.max(), errors.count(),
+                describe(sample_process(opt.pid, opt.state_dir)).c_str());
+    std::fflush(stdout);
   }
 }
 
@@ -144,13 +200,20 @@ int run_docker(const options& opt) {
       pair_loop(
         client, "bench-" + run_id + "-" + std::to_string(k) + "-", stop,
         [&](uint64_t seq) -> const std::string& { return names[(first + seq * c) % n]; },
-        stats[static_cast<size_t>(k)], errors);
+        stats[static_cast<size_t>(k)], errors, opt.docker.mixed);
     });
+  }
+  std::thread reporter;
+  if (opt.docker.report_every > 0) {
+    reporter = std::thread([&] { report_loop(opt, stats, errors, stop, start); });
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(opt.seconds));
   stop = true;
   for (auto& th : clients) {
     th.join();
+  }
+  if (reporter.joinable()) {
+    reporter.join();
   }
   double seconds = elapsed_ms(start, bench_clock::now()) / 1000.0;
   if (stalled_client.joinable()) {

@@ -254,6 +254,7 @@ int run_daemon(const daemon_options& opts) {
   auto exec = std::make_shared<executor>(opts.executor_threads, 1 << 16);
   persistence_config pc;
   pc.stats = stats;
+  pc.compact_after_bytes = opts.compact_after_mb << 20;
   auto persistence = spawn_persistence(sys, st, *state, pc);
   registry_config rc;
   rc.backends = backends;

@@ -82,6 +82,11 @@ void describe_options(CLI::App& app, daemon_options& opts) {
         "journal and compaction working on a full filesystem;\n0 turns it off (default 32)",
         count(0, 65536, "0 to 65536 (MiB)"),
         [&](const std::string& v) { opts.journal_reserve_mb = std::stoul(v); });
+  value("--compact-after-mb", "N",
+        "write a snapshot and start a new journal once the journal\n"
+        "passes N MiB; commits go on meanwhile (default 64)",
+        count(1, 1048576, "1 to 1048576 (MiB)"),
+        [&](const std::string& v) { opts.compact_after_mb = std::stoul(v); });
   value("--docker-socket", "PATH",
         "Docker plugin socket; empty turns it off\n(default /run/docker/plugins/berth.sock)", any,
         into(opts.docker_socket));

@@ -20,6 +20,8 @@ struct daemon_options {
   std::string block_dir;
   /// Preallocated room for the journal and compaction (STATE/state/reserve); 0 turns it off.
   size_t journal_reserve_mb = 32;
+  /// Compact (snapshot, new journal) once the journal passes this many MiB.
+  size_t compact_after_mb = 64;
   std::string docker_socket = "/run/docker/plugins/berth.sock";
   std::string admin_socket = defaults::admin_socket;
   /// /metrics, /healthz and /readyz on TCP: HOST:PORT (port 0: any free port); empty

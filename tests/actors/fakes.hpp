@@ -70,6 +70,7 @@ inline persistence_actor::behavior_type fake_persistence(persistence_actor::poin
     },
     [](atom::flush) -> caf::result<atom::ok> { return atom::ok_v; },
     [](atom::commit) {},
+    [](atom::compacted, uint64_t, caf::error&) {},
   };
 }
 

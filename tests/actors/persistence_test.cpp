@@ -212,6 +212,38 @@ TEST_F(persistence_fixture, compacts_past_the_threshold_keeping_boot_id) {
   EXPECT_EQ(loaded->volumes.count("v0"), 0u);
 }
 
+TEST_F(persistence_fixture, commits_go_on_while_the_snapshot_is_written) {
+  temp_dir tmp;
+  auto dir = tmp / "state";
+  auto st = std::make_shared<test::counting_store>(dir, std::chrono::milliseconds(0));
+  ASSERT_TRUE(st->load());
+  persistence_config cfg;
+  cfg.compact_after_bytes = 300;
+  spawn(st, {}, cfg);
+  st->hold_snapshot();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_FALSE(ask(atom::put_v, make_record("before" + std::to_string(i), 1)));
+  }
+  // Past the threshold: the snapshot's write is held inside the store.
+  st->wait_snapshot_held();
+  EXPECT_TRUE(fs::exists(dir + "/journal.next")) << "appends switched to the next journal";
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_FALSE(ask(atom::put_v, make_record("during" + std::to_string(i), 2)))
+      << "a commit waited for the snapshot";
+  }
+  EXPECT_FALSE(ask(atom::erase_v, std::string{"before0"}));
+  st->release_snapshot();
+  EXPECT_FALSE(ask(atom::flush_v)); // answered once the snapshot is written
+  EXPECT_GE(st->compactions.load(), 1u);
+  EXPECT_FALSE(fs::exists(dir + "/journal.next")) << "the next journal became journal.log";
+  auto loaded = file_store{dir}.load();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->volumes.size(), 13u);
+  EXPECT_EQ(loaded->volumes.count("before0"), 0u);
+  EXPECT_EQ(loaded->volumes.at("before3"), make_record("before3", 1));
+  EXPECT_EQ(loaded->volumes.at("during9"), make_record("during9", 2));
+}
+
 TEST_F(persistence_fixture, counts_appends_fsyncs_batches_journal_size_and_compactions) {
   temp_dir tmp;
   auto dir = tmp / "state";

@@ -52,6 +52,7 @@ ok "$bench" --version
 usage --bogus -- "$berthd" --bogus
 usage --log-level loud -- "$berthd" --log-level loud
 usage --die-grace-ms 300001 -- "$berthd" --die-grace-ms=300001
+usage --compact-after-mb 0 -- "$berthd" --compact-after-mb 0
 usage --state-dir -- "$berthd" --state-dir
 usage --bogus -- "$berthd" prestop --node-name n1 --bogus
 usage --deadline-s 0 -- "$berthd" prestop --node-name n1 --deadline-s 0

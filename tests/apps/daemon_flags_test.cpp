@@ -32,6 +32,7 @@ TEST_F(daemon_flags, every_default) {
   EXPECT_EQ(o->state_dir, "/var/lib/berth");
   EXPECT_EQ(o->block_dir, "");
   EXPECT_EQ(o->journal_reserve_mb, 32u);
+  EXPECT_EQ(o->compact_after_mb, 64u);
   EXPECT_EQ(o->docker_socket, "/run/docker/plugins/berth.sock");
   EXPECT_EQ(o->admin_socket, "/run/berth/admin.sock");
   EXPECT_EQ(o->metrics_address, "127.0.0.1:9808");
@@ -58,6 +59,7 @@ TEST_F(daemon_flags, every_default) {
 
 TEST_F(daemon_flags, every_flag_takes_a_good_value) {
   auto o = parse({"--state-dir", "/s", "--block-dir=/b", "--journal-reserve-mb", "0",
+                  "--compact-after-mb", "8",
                   "--docker-socket", "", "--admin-socket=/a.sock", "--metrics-address=",
                   "--log-format", "json", "--log-level", "debug", "--import-ecs-state", "/e",
                   "--csi-endpoint", "unix:///c.sock", "--node-id", "n1", "--csi-driver-name",
@@ -70,6 +72,7 @@ TEST_F(daemon_flags, every_flag_takes_a_good_value) {
   EXPECT_EQ(o->state_dir, "/s");
   EXPECT_EQ(o->block_dir, "/b");
   EXPECT_EQ(o->journal_reserve_mb, 0u);
+  EXPECT_EQ(o->compact_after_mb, 8u);
   EXPECT_EQ(o->docker_socket, "");
   EXPECT_EQ(o->admin_socket, "/a.sock");
   EXPECT_EQ(o->metrics_address, "");
@@ -103,6 +106,9 @@ TEST_F(daemon_flags, a_bad_value_is_refused_naming_the_flag_and_the_value) {
   for (const auto& b : std::vector<bad>{{"--state-dir", "rel"},
                                         {"--block-dir", ""},
                                         {"--journal-reserve-mb", "65537"},
+                                        {"--compact-after-mb", "0"},
+                                        {"--compact-after-mb", "1048577"},
+                                        {"--compact-after-mb", "8M"},
                                         {"--metrics-address", "9808"},
                                         {"--log-format", "xml"},
                                         {"--log-level", "loud"},

@@ -67,6 +67,48 @@ public:
     return inner_.compact(state);
   }
 
+  caf::expected<uint64_t> begin_compaction() override {
+    return inner_.begin_compaction();
+  }
+
+  /// Each snapshot written counts as a compaction; while hold_snapshot() is set, the
+  /// write waits inside the store until release_snapshot().
+  caf::error write_snapshot(const state_snapshot& state, uint64_t generation) override {
+    {
+      std::unique_lock<std::mutex> lock{gate_mtx_};
+      if (hold_snapshot_) {
+        snapshot_held_ = true;
+        gate_cv_.notify_all();
+        gate_cv_.wait(lock, [this] { return !hold_snapshot_; });
+        snapshot_held_ = false;
+      }
+    }
+    ++compactions;
+    return inner_.write_snapshot(state, generation);
+  }
+
+  caf::error finish_compaction(uint64_t generation) override {
+    return inner_.finish_compaction(generation);
+  }
+
+  /// Snapshot writes wait until release_snapshot(): a test sees commits go on meanwhile.
+  void hold_snapshot() {
+    std::lock_guard<std::mutex> guard{gate_mtx_};
+    hold_snapshot_ = true;
+  }
+
+  /// Waits until a snapshot write is held.
+  void wait_snapshot_held() {
+    std::unique_lock<std::mutex> lock{gate_mtx_};
+    gate_cv_.wait(lock, [this] { return snapshot_held_; });
+  }
+
+  void release_snapshot() {
+    std::lock_guard<std::mutex> guard{gate_mtx_};
+    hold_snapshot_ = false;
+    gate_cv_.notify_all();
+  }
+
   size_t journal_bytes() const override {
     return inner_.journal_bytes();
   }
@@ -82,6 +124,8 @@ private:
   std::condition_variable gate_cv_;
   bool hold_next_ = false;
   bool held_ = false;
+  bool hold_snapshot_ = false;
+  bool snapshot_held_ = false;
 };
 
 /// A store whose append fails while `failing` is set; it remembers what it was given.

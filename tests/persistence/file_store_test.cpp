@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "persistence/journal_format.hpp"
 #include "records.hpp"
 #include "temp_dir.hpp"
 
@@ -225,8 +226,15 @@ TEST(file_store, compact_writes_snapshot_and_empties_journal) {
     state.volumes["z"] = make_record("z", 2);
     state.boot_id = "0b7e1d9a-boot";
     ASSERT_FALSE(st.compact(state));
-    EXPECT_EQ(st.journal_bytes(), 0u);
-    EXPECT_EQ(fs::file_size(dir + "/journal.log"), 0u);
+    // The new journal holds its header only: no record, the generation it continues.
+    auto journal = read_text(dir + "/journal.log");
+    auto decoded = detail::decode_entries(journal);
+    EXPECT_TRUE(decoded.entries.empty());
+    EXPECT_TRUE(decoded.has_header);
+    EXPECT_EQ(decoded.generation, st.generation());
+    EXPECT_EQ(decoded.good_bytes, journal.size());
+    EXPECT_EQ(st.journal_bytes(), journal.size());
+    EXPECT_FALSE(fs::exists(dir + "/journal.next"));
     EXPECT_TRUE(fs::exists(dir + "/snapshot.json"));
     EXPECT_FALSE(fs::exists(dir + "/snapshot.json.tmp"));
     ASSERT_FALSE(st.append({erase("z")}));

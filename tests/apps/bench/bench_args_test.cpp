@@ -41,6 +41,13 @@ TEST(bench_args, docker_defaults_and_every_flag) {
   EXPECT_EQ(a.common.pid, 42);
   EXPECT_EQ(a.common.prefix, "x");
   EXPECT_EQ(a.common.stalled, "slow");
+  EXPECT_EQ(a.common.docker.report_every, 0.0) << "no periodic report unless asked";
+  EXPECT_FALSE(a.common.docker.mixed);
+  a = accepted({"docker", "--socket=/p", "--volumes=1", "--concurrency=1", "--seconds=1",
+                "--report-every", "60", "--state-dir", "/s", "--mixed"});
+  EXPECT_EQ(a.common.docker.report_every, 60.0);
+  EXPECT_EQ(a.common.state_dir, "/s");
+  EXPECT_TRUE(a.common.docker.mixed);
 }
 
 TEST(bench_args, restart_defaults_and_every_flag) {
@@ -97,6 +104,7 @@ TEST(bench_args, a_bad_value_is_refused_naming_the_flag_and_the_value) {
          {docker, "--concurrency", "x", "--concurrency needs an integer >= 1, got 'x'"},
          {docker, "--seconds", "0", "--seconds needs a positive number, got '0'"},
          {docker, "--pid", "-3", "--pid needs an integer >= 1, got '-3'"},
+         {docker, "--report-every", "0", "--report-every needs a positive number, got '0'"},
          {docker, "--prefix", "", "--prefix must not be empty"},
          {docker, "--socket", "", "--socket is required"},
          {{"restart", "--berthd", "/b", "--state-dir", "/s", "--socket", "/p", "--volumes", "1"},
@@ -147,6 +155,7 @@ TEST(bench_args, help_lists_every_mode_and_flag_it_parses) {
   for (const char* item :
        {"docker", "restart", "csi-burst", "--socket PATH", "--volumes N", "--concurrency C",
         "--seconds S", "--pid PID", "--prefix P", "--stalled NAME", "--berthd PATH",
+        "--report-every SECONDS", "--mixed",
         "--state-dir DIR", "--ids-per-volume K", "--keep", "--berthd-arg ARG",
         "--endpoint unix:///PATH", "--backend NAME", "--work-dir DIR", "--clients K",
         "--rounds R", "--admin-socket PATH", "--size-mb N", "--step-mb N", "--parameter KEY",
