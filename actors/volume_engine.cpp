@@ -1,6 +1,8 @@
 // The transition engine of a volume actor: its queue and guards, its backend
 // calls (one at a time, with a timeout, never a second beside a hung one), and
 // persistence. The transitions themselves are descriptions (detail/engine.hpp).
+// Over 400 lines because the queue, the one deadline timer and the persist step all
+// move the same per-volume state, and read best as one state machine.
 
 #include "actors/detail/engine.hpp"
 #include "actors/detail/transitions.hpp"

@@ -1,3 +1,8 @@
+// kube_client's calls over one bounded HTTPS session each. Over 400 lines because the
+// session (resolve, connect, TLS, each step under the deadline) and the errors it names are
+// this file's own, shared by GET, LIST and WATCH; the watch, its largest part, would
+// otherwise need that transport in a header of its own.
+
 #include "protocols/kube/kube_client.hpp"
 
 #include <algorithm>
