@@ -46,10 +46,19 @@ bool journal_reserve::open_file() {
                                static_cast<uint64_t>(st.st_blocks) * 512);
     held_ = held_ / step_bytes * step_bytes;
     if (static_cast<uint64_t>(st.st_size) != held_) {
-      (void)::ftruncate(fd_, static_cast<off_t>(held_));
+      trim_to_held();
     }
   }
   return true;
+}
+
+void journal_reserve::trim_to_held() {
+  // The file then says what it holds. If it cannot be cut, the next start measures the
+  // blocks again (open_file), so only a stale length is left behind: worth a line, no more.
+  if (::ftruncate(fd_, static_cast<off_t>(held_)) != 0) {
+    spdlog::warn("journal reserve {}: cannot cut it to {} MiB: {}", path_, mib(held_),
+                 std::strerror(errno));
+  }
 }
 
 bool journal_reserve::refill() {
@@ -82,7 +91,7 @@ bool journal_reserve::refill() {
           done += static_cast<uint64_t>(n);
         }
         if (done < step_bytes || ::fdatasync(fd_) != 0) {
-          (void)::ftruncate(fd_, static_cast<off_t>(held_));
+          trim_to_held();
           err = ENOSPC;
         } else {
           held_ += step_bytes;

@@ -50,6 +50,8 @@ public:
 
 private:
   bool open_file();
+  // Cuts the file to held_ bytes (what fallocate really made), logging a failure.
+  void trim_to_held();
 
   std::string path_;
   uint64_t target_;
