@@ -11,8 +11,9 @@ RUN_PKGS=(util-linux mount nfs-common)
 # never use that one. tmux: tests/e2e/top_e2e.sh runs `berthctl top` in a real terminal.
 # systemd: systemd-socket-activate and systemd-analyze, for the socket activation tests and
 # the units' check (deploy/systemd).
+# help2man, lintian: the Debian package's man pages and its check (tests/deploy/package_test.sh).
 TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iproute2
-  python3-yaml prometheus tmux systemd)
+  python3-yaml prometheus tmux systemd help2man lintian)
 # debootstrap: scripts/debian-base.sh makes the Debian base the image and the managed plugin
 # are built on, from Debian's packages, since no image registry may be reachable.
 TEST_PKGS+=(debootstrap)
