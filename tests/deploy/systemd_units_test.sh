@@ -7,7 +7,7 @@
 #
 # The units name /usr/sbin/berthd, where the package installs it; verify needs the
 # program to exist, so a copy of the units names the built one instead. The man pages the
-# units cite are checked once the package installs them (--man=no here).
+# units cite are in the package (deploy.package checks its files), so --man=no here.
 # Exit 77 (skipped) without systemd-analyze; under CI=true or BERTH_REQUIRE_ALL=1 that fails.
 set -uo pipefail
 src="$1"
