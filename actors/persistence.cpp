@@ -25,6 +25,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/errors.hpp"
+#include "core/free_memory.hpp"
 #include "persistence/journal_format.hpp"
 
 namespace berth {
@@ -169,6 +170,8 @@ void on_compacted(self_ptr self, uint64_t generation, const caf::error& written)
     }
     spdlog::info("state compacted ({} volume(s))", st.copy->volumes.size());
     st.copy.reset();
+    // The copy and the snapshot's text were megabytes, freed just now.
+    release_free_memory();
     // What was committed meanwhile may have passed the threshold again.
     maybe_compact(self);
   }

@@ -4,6 +4,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
+#include "core/free_memory.hpp"
 #include "core/names.hpp"
 #include "core/record_json.hpp"
 #include "core/text.hpp"
@@ -220,6 +221,9 @@ void admin_api::list(responder r) {
       }
       w.EndArray();
       r.ok(std::string{buf.GetString(), buf.GetSize()});
+      // Every record was copied for this answer: free them, and the pages they held.
+      recs = {};
+      release_free_memory();
     },
     on_error(r), atom::list_v);
 }

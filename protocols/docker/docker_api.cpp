@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "core/errors.hpp"
+#include "core/free_memory.hpp"
 #include "core/text.hpp"
 #include "protocols/docker/docker_codec.hpp"
 #include "protocols/gateway/gateway.hpp"
@@ -228,7 +229,12 @@ void docker_api::handle(const std::string& method, const std::string& target, st
   } else { // "/VolumeDriver.List"
     gw_.ask(
       registry_, query_timeout,
-      [a](std::vector<volume_record>& recs) { a.ok(docker::encode_list(recs)); },
+      [a](std::vector<volume_record>& recs) {
+        a.ok(docker::encode_list(recs));
+        // Every record was copied for this answer: free them, and the pages they held.
+        recs = {};
+        release_free_memory();
+      },
       a.on_error(), atom::list_v, std::string{owner_docker});
   }
 }

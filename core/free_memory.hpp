@@ -1,0 +1,23 @@
+#pragma once
+
+// Hands the pages glibc keeps after a burst of short-lived allocations back to the kernel.
+// A List of every volume, or a snapshot's copy of the state, allocates megabytes that are
+// freed a moment later; glibc keeps the freed pages in the arena of the thread that used
+// them, so RSS climbed with each burst (docs/benchmarks.md, "Why RSS grew"). The callers
+// are the places such a burst ends.
+
+#include <chrono>
+
+namespace berth {
+
+/// The shortest time between two trims: a burst of Lists trims once, not once each.
+inline constexpr std::chrono::milliseconds free_memory_min_interval{1000};
+
+/// Calls malloc_trim(0) (every arena, every whole free page) unless another call did less
+/// than free_memory_min_interval before `now`. Thread-safe. True when it trimmed.
+bool release_free_memory(std::chrono::steady_clock::time_point now);
+
+/// release_free_memory(steady_clock::now()).
+bool release_free_memory();
+
+} // namespace berth
