@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -65,6 +66,30 @@ void reap_after_kill(pid_t pid, int& status) {
   }).detach();
 }
 
+/// argv[0] as execvp would find it: itself when it holds a '/', else the first executable
+/// file of that name on PATH. "" when there is none.
+std::string find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    return ::access(program.c_str(), X_OK) == 0 ? program : std::string{};
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) {
+      end = dirs.size();
+    }
+    std::string dir = dirs.substr(start, end - start);
+    std::string candidate = (dir.empty() ? std::string{"."} : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
 } // namespace
 
 std::string render_command(const std::vector<std::string>& argv) {
@@ -124,8 +149,21 @@ caf::expected<helper_result> run_helper(const std::vector<std::string>& argv,
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK
                                     | POSIX_SPAWN_SETSIGDEF);
 
+  // The helper dies with berthd: setpriv sets its parent-death signal, then execs it. A
+  // berthd killed with SIGKILL otherwise leaves a mkfs or a mount running on, and the next
+  // berthd could start a second one on the same volume (docs/design.md, "Backends and the
+  // executor"). posix_spawn has no such attribute, so setpriv (util-linux) sets it.
+  std::string program = find_program(argv[0]);
+  if (program.empty()) {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    return make_error(ec::backend_failure,
+                      "cannot run " + argv[0] + ": " + std::strerror(ENOENT));
+  }
+  std::vector<std::string> wrapped{"setpriv", "--pdeathsig", "KILL", "--", program};
+  wrapped.insert(wrapped.end(), argv.begin() + 1, argv.end());
   std::vector<char*> args;
-  for (const auto& a : argv) {
+  for (const auto& a : wrapped) {
     args.push_back(const_cast<char*>(a.c_str()));
   }
   args.push_back(nullptr);
@@ -134,8 +172,8 @@ caf::expected<helper_result> run_helper(const std::vector<std::string>& argv,
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    return make_error(ec::backend_failure,
-                      "cannot run " + argv[0] + ": " + std::strerror(rc));
+    return make_error(ec::backend_failure, "cannot run " + argv[0] + ": cannot run setpriv "
+                                             "(util-linux): " + std::strerror(rc));
   }
   ::close(out_w.fd);
   out_w.fd = -1;

@@ -4,7 +4,13 @@
 #include <string>
 #include <vector>
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -77,6 +83,60 @@ TEST(helper_process, missing_program_is_an_error) {
   auto res = run_helper({"/nonexistent/berth-helper"}, 1s);
   ASSERT_FALSE(res);
   EXPECT_NE(describe(res.error()).find("/nonexistent/berth-helper"), std::string::npos);
+}
+
+/// In a forked supervisor (a subreaper, so the helper is reparented to it): a child runs a
+/// helper that writes its pid and sleeps; the child is SIGKILLed, as berthd can be. Exit 0
+/// when the helper then died of SIGKILL, 3 when it was still running 10 s later, 2 when it
+/// never started, 4 when it ended otherwise.
+int helper_outlives_a_killed_parent_check(const std::string& pid_file) {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  pid_t parent = ::fork();
+  if (parent == 0) {
+    (void)run_helper({"sh", "-c", "echo $$ > " + pid_file + "; exec sleep 60"}, 120s);
+    ::_exit(0);
+  }
+  pid_t helper = 0;
+  for (int i = 0; i < 1000 && helper == 0; ++i) {
+    std::ifstream in{pid_file};
+    in >> helper;
+    std::this_thread::sleep_for(10ms);
+  }
+  ::kill(parent, SIGKILL);
+  ::waitpid(parent, nullptr, 0);
+  if (helper <= 0) {
+    return 2;
+  }
+  for (int i = 0; i < 1000; ++i) {
+    int status = 0;
+    if (::waitpid(helper, &status, WNOHANG) == helper) {
+      return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? 0 : 4;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  ::kill(helper, SIGKILL);
+  return 3;
+}
+
+// A berthd killed with SIGKILL must leave no helper running (a mkfs that would go on beside
+// the next berthd's). The helper is sh then sleep (exec keeps the signal).
+TEST(helper_process, a_helper_dies_with_the_process_that_ran_it) {
+  char tmpl[] = "/tmp/berth-helper-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  std::string pid_file = std::string(tmpl) + "/pid";
+  pid_t supervisor = ::fork();
+  ASSERT_GE(supervisor, 0);
+  if (supervisor == 0) {
+    ::_exit(helper_outlives_a_killed_parent_check(pid_file));
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(supervisor, &status, 0), supervisor);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+    << "2: the helper never started; 3: it was still running 10 s after its parent was "
+       "killed; 4: it ended, but not by SIGKILL";
+  ::unlink(pid_file.c_str());
+  ::rmdir(tmpl);
 }
 
 } // namespace
