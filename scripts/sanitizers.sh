@@ -68,10 +68,12 @@ asan_run() {
   # the recoverable kinds). detect_leaks: a leak at exit fails the test, unless lsan.supp
   # names it. UBSan is built with -fno-sanitize-recover=undefined; halt_on_error says it again
   # for a binary built without it.
-  ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1" \
-  LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0" \
   # The CSI conformance suite (labels csi;e2e) is not built: its binary's placeholder carries
   # no label, so it is left out by name. Any other binary missing fails as <name>_NOT_BUILT.
+  # No comment may sit among the assignments below: a `#` line ends the command there, and
+  # the assignments before it no longer reach ctest (sanitizers.options_reach_tests fails then).
+  ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1" \
+  LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0" \
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     ctest --test-dir build-asan --output-on-failure --timeout 900 -j1 \
       --label-exclude '^(e2e|deploy|layers)$' --exclude-regex '^csi_conformance_test_NOT_BUILT$' \
@@ -120,7 +122,8 @@ tsan_run() {
       "$bin" --gtest_list_tests | sed -n 's/^\([^ ][^.]*\)\.$/\1/p' | grep -xE "$want")
   done
   local regex
-  regex="^($(IFS='|'; echo "${suites[*]}"))\\."
+  # With the check that the options below reach the tests (tests/sanitizers).
+  regex="^(($(IFS='|'; echo "${suites[*]}"))\\.|sanitizers\\.options_reach_tests$)"
   # halt_on_error: the first race ends the test. second_deadlock_stack: both stacks of a
   # lock-order inversion. The suppressions are CAF's own, each with its reason.
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitizers/tsan.supp:print_suppressions=0" \
