@@ -7,8 +7,10 @@
 # CTEST ARGS narrow a run (e.g. -R '^CounterTable\.'); BERTH_SANITIZE_TARGETS="a b" builds
 # only those targets instead of the preset's: both for re-running one suite quickly.
 #
-# asan: ASan + LeakSanitizer + UBSan (preset debug-asan, build-asan/): every ctest test but
-#       the labels e2e (which holds the CSI conformance suite), deploy and layers.
+# asan: ASan + LeakSanitizer + UBSan (preset debug-asan: the fuzz preset's tree, build-fuzz/,
+#       clang-14, its libraries shared with the fuzz gate): the unit, actor, persistence,
+#       backend, protocol, telemetry, Engine client and sync suites (asan_binaries below);
+#       with BERTH_ASAN_ALL=1 every ctest test but the labels e2e, deploy and layers.
 # tsan: ThreadSanitizer (preset tsan, build-tsan/, only the threaded suites' binaries): the
 #       executor, the telemetry, the dockerd reconciliation, the Engine follower, the release
 #       rules; the actor suites too with BERTH_TSAN_ACTORS=1 (see tsan_binaries below).
@@ -57,24 +59,80 @@ run_stage() {
   fi
 }
 
+# suites_regex TREE ENTRY...: a ctest regex of the GoogleTest suites of each ENTRY
+# ("path/in/tests:SUITES", SUITES a regex on the suite names), with the check that the
+# gate's options reach the tests (tests/sanitizers). Fails naming a binary not built, but
+# for one left out by BERTH_SANITIZE_TARGETS.
+suites_regex() {
+  local tree=$1 entry bin want suites=()
+  shift
+  for entry in "$@"; do
+    bin=$tree/tests/${entry%%:*}
+    want=${entry#*:}
+    if [[ ! -x "$bin" ]]; then
+      if ((${#targets[@]})); then
+        continue # not among BERTH_SANITIZE_TARGETS
+      fi
+      echo "sanitizers: $bin was not built" >&2
+      return 1
+    fi
+    mapfile -t -O "${#suites[@]}" suites < <(
+      "$bin" --gtest_list_tests | sed -n 's/^\([^ ][^.]*\)\.$/\1/p' | grep -xE "$want")
+  done
+  echo "^(($(IFS='|'; echo "${suites[*]}"))\\.|sanitizers\\.options_reach_tests$)"
+}
+
 # -- ASan + LSan + UBSan ----------------------------------------------------------------
 
+# The binaries the gate runs, every suite of each; the preset debug-asan builds these.
+asan_binaries=(
+  "core/core_test:.*"
+  "core/telemetry/telemetry_test:.*"
+  "persistence/persistence_test:.*"
+  "persistence/recovery/recovery_test:.*"
+  "backends/backends_test:.*"
+  "actors/actors_test:.*"
+  "actors/release_rules_test:.*"
+  "actors/persistence_actor_test:.*"
+  "protocols/protocols_test:.*"
+  "protocols/docker/engine/docker_engine_test:.*"
+  "protocols/docker/sync/docker_sync_test:.*"
+)
+# BERTH_ASAN_ALL=1 adds the CSI, Kubernetes, metrics and programs' suites, and the programs
+# their script tests run: about twice the build (gRPC's generated code, the apps).
+asan_all_targets=(csi_test kube_test kube_prestop_test metrics_test apps_test berthctl_test
+                  drain_test bench_test berthd berthctl berth-bench)
+
 asan_build() {
-  cmake --preset debug-asan >/dev/null && cmake --build --preset debug-asan -j"$jobs" ${targets[@]+"${targets[@]}"}
+  local extra=()
+  if [[ "${BERTH_ASAN_ALL:-0}" == 1 && ${#targets[@]} == 0 ]]; then
+    extra=(--target "${asan_all_targets[@]}")
+  fi
+  cmake --preset debug-asan >/dev/null &&
+    cmake --build --preset debug-asan -j"$jobs" ${targets[@]+"${targets[@]}"} &&
+    if ((${#extra[@]})); then cmake --build build-fuzz -j"$jobs" "${extra[@]}"; fi
 }
 
 asan_run() {
+  local select
+  if [[ "${BERTH_ASAN_ALL:-0}" == 1 ]]; then
+    # The CSI conformance suite (labels csi;e2e) is not built: its binary's placeholder
+    # carries no label, so it is left out by name. Any other binary missing fails as
+    # <name>_NOT_BUILT.
+    select=(--label-exclude '^(e2e|deploy|layers)$' --exclude-regex '^csi_conformance_test_NOT_BUILT$')
+  else
+    select=(-R "$(suites_regex build-fuzz "${asan_binaries[@]}")") || return 1
+  fi
   # halt_on_error: the first report ends the process (ASan stops anyway; this also covers
   # the recoverable kinds). detect_leaks: a leak at exit fails the test, unless lsan.supp
-  # names it. UBSan is built with -fno-sanitize-recover=undefined; halt_on_error says it again
+  # names it. UBSan is built with -fno-sanitize-recover=all; halt_on_error says it again
   # for a binary built without it.
+  # No comment may sit among the assignments below: a `#` line ends the command there, and
+  # the assignments before it no longer reach ctest (sanitizers.options_reach_tests fails then).
   ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1" \
   LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0" \
-  # The CSI conformance suite (labels csi;e2e) is not built: its binary's placeholder carries
-  # no label, so it is left out by name. Any other binary missing fails as <name>_NOT_BUILT.
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-    ctest --test-dir build-asan --output-on-failure --timeout 900 -j1 \
-      --label-exclude '^(e2e|deploy|layers)$' --exclude-regex '^csi_conformance_test_NOT_BUILT$' \
+    ctest --test-dir build-fuzz --output-on-failure --timeout 900 -j1 "${select[@]}" \
       ${ctest_args[@]+"${ctest_args[@]}"}
 }
 
@@ -100,27 +158,19 @@ if [[ "${BERTH_TSAN_ACTORS:-0}" == 1 ]]; then
 fi
 
 tsan_build() {
-  cmake --preset tsan >/dev/null && cmake --build --preset tsan -j"$jobs" ${targets[@]+"${targets[@]}"}
+  local extra=()
+  if [[ "${BERTH_TSAN_ACTORS:-0}" == 1 && ${#targets[@]} == 0 ]]; then
+    extra=(--target actors_test persistence_actor_test)
+  fi
+  cmake --preset tsan >/dev/null &&
+    cmake --build --preset tsan -j"$jobs" ${targets[@]+"${targets[@]}"} &&
+    if ((${#extra[@]})); then cmake --build build-tsan -j"$jobs" "${extra[@]}"; fi
 }
 
 tsan_run() {
   # The ctest tests of the chosen suites, one process each as the normal run has them.
-  local entry bin want suites=()
-  for entry in "${tsan_binaries[@]}"; do
-    bin=build-tsan/tests/${entry%%:*}
-    want=${entry#*:}
-    if [[ ! -x "$bin" ]]; then
-      if ((${#targets[@]})); then
-        continue # not among BERTH_SANITIZE_TARGETS
-      fi
-      echo "sanitizers: $bin was not built" >&2
-      return 1
-    fi
-    mapfile -t -O "${#suites[@]}" suites < <(
-      "$bin" --gtest_list_tests | sed -n 's/^\([^ ][^.]*\)\.$/\1/p' | grep -xE "$want")
-  done
   local regex
-  regex="^($(IFS='|'; echo "${suites[*]}"))\\."
+  regex=$(suites_regex build-tsan "${tsan_binaries[@]}") || return 1
   # halt_on_error: the first race ends the test. second_deadlock_stack: both stacks of a
   # lock-order inversion. The suppressions are CAF's own, each with its reason.
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitizers/tsan.supp:print_suppressions=0" \

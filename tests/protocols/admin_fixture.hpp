@@ -24,6 +24,11 @@ class admin_fixture : public ::testing::Test {
 protected:
   test::temp_dir dir;
   std::string path = dir.path + "/admin.sock";
+  /// Declared before the actor system, so destroyed after it: a reply the admin API's
+  /// actors still hold (a copy in a response handler) holds its HTTP session, whose timer
+  /// and socket need this io_context when they go (unix_http_server.hpp: the io_context
+  /// must outlive every pending reply).
+  test::io_threads io;
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   /// What the fake registry's modify records and answers.
@@ -32,7 +37,6 @@ protected:
   /// What the admin API reads for status and operations, and counts its requests in.
   std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
   std::unique_ptr<admin_api> api;
-  test::io_threads io;
   std::unique_ptr<unix_http_server> srv;
 
   void SetUp() override {

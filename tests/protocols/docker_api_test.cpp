@@ -27,11 +27,13 @@ class docker_api_test : public ::testing::Test {
 protected:
   test::temp_dir dir;
   std::string path = dir.path + "/plugins/berth.sock";
+  /// Destroyed after the actor system, as in admin_fixture.hpp: a reply its actors still
+  /// hold needs this io_context when it goes.
+  test::io_threads io;
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   registry_actor reg;
   std::unique_ptr<docker_api> api;
-  test::io_threads io;
   std::unique_ptr<unix_http_server> srv;
   std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
 

@@ -21,8 +21,10 @@ struct silent_state {
   std::vector<caf::response_promise> held; ///< never delivered
 };
 
-/// A registry that takes every request and answers none of them.
-caf::behavior silent_registry(caf::stateful_actor<silent_state>* self) {
+/// A registry that takes every request and answers none of them. It takes an unused
+/// argument, and is spawned with one: CAF 0.17 dereferences a null argument tuple when a
+/// function actor is spawned without arguments (UBSan reports it).
+caf::behavior silent_registry(caf::stateful_actor<silent_state>* self, int) {
   self->set_default_handler([self](caf::scheduled_actor*,
                                    caf::message_view&) -> caf::result<caf::message> {
     self->state.held.push_back(self->make_response_promise());
@@ -36,7 +38,7 @@ TEST(docker_lost_reply, a_reply_destroyed_unanswered_is_counted_and_logged) {
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::berth>();
   caf::actor_system sys{cfg};
-  auto silent = sys.spawn(silent_registry);
+  auto silent = sys.spawn(silent_registry, 0);
   auto stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
   auto api = std::make_unique<docker_api>(sys, caf::actor_cast<registry_actor>(silent), stats);
   std::atomic<int> answered{0};

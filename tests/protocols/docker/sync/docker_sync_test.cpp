@@ -64,7 +64,7 @@ protected:
 
 TEST_F(docker_sync_test, the_start_pass_runs_on_its_own_thread_and_stop_is_bounded) {
   registry.records = {test::docker_record("kv", id_a, 1, "1111@500", ms_now(60s))};
-  docker_sync::docker_sync sync{config()};
+  berth::docker_sync::docker_sync sync{config()};
   sync.start();
   EXPECT_TRUE(eventually([&] { return registry.releases().size() == 1; }));
   auto t0 = std::chrono::steady_clock::now();
@@ -82,7 +82,7 @@ TEST_F(docker_sync_test, a_die_is_released_once_its_grace_has_passed) {
                   release_clock::now().time_since_epoch())
                   .count();
   engine->to_send = {docker_engine::container_event{"die", ctr_c, 137, die_at}};
-  docker_sync::docker_sync sync{config(60ms)};
+  berth::docker_sync::docker_sync sync{config(60ms)};
   auto t0 = std::chrono::steady_clock::now();
   sync.start();
   ASSERT_TRUE(eventually([&] { return registry.releases().size() == 1; }));
@@ -93,7 +93,7 @@ TEST_F(docker_sync_test, a_die_is_released_once_its_grace_has_passed) {
 
 TEST_F(docker_sync_test, berthctl_release_is_answered_from_the_worker_and_refused_after_stop) {
   registry.records = {test::docker_record("kv", id_a, 2, "", 0)};
-  docker_sync::docker_sync sync{config(10s, false)}; // --docker-api ""
+  berth::docker_sync::docker_sync sync{config(10s, false)}; // --docker-api ""
   sync.start();
   std::promise<caf::expected<operator_release_result>> answer;
   auto caller = std::this_thread::get_id();
