@@ -13,6 +13,9 @@ RUN_PKGS=(util-linux mount nfs-common)
 # the units' check (deploy/systemd).
 TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iproute2
   python3-yaml prometheus tmux systemd)
+# debootstrap: scripts/debian-base.sh makes the Debian base the image and the managed plugin
+# are built on, from Debian's packages, since no image registry may be reachable.
+TEST_PKGS+=(debootstrap)
 # tests/deploy renders deploy/kubernetes with `kubectl kustomize`. Debian's kubernetes-client
 # (kubectl 1.20, kustomize v2.0.3) is installed only when no kubectl is on PATH: a newer one
 # from elsewhere is kept, and the two packages would collide on /usr/bin/kubectl.
