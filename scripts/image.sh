@@ -10,10 +10,11 @@
 # copies. RUN steps use the host's network (--network host): a dockerd without a bridge
 # (--bridge=none) gives a build container no other way to reach Debian's mirror.
 #
-# With BERTH_CACHE_DIR set, the built image is also kept there (docker save), keyed by a hash
-# of everything that goes into it (the base's layers, the Dockerfile, both package lists,
-# both binaries): another dockerd on the same machine, such as a test's private one, loads it
-# in seconds instead of building it again. Only the newest such file is kept.
+# The image is labelled with a hash of everything that goes into it (the base's layers, the
+# Dockerfile, both package lists, both binaries): an image of the same hash is not built
+# again. With BERTH_CACHE_DIR set, it is also kept there (docker save) under that hash, so
+# another dockerd on the same machine, such as a test's private one, loads it in seconds
+# instead of building it again. Only the newest such file is kept.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,29 +73,35 @@ build_image() {
   docker build --network host --label "dev.berth.build-key=$1" -t "$tag" "$stage" >&2
 }
 
-if [[ -z "${BERTH_CACHE_DIR:-}" ]]; then
-  build_image none
-  echo "$tag"
-  exit 0
+if ! docker image inspect "$base" >/dev/null 2>&1; then
+  docker pull "$base" >&2 || {
+    echo "image: no $base here and none from a registry; without a registry, make it from" \
+         "Debian's packages: scripts/debian-base.sh docker-image" >&2
+    exit 1
+  }
 fi
-
-base_layers=$(docker image inspect -f '{{json .RootFS.Layers}}' "$base" 2>/dev/null || echo "pull $base")
-key=$( { echo "$base_layers"; cd "$stage" && sha256sum Dockerfile packages.txt lib-packages.txt berthd berthctl; } |
+# What goes into the image, hashed: the same key means the same image.
+key=$( { docker image inspect -f '{{json .RootFS.Layers}}' "$base"
+         cd "$stage" && sha256sum Dockerfile packages.txt lib-packages.txt berthd berthctl; } |
          sha256sum | cut -c1-16)
-saved="$BERTH_CACHE_DIR/berthd-image-$key.tar"
-mkdir -p "$BERTH_CACHE_DIR"
-exec 9>"$BERTH_CACHE_DIR/image.lock"
-flock 9
+if [[ -n "${BERTH_CACHE_DIR:-}" ]]; then
+  saved="$BERTH_CACHE_DIR/berthd-image-$key.tar"
+  mkdir -p "$BERTH_CACHE_DIR"
+  exec 9>"$BERTH_CACHE_DIR/image.lock"
+  flock 9
+fi
 if [[ "$(docker image inspect -f '{{index .Config.Labels "dev.berth.build-key"}}' "$tag" 2>/dev/null)" == "$key" ]]; then
   echo "image: $tag is already built from these inputs" >&2
-elif [[ -s "$saved" ]]; then
+elif [[ -n "${BERTH_CACHE_DIR:-}" && -s "$saved" ]]; then
   echo "image: loading $tag from $saved" >&2
   docker load -i "$saved" >&2
 else
   build_image "$key"
-  docker save -o "$saved.tmp.$$" "$tag"
-  mv "$saved.tmp.$$" "$saved"
-  find "$BERTH_CACHE_DIR" -maxdepth 1 -name 'berthd-image-*.tar' ! -name "${saved##*/}" -delete
-  echo "image: saved $tag as $saved" >&2
+  if [[ -n "${BERTH_CACHE_DIR:-}" ]]; then
+    docker save -o "$saved.tmp.$$" "$tag"
+    mv "$saved.tmp.$$" "$saved"
+    find "$BERTH_CACHE_DIR" -maxdepth 1 -name 'berthd-image-*.tar' ! -name "${saved##*/}" -delete
+    echo "image: saved $tag as $saved" >&2
+  fi
 fi
 echo "$tag"

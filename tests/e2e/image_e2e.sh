@@ -20,6 +20,7 @@
 
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dockerd_lib.sh"
+source "$(dirname "$0")/image/lib.sh"
 
 CONFORMANCE="${3:-}"
 BENCH="${4:-}"
@@ -40,18 +41,7 @@ if [[ ! -c /dev/loop-control ]]; then
   skip "needs /dev/loop-control (loop devices) for the block backend"
 fi
 
-# overlay2 where this host's filesystem allows it: vfs copies the whole image for every
-# container, and (e) starts one per case (10 s each here with vfs, under 2 s with overlay2).
-if ! dockerd_start --storage-driver=overlay2; then
-  [[ -n "$DOCKERD_PID" ]] && kill -KILL "$DOCKERD_PID" 2>/dev/null
-  wait "$DOCKERD_PID" 2>/dev/null
-  DOCKERD_PID=""
-  log "overlay2 is not available here; the private dockerd uses vfs (slower)"
-  dockerd_first_start
-fi
-log "storage driver: $(dk info --format '{{.Driver}}')"
-timings=()
-timed() { timings+=("$(printf '%-44s %4d s' "$1" $((SECONDS - t0)))"); t0=$SECONDS; }
+start_dockerd_for_images
 
 # -- (a) the base and the image -------------------------------------------------------
 t0=$SECONDS
@@ -75,8 +65,7 @@ check "(b) docker run IMAGE --version is this build's berthd" "$("$BERTHD" --ver
   "$(dk run --rm --network none "$TAG" --version)"
 check "(b) berthctl in the image is this build's" "$("$BERTHCTL" --version)" \
   "$(dk run --rm --network none --entrypoint /usr/local/bin/berthctl "$TAG" --version)"
-# The helpers: each line's comment up to its colon (deploy/runtime/packages.txt's format).
-helpers=$(sed -n 's/^[a-z0-9][^#]*#\([^:]*\):.*/\1/p' "$SRC/deploy/runtime/packages.txt" | xargs)
+helpers=$(package_helpers)
 check_nonempty "(b) packages.txt names helpers" "$helpers"
 missing=$(dk run --rm --network none --entrypoint sh "$TAG" -c \
   "for h in $helpers; do command -v \$h >/dev/null || echo \$h; done" | xargs)
@@ -212,7 +201,5 @@ if ((rc != 0)); then
 fi
 timed "conformance suite against the image"
 
-echo
-echo "== time per step (BERTH_CACHE_DIR=$BERTH_CACHE_DIR)"
-printf '   %s\n' "${timings[@]}"
+print_timings
 e2e_finish
