@@ -68,9 +68,12 @@ if ! docker buildx version >/dev/null 2>&1; then
   export DOCKER_BUILDKIT=0
 fi
 
+# build_image KEY [--cache-from IMAGE]
 build_image() {
+  local key="$1"
+  shift
   echo "image: docker build of $tag" >&2
-  docker build --network host --label "dev.berth.build-key=$1" -t "$tag" "$stage" >&2
+  docker build --network host --label "dev.berth.build-key=$key" "$@" -t "$tag" "$stage" >&2
 }
 
 if ! docker image inspect "$base" >/dev/null 2>&1; then
@@ -96,7 +99,18 @@ elif [[ -n "${BERTH_CACHE_DIR:-}" && -s "$saved" ]]; then
   echo "image: loading $tag from $saved" >&2
   docker load -i "$saved" >&2
 else
-  build_image "$key"
+  # An earlier image (here, or the newest one kept) seeds docker's layer cache: after a change
+  # of berthd alone, only the last COPY is built again, not the minutes of apt before it.
+  previous=""
+  if [[ -n "${BERTH_CACHE_DIR:-}" ]] && ! docker image inspect "$tag" >/dev/null 2>&1; then
+    previous=$(ls -t "$BERTH_CACHE_DIR"/berthd-image-*.tar 2>/dev/null | head -n 1 || true)
+    [[ -z "$previous" ]] || docker load -i "$previous" >&2 || true
+  fi
+  seed=()
+  if docker image inspect "$tag" >/dev/null 2>&1; then
+    seed=(--cache-from "$tag")
+  fi
+  build_image "$key" "${seed[@]}"
   if [[ -n "${BERTH_CACHE_DIR:-}" ]]; then
     docker save -o "$saved.tmp.$$" "$tag"
     mv "$saved.tmp.$$" "$saved"
