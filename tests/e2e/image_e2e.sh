@@ -186,7 +186,15 @@ timed "docker stop"
 # NodeTest.ReadonlyPublishRefusesWrites: a readonly publish is a bind remounted read-only,
 # and a remount's flags do not propagate: the host's copy of the target stays writable.
 FILTER='IdentityTest.*:NodeTest.*:SnapshotTest.*:ControllerTest.ControllerExpand*'
-FILTER+=':LifecycleTest.WholeLifeAcrossAGracefulRestart'
+# The whole life ends by counting the mounts below the suite's temp dir. Where /tmp is not on
+# a shared mount, berthd_in_image.sh binds that dir onto itself to share it, and the case
+# counts that bind: it runs only where /tmp is shared already (as systemd makes /).
+if [[ "$(findmnt -no PROPAGATION --target /tmp)" == shared* ]]; then
+  FILTER+=':LifecycleTest.WholeLifeAcrossAGracefulRestart'
+else
+  log "/tmp is on a $(findmnt -no PROPAGATION --target /tmp) mount: LifecycleTest.WholeLifeAcrossAGracefulRestart" \
+      "is left out (it would count berthd_in_image.sh's own bind)"
+fi
 FILTER+='-NodeTest.ReadonlyPublishRefusesWrites'
 # The suite's clean-up finds its loop devices by their backing files' paths, and a device
 # attached in a container is named, from here, by a path relative to the suite's temp dir

@@ -6,9 +6,10 @@
 #
 # The suite passes --state-dir ROOT/state and --kubelet-dir ROOT/kubelet of one temp dir
 # ROOT. ROOT is bound into the container at the same path with rshared propagation (as
-# deploy/kubernetes binds /var/lib/kubelet Bidirectional), after being made a shared mount
-# of its own on the host: the mounts berthd makes inside reach the host, where the suite
-# looks for them, and the paths mean the same on both sides.
+# deploy/kubernetes binds /var/lib/kubelet Bidirectional), on a shared mount of the host (a
+# bind of ROOT onto itself where the mount that holds it is not shared): the mounts berthd
+# makes inside reach the host, where the suite looks for them, and the paths mean the same
+# on both sides.
 #
 # Signals: this process becomes `docker run` (exec), which passes SIGTERM on to berthd, PID 1
 # of the container, and exits with berthd's status. A SIGKILL of it (the suite's crash) cannot
@@ -33,7 +34,9 @@ root=$(dirname "$state")
 name="berth-csi-$(basename "$root")"
 
 docker rm -f "$name" >/dev/null 2>&1 || true
-if ! mountpoint -q "$root"; then
+# Where the mount that holds ROOT is shared already (systemd makes / shared), nothing is
+# needed, and nothing of the wrapper's shows among the mounts below ROOT that the suite counts.
+if [[ "$(findmnt -no PROPAGATION --target "$root")" != shared* ]] && ! mountpoint -q "$root"; then
   mount --bind "$root" "$root"
   mount --make-rshared "$root"
 fi
