@@ -173,9 +173,12 @@ caf::expected<std::string> find_loop_device(const std::string& image) {
     if (name.compare(0, 4, "loop") != 0) {
       continue;
     }
-    // Absent while the device is not attached; " (deleted)" is appended when
-    // the file was unlinked, so a removed-and-recreated image never matches.
-    if (read_first_line(entry.path().string() + "/loop/backing_file") != canonical.string()) {
+    // Absent while the device is not attached. The path itself is not compared: /sys names
+    // the backing file by its path in the mount namespace that attached it, and once that is
+    // gone (a berthd in a container that was replaced) by another one. The file's device and
+    // inode identify it in every namespace, as losetup's own check does; a removed and
+    // recreated image is a new inode and never matches.
+    if (read_first_line(entry.path().string() + "/loop/backing_file").empty()) {
       continue;
     }
     const std::string device = "/dev/" + name;
@@ -187,7 +190,7 @@ caf::expected<std::string> find_loop_device(const std::string& image) {
     if (::ioctl(dev.get(), LOOP_GET_STATUS64, &info) != 0) {
       continue; // ENXIO: detached meanwhile
     }
-    if (info.lo_inode == st.st_ino) {
+    if (info.lo_inode == st.st_ino && info.lo_device == static_cast<uint64_t>(st.st_dev)) {
       return device;
     }
   }

@@ -19,9 +19,9 @@ namespace berth {
 /// attachment: see find_loop_device().
 caf::expected<std::string> attach_loop_device(const std::string& image);
 
-/// The loop device `image` is attached to, or "" when there is none. Scans
-/// /sys/block/loop*/loop/backing_file for the image's canonical path and checks
-/// the inode with LOOP_GET_STATUS64.
+/// The loop device `image` is attached to, or "" when there is none: the attached
+/// device whose backing file (LOOP_GET_STATUS64) has the image's device and inode.
+/// Not by path: /sys shows a path of the mount namespace that attached the device.
 caf::expected<std::string> find_loop_device(const std::string& image);
 
 /// Every attached loop device with its backing file as /sys shows it

@@ -5,7 +5,8 @@
 #
 #   scripts/debian-base.sh tarball        # last line: the tarball's path
 #   scripts/debian-base.sh docker-image   # also imports it as debian:bookworm-slim into the
-#                                         # dockerd DOCKER_HOST names; last line: the image
+#                                         # dockerd DOCKER_HOST names (when it lacks one);
+#                                         # last line: the image
 #
 # BERTH_CACHE_DIR (default /var/cache/berth-build) holds the tarball. debootstrap takes about
 # a minute; a second call on the same machine only finds the tarball. Callers may run at once
@@ -66,10 +67,21 @@ EOF
 fi
 
 if [[ "$mode" == docker-image ]]; then
+  # The imported image is kept too (docker save) and loaded into the next dockerd, rather than
+  # imported again: an import is stamped with its time, so a second one is another image, and
+  # an image built on the first one (scripts/image.sh) could no longer seed docker's layer cache.
+  saved="$cache/debian-bookworm-slim-image-v1.tar"
   if ! docker image inspect "$image" >/dev/null 2>&1; then
-    # Debian's own images run bash when given no command; so does this one.
-    docker import --change 'CMD ["bash"]' "$tarball" "$image" >/dev/null
-    echo "debian-base: imported $tarball as $image" >&2
+    if [[ -s "$saved" && "$saved" -nt "$tarball" ]]; then
+      docker load -i "$saved" >/dev/null
+      echo "debian-base: loaded $image from $saved" >&2
+    else
+      # Debian's own images run bash when given no command; so does this one.
+      docker import --change 'CMD ["bash"]' "$tarball" "$image" >/dev/null
+      docker save -o "$saved.tmp.$$" "$image"
+      mv "$saved.tmp.$$" "$saved"
+      echo "debian-base: imported $tarball as $image (kept as $saved)" >&2
+    fi
   fi
   echo "$image"
 else

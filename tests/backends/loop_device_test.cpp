@@ -9,7 +9,9 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/errors.hpp"
@@ -131,6 +133,38 @@ TEST_F(loop_device_test, attach_find_size_detach) {
   EXPECT_FALSE(detach_loop_device(*dev));
   EXPECT_TRUE(wait_detached(image));
   EXPECT_FALSE(detach_loop_device(*dev)) << "detaching a detached device is success";
+}
+
+TEST_F(loop_device_test, a_device_attached_in_a_mount_namespace_now_gone_is_found) {
+  // As a berthd in a container that was replaced: the device was attached through a bind
+  // mount of a mount namespace that no longer exists, and /sys names its file by another path.
+  auto image = make_image(dir_, "ns.img", 16 << 20);
+  auto via = dir_ + "/via";
+  fs::create_directories(via);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0
+        || ::mount(dir_.c_str(), via.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+      ::_exit(2);
+    }
+    ::_exit(attach_loop_device(via + "/ns.img") ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's attach: " << status;
+  auto found = find_loop_device(image);
+  ASSERT_TRUE(found) << describe(found.error());
+  ASSERT_NE(*found, "") << "the device attached in the namespace that is gone is not found";
+  std::string backing;
+  for (const auto& [device, file] : list_loop_devices()) {
+    if (device == *found) {
+      backing = file;
+    }
+  }
+  EXPECT_NE(backing, image) << "/sys names the file by its path here: this shows nothing";
+  EXPECT_FALSE(detach_loop_device(*found));
+  EXPECT_TRUE(wait_detached(image));
 }
 
 TEST_F(loop_device_test, capacity_follows_the_file_after_refresh) {

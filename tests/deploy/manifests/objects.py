@@ -6,7 +6,7 @@ import os
 
 from deploy_common import Skip
 
-from .lookups import expect, images_in, one, render
+from .lookups import expect, images_in, one, render, run_berthd
 from .rendered import BASE, CLASSES, MONITORING, Rendered
 
 # Kustomization fields that both kustomize v2.0.3 and v5 understand alike.
@@ -84,3 +84,15 @@ class ObjectChecks(Rendered):
         rendered = set(images_in(self.base))
         expect(rendered == wanted, f"rendered images {sorted(rendered)} are not the pinned "
                f"{sorted(wanted)}")
+
+    def test_berthd_image_is_the_one_image_sh_tags(self):
+        # scripts/image.sh tags berth/berthd:VERSION, VERSION from `berthd --version`; a
+        # registry of one's own replaces the name, never the version.
+        pin = {i["name"]: i for i in self.kustomization(BASE).get("images", [])}.get("berthd", {})
+        code, out = run_berthd(self.berthd, ["--version"])
+        expect(code == 0, f"`berthd --version` exited {code}: {out}")
+        version = out.split()[1] if len(out.split()) > 1 else out
+        expect(str(pin.get("newName", "")).endswith("berth/berthd"), f"kustomization.yaml names "
+               f"berthd's image {pin.get('newName')}, not berth/berthd (scripts/image.sh's tag)")
+        expect(str(pin.get("newTag")) == version, f"kustomization.yaml pins berthd's image at "
+               f"{pin.get('newTag')}, but this berthd is {version} (scripts/image.sh tags that)")
