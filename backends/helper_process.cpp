@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include <fcntl.h>
@@ -66,31 +67,53 @@ void reap_after_kill(pid_t pid, int& status) {
   }).detach();
 }
 
-/// argv[0] as execvp would find it: itself when it holds a '/', else the first executable
-/// file of that name on PATH. "" when there is none.
-std::string find_program(const std::string& program) {
-  if (program.find('/') != std::string::npos) {
-    return ::access(program.c_str(), X_OK) == 0 ? program : std::string{};
-  }
+} // namespace
+
+std::vector<std::string> path_directories() {
+  std::vector<std::string> dirs;
   const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) {
-      end = dirs.size();
+  if (path == nullptr) {
+    return dirs;
+  }
+  std::string_view rest{path};
+  for (;;) {
+    auto colon = rest.find(':');
+    dirs.emplace_back(rest.substr(0, colon));
+    if (colon == std::string_view::npos) {
+      return dirs;
     }
-    std::string dir = dirs.substr(start, end - start);
-    std::string candidate = (dir.empty() ? std::string{"."} : dir) + "/" + program;
+    rest.remove_prefix(colon + 1);
+  }
+}
+
+std::string find_executable(const std::string& name, const std::vector<std::string>& dirs) {
+  for (const auto& dir : dirs) {
+    if (dir.empty()) {
+      continue;
+    }
+    std::string candidate = dir + "/" + name;
     if (::access(candidate.c_str(), X_OK) == 0) {
       return candidate;
     }
-    start = end + 1;
   }
   return {};
 }
 
-} // namespace
+std::string find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    return ::access(program.c_str(), X_OK) == 0 ? program : std::string{};
+  }
+  std::vector<std::string> dirs;
+  if (std::getenv("PATH") == nullptr) {
+    // What execvp searches without a PATH.
+    dirs = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"};
+  } else {
+    dirs = path_directories();
+    // execvp reads an empty entry as the current directory.
+    std::replace(dirs.begin(), dirs.end(), std::string{}, std::string{"."});
+  }
+  return find_executable(program, dirs);
+}
 
 std::string render_command(const std::vector<std::string>& argv) {
   std::string out;

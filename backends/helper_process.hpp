@@ -24,6 +24,17 @@ struct helper_result {
 caf::expected<helper_result> run_helper(const std::vector<std::string>& argv,
                                         std::chrono::milliseconds timeout);
 
+/// The directories of $PATH, in order; an empty entry stays empty. None when PATH is unset.
+std::vector<std::string> path_directories();
+
+/// The first DIR/name of `dirs` (empty entries skipped) that is executable; "" when none.
+std::string find_executable(const std::string& name, const std::vector<std::string>& dirs);
+
+/// `program` as execvp would find it: itself when it holds a '/', else the first executable
+/// of that name on PATH (an empty entry meaning the current directory; execvp's default list
+/// when PATH is unset). "" when there is none.
+std::string find_program(const std::string& program);
+
 /// Shell-like rendering of `argv` for messages and logs.
 std::string render_command(const std::vector<std::string>& argv);
 

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include "backends/helper_process.hpp"
 #include "core/errors.hpp"
 
 namespace berth {
@@ -207,25 +208,11 @@ bool is_valid_nfs_host(const std::string& host) {
 
 efs_environment probe_efs_environment() {
   efs_environment env;
+  // The sbin directories first, then PATH.
   std::vector<std::string> dirs = {"/sbin", "/usr/sbin", "/usr/local/sbin"};
-  if (const char* p = std::getenv("PATH"); p != nullptr) {
-    std::string path = p;
-    size_t pos = 0;
-    while (pos <= path.size()) {
-      size_t colon = path.find(':', pos);
-      dirs.push_back(path.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos));
-      if (colon == std::string::npos) {
-        break;
-      }
-      pos = colon + 1;
-    }
-  }
-  for (const auto& d : dirs) {
-    if (!d.empty() && ::access((d + "/mount.efs").c_str(), X_OK) == 0) {
-      env.helper_installed = true;
-      break;
-    }
-  }
+  auto path = path_directories();
+  dirs.insert(dirs.end(), path.begin(), path.end());
+  env.helper_installed = !find_executable("mount.efs", dirs).empty();
   for (const char* var : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
     if (const char* r = std::getenv(var); r != nullptr && *r != '\0') {
       env.default_region = r;
