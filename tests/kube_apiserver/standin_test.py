@@ -368,8 +368,9 @@ class StandinTest(unittest.TestCase):
         code, got = self.call("PUT", f"{VOLUMES}/up-1", stale)
         self.assertEqual(code, 422)
         self.assertStatus(got, 422, "Invalid")
-        self.assertIn("metadata.resourceVersion: Invalid value: 0x0: must be specified for an "
-                      "update", got["message"])
+        self.assertEqual(got["message"], 'berthvolumes.berth.csi.dev "up-1" is invalid: '
+                         "metadata.resourceVersion: Invalid value: 0x0: must be specified for an "
+                         "update")
         self.assertEqual(got["details"]["causes"][0]["field"], "metadata.resourceVersion")
 
     def test_merge_and_json_patches(self):

@@ -41,15 +41,20 @@ def conflict(res, name):
                     "version and try again", _details(res, name))
 
 
-def invalid(res, name, causes):
-    """422 Invalid as field.ErrorList.ToAggregate() words it: one cause alone, several in []."""
+def invalid(res, name, causes, by_resource=False):
+    """422 Invalid as field.ErrorList.ToAggregate() words it: one cause alone, several in [].
+    A validation failure names the kind (BerthVolume.berth.csi.dev); the generic store's own
+    check of a missing resourceVersion names the resource (berthvolumes.berth.csi.dev)."""
     texts = [f"{c['field']}: {c['message']}" for c in causes]
     joined = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-    kind = f"{res.kind}.{res.group}" if res.group else res.kind
+    if by_resource:
+        kind, detail_kind = res.qualified, res.plural
+    else:
+        kind, detail_kind = (f"{res.kind}.{res.group}" if res.group else res.kind), res.kind
     details = {"name": name}
     if res.group:
         details["group"] = res.group
-    details["kind"] = res.kind
+    details["kind"] = detail_kind
     details["causes"] = causes
     return ApiError(422, "Invalid", f'{kind} "{name}" is invalid: {joined}', details)
 

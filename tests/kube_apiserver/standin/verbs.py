@@ -188,7 +188,8 @@ def update(store, res, ns, name, body, subresource):
             if res.custom:  # custom resources never allow an unconditional update
                 raise errors.invalid(res, name, [{
                     "reason": "FieldValueInvalid", "field": "metadata.resourceVersion",
-                    "message": "Invalid value: 0x0: must be specified for an update"}])
+                    "message": "Invalid value: 0x0: must be specified for an update"}],
+                    by_resource=True)
         elif rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(res, name)
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
