@@ -281,6 +281,16 @@ class StandinTest(unittest.TestCase):
         self.assertEqual(seen, [f"pg-{i}" for i in range(5)])
         self.assertEqual(len(rvs), 1, "every page of one list is of one resourceVersion")
 
+    def test_continue_token_older_than_the_history_gets_410(self):
+        for i in range(3):
+            self.create(f"pc-{i}", {"pc": "yes"})
+        token = self.ok("GET", f"{VOLUMES}?labelSelector=pc%3Dyes&limit=1")["metadata"]["continue"]
+        self.create("pc-later")
+        self.ok("POST", "/standin/compact")
+        code, got = self.call("GET", f"{VOLUMES}?labelSelector=pc%3Dyes&limit=1&continue={token}")
+        self.assertEqual(code, 410)
+        self.assertStatus(got, 410, "Expired")
+
     # -- watch ------------------------------------------------------------------------------
 
     def test_watch_sends_changes_and_bookmarks(self):

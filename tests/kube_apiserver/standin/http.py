@@ -6,6 +6,7 @@ import hmac
 import json
 import sys
 import time
+import traceback
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
@@ -77,6 +78,10 @@ class Handler(BaseHTTPRequestHandler):
             self._send(e.code, e.body)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        except Exception as e:  # a bug of the stand-in: say so, as a real server's 500 would
+            traceback.print_exc()
+            self.close_connection = True
+            self._send(500, errors.status(500, "InternalError", f"stand-in error: {e!r}"))
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
