@@ -78,7 +78,8 @@ class Store:
             return self.rv
 
     def changes_after(self, rv):
-        """The changes after rv, or None when the history no longer reaches back to rv."""
+        """The changes after rv, or None when the history no longer reaches back to rv.
+        The caller holds self.cond, so the answer and self.rv agree."""
         if rv < self.compacted:
             return None
         return [c for c in self.history if c.rv > rv]
