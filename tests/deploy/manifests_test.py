@@ -34,12 +34,14 @@ if __name__ == "__main__":
 from deploy_common import SKIPPED, Failure, Skip, yaml
 from manifests.cluster import ClusterChecks
 from manifests.containers import ContainerChecks
+from manifests.crds import CrdChecks
 from manifests.objects import ObjectChecks
 from manifests.ports import PortChecks
 from manifests.prestop import PrestopChecks
 
 
-class Suite(ObjectChecks, ContainerChecks, PrestopChecks, ClusterChecks, PortChecks):
+class Suite(ObjectChecks, ContainerChecks, PrestopChecks, ClusterChecks, PortChecks,
+            CrdChecks):
     """Every check; main runs them in the order of their names, as unittest would."""
 
 

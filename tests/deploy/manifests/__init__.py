@@ -8,5 +8,7 @@
   containers  berthd's container and its CSI sidecars: flags, mounts, the socket
   prestop     the preStop hook and the grace period around it
   cluster     RBAC, the CSIDriver and the storage, snapshot and attributes classes
+  crds        the CustomResourceDefinitions: group, names, scope, status subresource,
+              structural schemas, printer columns
   ports       listeners, declared ports, probes and the scrape configuration
 """

@@ -14,7 +14,7 @@ KUSTOMIZATION_FIELDS = {"apiVersion", "kind", "resources", "namespace", "images"
 IMAGE_FIELDS = {"name", "newName", "newTag"}
 
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "CSIDriver", "StorageClass",
-                  "VolumeSnapshotClass", "VolumeAttributesClass"}
+                  "VolumeSnapshotClass", "VolumeAttributesClass", "CustomResourceDefinition"}
 
 
 class ObjectChecks(Rendered):
