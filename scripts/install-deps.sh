@@ -12,8 +12,9 @@ RUN_PKGS=(util-linux mount nfs-common)
 # systemd: systemd-socket-activate and systemd-analyze, for the socket activation tests and
 # the units' check (deploy/systemd).
 # help2man, lintian: the Debian package's man pages and its check (tests/deploy/package_test.sh).
+# openssl: the Kubernetes API stand-in makes its CA and certificate with it (tests/kube_apiserver).
 TEST_PKGS=(docker.io busybox-static e2fsprogs xfsprogs procps curl python3 iproute2
-  python3-yaml prometheus tmux systemd help2man lintian)
+  python3-yaml prometheus tmux systemd help2man lintian openssl)
 # debootstrap: scripts/debian-base.sh makes the Debian base the image and the managed plugin
 # are built on, from Debian's packages, since no image registry may be reachable.
 TEST_PKGS+=(debootstrap)
