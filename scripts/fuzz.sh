@@ -58,23 +58,37 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 if command -v llvm-symbolizer-14 >/dev/null 2>&1; then
   export ASAN_SYMBOLIZER_PATH="$(command -v llvm-symbolizer-14)"
 fi
-failed=()
-total=0
-for t in "${targets[@]}"; do
+# One target runs on one core (libFuzzer without -jobs), so as many run at once as there
+# are cores: each still gets its full --seconds, and the gate takes 1/nproc of the time.
+run_target() {
+  local t="$1" dict rc=0
   mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
   cp -r "tests/fuzz/corpus/$t/." "$work/$t/corpus/"
-  args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
-        -artifact_prefix="$work/$t/artifacts/")
+  local args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+              -artifact_prefix="$work/$t/artifacts/")
   dict="$(dict_of "$t")"
   if [[ -n "$dict" ]]; then
     args+=(-dict="$dict")
   fi
-  rc=0
   "build-fuzz/tests/fuzz/fuzz_$t" "${args[@]}" "$work/$t/corpus" >"$work/$t/log" 2>&1 || rc=$?
+  echo "$rc" >"$work/$t/rc"
+}
+parallel="$(nproc)"
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= parallel)); do
+    wait -n || true
+  done
+  run_target "$t" &
+done
+wait
+failed=()
+total=0
+for t in "${targets[@]}"; do
+  rc="$(cat "$work/$t/rc" 2>/dev/null || echo missing)"
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t/log" | tail -1)"
   execs="${execs:-0}"
   total=$((total + execs))
-  if ((rc != 0)); then
+  if [[ "$rc" != 0 ]]; then
     failed+=("$t")
     echo "fuzz.sh: $t FAILED (exit $rc) after $execs executions; log $work/$t/log"
     grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz oracle failed|.*runtime error)' "$work/$t/log" | head -5 || true

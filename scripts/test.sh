@@ -2,10 +2,9 @@
 # The whole test suite: installs what is missing, builds, runs every test
 # (unit, fault injection, end to end against a real dockerd) through ctest, then the
 # gates: the fuzz gate, every libFuzzer target for 30 s on its corpus (scripts/fuzz.sh),
-# and the ASan + LeakSanitizer + UBSan gate (scripts/sanitizers.sh asan) over the suites
-# the fuzz preset's tree builds beside the fuzz targets. The TSan gate
-# (scripts/sanitizers.sh tsan) is not in it: a cold run with it exceeds the 60-minute
-# budget on a 2-core machine (docs/testing.md, "Budget").
+# the ASan + LeakSanitizer + UBSan gate (scripts/sanitizers.sh asan) over the suites the
+# fuzz preset's tree builds beside the fuzz targets, and the TSan gate
+# (scripts/sanitizers.sh tsan) over the actor, executor, telemetry and sync suites.
 #
 #   scripts/test.sh [--require-all] [--no-gates] [CTEST ARGS...]
 #
@@ -93,6 +92,10 @@ if ((gates)); then
     failed_gates+=("scripts/sanitizers.sh asan")
   fi
   timed "asan gate (build + run)"
+  if ! scripts/sanitizers.sh tsan; then
+    failed_gates+=("scripts/sanitizers.sh tsan")
+  fi
+  timed "tsan gate (build + run)"
 fi
 print_timings
 if ((${#failed_gates[@]})); then
