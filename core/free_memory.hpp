@@ -13,6 +13,10 @@ namespace berth {
 /// The shortest time between two trims: a burst of Lists trims once, not once each.
 inline constexpr std::chrono::milliseconds free_memory_min_interval{1000};
 
+/// How often berthd trims when nothing else did: what steady load frees between bursts is
+/// returned too, within this interval.
+inline constexpr std::chrono::seconds free_memory_sweep_interval{10};
+
 /// Calls malloc_trim(0) (every arena, every whole free page) unless another call did less
 /// than free_memory_min_interval before `now`. Thread-safe. True when it trimmed.
 bool release_free_memory(std::chrono::steady_clock::time_point now);

@@ -35,6 +35,7 @@
 #include "backends/stall_backend.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
+#include "core/free_memory.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "persistence/boot_id.hpp"
 #include "persistence/crash_point.hpp"
@@ -116,6 +117,8 @@ caf::error prepare_dirs(const daemon_options& opts) {
 
 /// Waits for SIGTERM or SIGINT. SIGHUP (blocked in main, like them) is logged and
 /// ignored: berthd has no configuration to reload, and a hang-up must not stop it.
+/// Between signals, every free_memory_sweep_interval, gives glibc's kept pages back: what
+/// steady load frees is then returned within that interval, wherever it was freed.
 int wait_for_signal() {
   sigset_t set;
   sigemptyset(&set);
@@ -123,8 +126,12 @@ int wait_for_signal() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
   while (true) {
-    int sig = 0;
-    if (sigwait(&set, &sig) != 0) {
+    const timespec timeout{static_cast<time_t>(free_memory_sweep_interval.count()), 0};
+    const int sig = sigtimedwait(&set, nullptr, &timeout);
+    if (sig < 0) {
+      if (errno == EAGAIN) {
+        release_free_memory();
+      }
       continue;
     }
     if (sig != SIGHUP) {
