@@ -4,7 +4,8 @@
 # gates: the fuzz gate, every libFuzzer target for 30 s on its corpus (scripts/fuzz.sh),
 # the ASan + LeakSanitizer + UBSan gate (scripts/sanitizers.sh asan) over the suites the
 # fuzz preset's tree builds beside the fuzz targets, and the TSan gate
-# (scripts/sanitizers.sh tsan) over the actor, executor, telemetry and sync suites.
+# (scripts/sanitizers.sh tsan) over the executor, telemetry, release-rule and sync suites
+# (docs/testing.md, "Sanitizers", says why the actor suites need BERTH_TSAN_ACTORS=1).
 #
 #   scripts/test.sh [--require-all] [--no-gates] [CTEST ARGS...]
 #
