@@ -4,7 +4,8 @@
 // A List of every volume, or a snapshot's copy of the state, allocates megabytes that are
 // freed a moment later; glibc keeps the freed pages in the arena of the thread that used
 // them, so RSS climbed with each burst (docs/benchmarks.md, "Why RSS grew"). The callers
-// are the places such a burst ends.
+// are the places such a burst ends, and berthd's signal wait every
+// free_memory_sweep_interval, for what steady load frees between bursts.
 
 #include <chrono>
 

@@ -6,7 +6,7 @@
 //     ─▶ detach loop devices no record stages ─▶ compact (records the boot id)
 //     ─▶ persistence + registry actors
 //     ─▶ Docker and admin sockets, CSI gRPC socket ─▶ dockerd reconciliation (protocols/docker/sync/)
-//     ─▶ sigwait ─▶ graceful stop
+//     ─▶ wait for a signal, trimming kept pages meanwhile ─▶ graceful stop
 
 #include <cerrno>
 #include <csignal>
