@@ -25,6 +25,16 @@ const char* to_string(ec code) {
   return "unknown";
 }
 
+std::optional<ec> ec_from_string(const std::string& name) {
+  for (auto n = static_cast<uint8_t>(ec::invalid_argument);
+       n <= static_cast<uint8_t>(ec::resource_exhausted); ++n) {
+    if (name == to_string(static_cast<ec>(n))) {
+      return static_cast<ec>(n);
+    }
+  }
+  return std::nullopt;
+}
+
 std::string describe(const caf::error& err) {
   if (!err) {
     return "";

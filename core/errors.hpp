@@ -31,6 +31,9 @@ enum class ec : uint8_t {
 /// Returns the short name of a code, e.g. "not_found".
 const char* to_string(ec code);
 
+/// The code whose to_string is `name`; nullopt for any other text.
+std::optional<ec> ec_from_string(const std::string& name);
+
 /// Returns the human message carried by `err` (falls back to the code's name).
 std::string describe(const caf::error& err);
 

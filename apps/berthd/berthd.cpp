@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "apps/berthd/controller_command.hpp"
 #include "apps/berthd/daemon.hpp"
 #include "apps/berthd/logging.hpp"
 #include "apps/berthd/prestop_command.hpp"
@@ -41,6 +42,9 @@ int prestop(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string{argv[1]} == "prestop") {
     return prestop(argc, argv);
+  }
+  if (argc >= 2 && std::string{argv[1]} == "controller") {
+    return berth::run_controller(std::vector<std::string>(argv + 2, argv + argc));
   }
   auto opts = berth::parse_daemon_options(argc, argv);
   if (!opts) {

@@ -45,6 +45,8 @@
 #include "persistence/recovery/node_sweep.hpp"
 #include "persistence/recovery/reconcile.hpp"
 #include "protocols/docker/sync/docker_sync.hpp"
+#include "protocols/kube/agent/node_agent.hpp"
+#include "protocols/kube/kube_factory.hpp"
 
 namespace berth {
 
@@ -188,6 +190,18 @@ int run_daemon(const daemon_options& opts) {
     return 1;
   }
   auto backends = make_backends(opts);
+  // Cluster mode: the API client first, so a bad kubeconfig stops berthd before any work.
+  std::unique_ptr<kube::object_api> cluster_api;
+  if (opts.kubernetes) {
+    auto api = kube::make_object_api(opts.kubeconfig);
+    if (!api) {
+      spdlog::critical("--kubernetes: cannot set up the Kubernetes API client ({}): {}",
+                       opts.kubeconfig.empty() ? "in-cluster" : "--kubeconfig " + opts.kubeconfig,
+                       describe(api.error()));
+      return 1;
+    }
+    cluster_api = std::move(*api);
+  }
   std::vector<std::string> backend_names;
   for (const auto& [name, b] : backends) {
     backend_names.push_back(name);
@@ -300,6 +314,14 @@ int run_daemon(const daemon_options& opts) {
   // Once the state has loaded and every volume was spawned (each reconciles first): its
   // first pass queues behind those reconciliations, and never delays serving.
   sync->start();
+  std::unique_ptr<kube::agent::node_agent> agent;
+  if (cluster_api) {
+    kube::agent::agent_config ac;
+    ac.node = opts.node_id;
+    ac.backends = backends;
+    agent = std::make_unique<kube::agent::node_agent>(sys, reg, std::move(cluster_api), ac);
+    agent->start();
+  }
   stats->ready.serving = true;
   spdlog::info("berthd ready");
   tell_systemd("READY=1");
@@ -308,6 +330,9 @@ int run_daemon(const daemon_options& opts) {
   spdlog::info("signal {} received, stopping", sig);
   tell_systemd("STOPPING=1");
   stats->ready.stopping = true; // /readyz: 503 while stopping
+  if (agent) {
+    agent->stop(); // before the drain: no new work reaches the volumes from the cluster
+  }
   stop_gracefully(srv, sys, reg, persistence, *sync, opts);
   if (metrics) {
     metrics->stop();

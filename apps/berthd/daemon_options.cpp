@@ -37,12 +37,6 @@ std::string absolute_path(const std::string& v) {
   return !v.empty() && v.front() == '/' ? "" : "must be an absolute path, got " + in_quotes(v);
 }
 
-std::string csi_endpoint_problem(const std::string& v) {
-  return v.empty() || (v.rfind("unix:///", 0) == 0 && v.size() > 8)
-           ? ""
-           : "must be unix:///ABSOLUTE/PATH, got " + in_quotes(v);
-}
-
 std::string node_id_problem(const std::string& v) {
   return !v.empty() && v.size() <= 128 ? "" : "must be 1 to 128 characters, got " + in_quotes(v);
 }
@@ -106,21 +100,10 @@ void describe_options(CLI::App& app, daemon_options& opts) {
                     : ": " + describe(hp.error()) + "; an empty value turns the endpoint off";
         },
         into(opts.metrics_address));
-  value("--log-format", "text|json", "log line format (default text)",
-        [](const std::string& v) {
-          return v == "text" || v == "json" ? "" : "must be text or json, got " + in_quotes(v);
-        },
+  value("--log-format", "text|json", "log line format (default text)", log_format_check(),
         into(opts.log_format));
   value("--log-level", "LEVEL", "trace, debug, info, warn, error (default info)",
-        [](const std::string& v) {
-          for (const char* level : {"trace", "debug", "info", "warn", "error"}) {
-            if (v == level) {
-              return std::string{};
-            }
-          }
-          return "must be trace, debug, info, warn or error, got " + in_quotes(v);
-        },
-        into(opts.log_level));
+        log_level_check(), into(opts.log_level));
   value("--import-ecs-state", "FILE",
         "import an amazon-ecs-volume-plugin state file when the\n"
         "berth state is empty (replacing that plugin on a host)",
@@ -131,6 +114,15 @@ void describe_options(CLI::App& app, daemon_options& opts) {
         csi_endpoint_problem, into(opts.csi_endpoint));
   value("--node-id", "ID", "CSI node ID (default $NODE_ID, else the hostname)", node_id_problem,
         into(opts.node_id));
+  app.add_flag("--kubernetes", opts.kubernetes,
+               "cluster mode: serve CSI Identity and Node only, and carry\n"
+               "out this node's BerthVolumes (--node-id is the Node's name);\n"
+               "`berthd controller` serves the Controller");
+  value("--kubeconfig", "FILE",
+        "with --kubernetes, reach the API through this kubeconfig\n"
+        "(default: in-cluster, the pod's service account)",
+        [](const std::string& v) { return v.empty() ? std::string{"must not be empty"} : std::string{}; },
+        into(opts.kubeconfig));
   value("--csi-driver-name", "NAME", "CSI plugin name (default berth.csi.dev)",
         [](const std::string& v) {
           return !v.empty() && v.size() <= 63 ? "" : "must be 1 to 63 characters, got " + in_quotes(v);
@@ -222,6 +214,29 @@ struct daemon_app {
 
 } // namespace
 
+std::string csi_endpoint_problem(const std::string& v) {
+  return v.empty() || (v.rfind("unix:///", 0) == 0 && v.size() > 8)
+           ? ""
+           : "must be unix:///ABSOLUTE/PATH, got " + in_quotes(v);
+}
+
+command_line::checker log_format_check() {
+  return [](const std::string& v) {
+    return v == "text" || v == "json" ? "" : "must be text or json, got " + in_quotes(v);
+  };
+}
+
+command_line::checker log_level_check() {
+  return [](const std::string& v) {
+    for (const char* level : {"trace", "debug", "info", "warn", "error"}) {
+      if (v == level) {
+        return std::string{};
+      }
+    }
+    return "must be trace, debug, info, warn or error, got " + in_quotes(v);
+  };
+}
+
 std::string daemon_usage() {
   daemon_options opts;
   daemon_app d{opts};
@@ -255,6 +270,13 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
                                                 + " (see berthd --help)");
     }
     f.out = env;
+  }
+  if (opts.kubernetes && opts.csi_endpoint.empty() && !opts.help) {
+    return usage_error("--kubernetes needs --csi-endpoint (or CSI_ENDPOINT): the node serves "
+                       "CSI Node to kubelet");
+  }
+  if (!opts.kubeconfig.empty() && !opts.kubernetes) {
+    return usage_error("--kubeconfig is for --kubernetes; pass both, or neither");
   }
   if (opts.node_id.empty()) {
     char host[256] = {};

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -34,6 +35,10 @@ struct daemon_options {
   std::string csi_endpoint;
   std::string node_id;             ///< CSI node ID; falls back to $NODE_ID, then the hostname
   std::string csi_driver_name = "berth.csi.dev";
+  /// Cluster mode: CSI Identity and Node only; this node's BerthVolumes carried out.
+  bool kubernetes = false;
+  std::string kubeconfig; ///< with --kubernetes; "" = in-cluster
+
   int64_t max_volumes_per_node = 0; ///< NodeGetInfo; 0 = no limit
   /// CSI staging and target paths must lie below it (after resolving symlinks).
   std::string kubelet_dir = default_kubelet_dir;
@@ -65,5 +70,13 @@ caf::expected<daemon_options> parse_daemon_options(int argc, const char* const* 
 
 /// The --help text.
 std::string daemon_usage();
+
+/// What is wrong with a --csi-endpoint value ("" when nothing; empty is allowed).
+std::string csi_endpoint_problem(const std::string& v);
+
+/// The checks of --log-format and --log-level, which `berthd controller` shares.
+/// Each returns what is wrong with a value, "" when nothing (command_line::checker).
+std::function<std::string(const std::string&)> log_format_check();
+std::function<std::string(const std::string&)> log_level_check();
 
 } // namespace berth

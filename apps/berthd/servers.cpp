@@ -25,6 +25,7 @@ caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
   cfg.max_volumes_per_node = opts.max_volumes_per_node;
   cfg.kubelet_dir = opts.kubelet_dir;
   cfg.backends = backends;
+  cfg.serve_controller = !opts.kubernetes;
   srv.csi_gateway = std::make_unique<gateway>(sys);
   srv.csi = std::make_unique<csi_server>(*srv.csi_gateway, reg, std::move(cfg));
   if (auto err = srv.csi->start()) {

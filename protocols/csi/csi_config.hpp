@@ -28,6 +28,9 @@ struct csi_config {
   std::string default_backend = "block";
   /// Backends by name; GetCapacity asks them directly (a statvfs).
   std::map<std::string, std::shared_ptr<backend>> backends;
+  /// False in the cluster mode (`berthd --kubernetes`): `berthd controller` serves the
+  /// Controller service, and Identity does not advertise it.
+  bool serve_controller = true;
   /// Where every RPC is counted (telemetry::operations, protocol "csi"). Null: a
   /// private one (tests that do not look).
   std::shared_ptr<telemetry> stats;

@@ -11,6 +11,7 @@
 
 #include "actors/actors.hpp"
 #include "protocols/csi/csi_config.hpp"
+#include "protocols/csi/csi_socket.hpp"
 #include "protocols/gateway/gateway.hpp"
 
 namespace grpc {
@@ -59,9 +60,5 @@ private:
   std::unique_ptr<csi::node_service> node_;
   std::unique_ptr<grpc::Server> server_;
 };
-
-/// The socket path of a CSI endpoint: "unix:///p" and "unix:/p" -> "/p", "/p" -> "/p";
-/// anything else (tcp, relative paths, too long for sockaddr_un) -> ec::invalid_argument.
-caf::expected<std::string> csi_socket_path(const std::string& endpoint);
 
 } // namespace berth

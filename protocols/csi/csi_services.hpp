@@ -106,6 +106,7 @@ public:
 private:
   std::string name_;
   std::string version_;
+  bool serves_controller_;
   std::shared_ptr<telemetry> stats_;
 };
 

@@ -14,7 +14,8 @@ codec_env make_codec_env(const csi_config& cfg) {
 }
 
 identity_service::identity_service(const csi_config& cfg)
-  : name_(cfg.driver_name), version_(cfg.version), stats_(cfg.stats) {
+  : name_(cfg.driver_name), version_(cfg.version), serves_controller_(cfg.serve_controller),
+    stats_(cfg.stats) {
 }
 
 grpc::ServerUnaryReactor* identity_service::GetPluginInfo(grpc::CallbackServerContext*,
@@ -30,9 +31,10 @@ identity_service::GetPluginCapabilities(grpc::CallbackServerContext*,
                                         const v1::GetPluginCapabilitiesRequest*,
                                         v1::GetPluginCapabilitiesResponse* resp) {
   using service = v1::PluginCapability::Service;
-  for (auto type : {service::CONTROLLER_SERVICE, service::VOLUME_ACCESSIBILITY_CONSTRAINTS}) {
-    resp->add_capabilities()->mutable_service()->set_type(type);
+  if (serves_controller_) {
+    resp->add_capabilities()->mutable_service()->set_type(service::CONTROLLER_SERVICE);
   }
+  resp->add_capabilities()->mutable_service()->set_type(service::VOLUME_ACCESSIBILITY_CONSTRAINTS);
   resp->add_capabilities()->mutable_volume_expansion()->set_type(
     v1::PluginCapability::VolumeExpansion::ONLINE);
   return finish_now(start(stats_, "GetPluginCapabilities"), grpc::Status::OK);

@@ -1,28 +1,21 @@
-// kube_client's calls over one bounded HTTPS session each. Over 400 lines because the
-// session (resolve, connect, TLS, each step under the deadline) and the errors it names are
-// this file's own, shared by GET, LIST and WATCH; the watch, its largest part, would
-// otherwise need that transport in a header of its own.
+// kube_client's calls, each over one bounded HTTPS session (detail/transport.hpp): GET of a
+// Node, LIST and WATCH of VolumeAttachments, and the shared `call` and `watch_lines` the
+// object verbs (kube_objects.cpp) use too.
 
 #include "protocols/kube/kube_client.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "protocols/http/body_lines.hpp"
-#include "protocols/http/bounded_step.hpp"
 #include "protocols/kube/detail/text.hpp"
+#include "protocols/kube/detail/transport.hpp"
 #include "protocols/kube/kube_json.hpp"
 
 namespace berth::kube {
@@ -30,167 +23,9 @@ namespace berth::kube {
 namespace asio = boost::asio;
 namespace ssl = boost::asio::ssl;
 namespace http = boost::beast::http;
-using tcp = asio::ip::tcp;
 using boost::system::error_code;
 using clock_type = std::chrono::steady_clock;
-
-namespace {
-
-// -- one connection, every step bounded by the call's deadline -----------------------
-
-/// A connection for one call. `step` runs one asynchronous operation to completion or
-/// until the deadline; past it the socket is closed and the step reports `timed_out`.
-struct session {
-  session(ssl::context& tls, const kube_config& cfg, clock_type::time_point until)
-    : stream(io, tls), resolver(io), cfg(cfg), until(until) {
-  }
-
-  asio::io_context io;
-  ssl::stream<tcp::socket> stream;
-  tcp::resolver resolver;
-  boost::beast::flat_buffer buffer;
-  const kube_config& cfg;
-  clock_type::time_point until;
-  bool timed_out = false;
-
-  template <class Start>
-  error_code step(Start start) {
-    return run_bounded(io, until, start, [this] {
-      timed_out = true;
-      error_code ignored;
-      resolver.cancel();
-      stream.lowest_layer().close(ignored);
-    });
-  }
-};
-
-std::string ssl_detail(session& s, const error_code& err) {
-  auto text = err.message();
-  if (err.category() == asio::error::get_ssl_category()) {
-    long verify = SSL_get_verify_result(s.stream.native_handle());
-    if (verify != X509_V_OK) {
-      text += std::string{" ("} + X509_verify_cert_error_string(verify) + ")";
-    }
-  }
-  return text;
-}
-
-/// Resolve, connect and handshake. Errors name the server and the step.
-caf::error open(session& s, const std::string& what) {
-  auto fail = [&](const char* step, const error_code& err) {
-    if (s.timed_out) {
-      return make_error(ec::timeout, "kube API " + s.cfg.server + ": " + what +
-                                       ": no answer before the deadline (" + step + ")");
-    }
-    return make_error(ec::unavailable,
-                      "kube API " + s.cfg.server + ": " + what + ": " + step + ": " + ssl_detail(s, err));
-  };
-  error_code err;
-  auto address = asio::ip::make_address(s.cfg.host, err);
-  bool is_ip = !err;
-  std::vector<tcp::endpoint> endpoints;
-  if (is_ip) {
-    endpoints.emplace_back(address,
-                           static_cast<unsigned short>(std::strtoul(s.cfg.port.c_str(), nullptr, 10)));
-  } else {
-    tcp::resolver::results_type results;
-    err = s.step([&](auto done) {
-      s.resolver.async_resolve(s.cfg.host, s.cfg.port,
-                               [&results, done](error_code e, tcp::resolver::results_type r) mutable {
-                                 results = std::move(r);
-                                 done(e);
-                               });
-    });
-    if (err) {
-      return fail("resolve", err);
-    }
-    for (const auto& r : results) {
-      endpoints.push_back(r.endpoint());
-    }
-  }
-  err = s.step([&](auto done) { asio::async_connect(s.stream.lowest_layer(), endpoints, done); });
-  if (err) {
-    return fail("connect", err);
-  }
-  SSL* ssl_handle = s.stream.native_handle();
-  if (is_ip) {
-    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_handle), s.cfg.host.c_str());
-  } else {
-    SSL_set_tlsext_host_name(ssl_handle, s.cfg.host.c_str());
-    SSL_set1_host(ssl_handle, s.cfg.host.c_str());
-  }
-  s.stream.set_verify_mode(ssl::verify_peer);
-  err = s.step([&](auto done) { s.stream.async_handshake(ssl::stream_base::client, done); });
-  if (err) {
-    return fail("TLS handshake", err);
-  }
-  return caf::none;
-}
-
-/// Writes a GET of `target` with the bearer token (if any).
-caf::error send_get(session& s, const std::string& target, const std::string& token,
-                    const std::string& what) {
-  http::request<http::empty_body> req{http::verb::get, s.cfg.base_path + target, 11};
-  // Host names the authority as the URL does: [v6]:port, host:port.
-  auto host = s.cfg.host.find(':') != std::string::npos ? "[" + s.cfg.host + "]" : s.cfg.host;
-  req.set(http::field::host, host + ":" + s.cfg.port);
-  req.set(http::field::user_agent, "berth/" BERTH_VERSION);
-  req.set(http::field::accept, "application/json");
-  if (!token.empty()) {
-    req.set(http::field::authorization, "Bearer " + token);
-  }
-  req.keep_alive(false);
-  auto err = s.step([&](auto done) { http::async_write(s.stream, req, done); });
-  if (err) {
-    if (s.timed_out) {
-      return make_error(ec::timeout,
-                        "kube API " + s.cfg.server + ": " + what + ": no answer before the deadline (write)");
-    }
-    return make_error(ec::unavailable, "kube API " + s.cfg.server + ": " + what + ": write: " + err.message());
-  }
-  return caf::none;
-}
-
-/// The error for a non-2xx answer; the token never appears in it.
-caf::error status_error(const kube_config& cfg, const std::string& what, unsigned status,
-                        const std::string& body, const std::string& token) {
-  auto st = parse_status(body);
-  auto reason = std::string{http::obsolete_reason(static_cast<http::status>(status))};
-  auto detail = std::to_string(status) + " " + reason;
-  if (!st.message.empty()) {
-    detail += ": " + st.message;
-  }
-  detail = detail::redact(detail, token);
-  auto head = "kube API " + cfg.server + ": " + what + ": ";
-  if (status == 401 || status == 403) {
-    return make_error(ec::failed_precondition,
-                      head + "the API refused the credentials (" + detail +
-                        "); check the token or certificate of " + cfg.origin +
-                        " and the RBAC rules");
-  }
-  if (status == 404) {
-    return make_error(ec::not_found, head + detail);
-  }
-  if (status == 410) {
-    return make_error(ec::aborted, head + detail + " (expired: list again from the start)");
-  }
-  if (status == 429 || status >= 500) {
-    return make_error(ec::unavailable, head + detail);
-  }
-  return make_error(ec::invalid_argument, head + detail);
-}
-
-caf::expected<std::string> token_for(const kube_config& cfg) {
-  auto tok = current_token(cfg);
-  if (!tok) {
-    return make_error(ec::failed_precondition,
-                      "kube API " + cfg.server + ": cannot read the credentials of " + cfg.origin +
-                        ": " + describe(tok.error()));
-  }
-  return tok;
-}
-
-} // namespace
+using detail::session;
 
 // -- kube_client -------------------------------------------------------------------------
 
@@ -232,37 +67,95 @@ kube_client::kube_client(kube_config cfg, watch_bounds bounds, std::unique_ptr<s
 
 kube_client::~kube_client() = default;
 
-caf::expected<kube_client::reply> kube_client::get(const std::string& target,
-                                                   clock_type::time_point until) {
-  auto what = "GET " + target;
-  auto token = token_for(cfg_);
+// -- cancellation ------------------------------------------------------------------------
+
+class kube_client::live_call {
+public:
+  live_call(kube_client& client, session& s) : client_(client), s_(s) {
+    err_ = client_.enter(s_);
+  }
+  ~live_call() {
+    if (!err_) {
+      client_.leave(s_);
+    }
+  }
+  live_call(const live_call&) = delete;
+  live_call& operator=(const live_call&) = delete;
+
+  /// Set when the client was cancelled before this call began.
+  const caf::error& error() const {
+    return err_;
+  }
+
+private:
+  kube_client& client_;
+  session& s_;
+  caf::error err_;
+};
+
+caf::error kube_client::enter(session& s) {
+  std::lock_guard lock{live_mu_};
+  if (cancelled_) {
+    return make_error(ec::unavailable, "kube API " + cfg_.server + ": the client is stopping");
+  }
+  live_.insert(&s);
+  return caf::none;
+}
+
+void kube_client::leave(session& s) {
+  std::lock_guard lock{live_mu_};
+  live_.erase(&s);
+}
+
+void kube_client::cancel_calls() {
+  std::lock_guard lock{live_mu_};
+  cancelled_ = true;
+  for (auto* s : live_) {
+    // Run on the call's own thread, inside its io_context: the socket is never touched
+    // from two threads. The step the call waits on then fails.
+    asio::post(s->io, [s] {
+      error_code ignored;
+      s->resolver.cancel();
+      s->stream.lowest_layer().close(ignored);
+    });
+  }
+}
+
+caf::expected<kube_client::reply> kube_client::call(const detail::request_line& line,
+                                                    clock_type::time_point until) {
+  auto what = line.verb + " " + line.target;
+  auto token = detail::token_for(cfg_);
   if (!token) {
     return token.error();
   }
   session s{*tls_, cfg_, until};
-  if (auto err = open(s, what)) {
+  live_call live{*this, s};
+  if (live.error()) {
+    return live.error();
+  }
+  if (auto err = detail::open(s, what)) {
     return err;
   }
-  if (auto err = send_get(s, target, *token, what)) {
+  if (auto err = detail::send(s, line, *token, what)) {
     return err;
   }
   http::response_parser<http::string_body> parser;
   parser.body_limit(limits::max_kube_response_bytes);
   auto err = s.step([&](auto done) { http::async_read(s.stream, s.buffer, parser, done); });
   if (err) {
-    if (s.timed_out) {
-      return make_error(ec::timeout, "kube API " + cfg_.server + ": " + what +
-                                       ": no answer before the deadline (read)");
-    }
-    return make_error(ec::unavailable,
-                      "kube API " + cfg_.server + ": " + what + ": read: " + err.message());
+    return detail::step_error(s, what, "read", err);
   }
   auto res = parser.release();
   reply out{res.result_int(), std::move(res.body())};
   if (out.status / 100 != 2) {
-    return status_error(cfg_, what, out.status, out.body, *token);
+    return detail::status_error(cfg_, what, out.status, out.body, *token);
   }
   return out;
+}
+
+caf::expected<kube_client::reply> kube_client::get(const std::string& target,
+                                                   clock_type::time_point until) {
+  return call({"GET", target, "", ""}, until);
 }
 
 caf::expected<node_info> kube_client::get_node(const std::string& name,
@@ -295,6 +188,45 @@ caf::expected<watch_end>
 kube_client::watch_attachments(const std::string& resource_version,
                                const std::function<bool(const attachment_event&)>& on_event,
                                clock_type::time_point until) {
+  return watch_lines(
+    "/apis/storage.k8s.io/v1/volumeattachments?watch=1", resource_version,
+    "WATCH volumeattachments", until,
+    [&](const std::string& line, const std::string& what,
+        const std::string& token) -> std::optional<caf::expected<watch_end>> {
+      auto ev = parse_watch_line(line);
+      if (!ev) {
+        return caf::expected<watch_end>{ev.error()};
+      }
+      const auto& type = ev->event.type;
+      if (type == "ERROR") {
+        return watch_error(ev->status, what, token);
+      }
+      if (type != "ADDED" && type != "MODIFIED" && type != "DELETED" && type != "BOOKMARK") {
+        return std::nullopt; // a type this client does not know: skip it
+      }
+      if (!on_event(ev->event)) {
+        return caf::expected<watch_end>{watch_end::stopped};
+      }
+      return std::nullopt;
+    });
+}
+
+caf::expected<watch_end> kube_client::watch_error(const api_status& status,
+                                                  const std::string& what,
+                                                  const std::string& token) const {
+  if (status.code == 410) {
+    return watch_end::gone;
+  }
+  return make_error(ec::unavailable, "kube API " + cfg_.server + ": " + what + ": ERROR event " +
+                                       std::to_string(status.code) + " " + status.reason + ": " +
+                                       detail::redact(status.message, token));
+}
+
+caf::expected<watch_end> kube_client::watch_lines(const std::string& target_with_query,
+                                                  const std::string& resource_version,
+                                                  const std::string& what_prefix,
+                                                  clock_type::time_point until,
+                                                  const line_handler& handle_line) {
   auto now = clock_type::now();
   if (now >= until) {
     return watch_end::stopped;
@@ -306,34 +238,33 @@ kube_client::watch_attachments(const std::string& resource_version,
     std::chrono::duration_cast<std::chrono::seconds>(until - now).count() + 1,
     bounds_.window.count());
   auto presumed_dead = now + std::chrono::seconds{left} + bounds_.grace;
-  std::string target = "/apis/storage.k8s.io/v1/volumeattachments?watch=1";
+  std::string target = target_with_query;
   if (!resource_version.empty()) {
     target += "&resourceVersion=" + detail::url_encode(resource_version);
   }
   target += "&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(left);
-  auto what = "WATCH volumeattachments from resourceVersion " +
+  auto what = what_prefix + " from resourceVersion " +
               (resource_version.empty() ? std::string{"(now)"} : resource_version);
-  auto token = token_for(cfg_);
+  auto token = detail::token_for(cfg_);
   if (!token) {
     return token.error();
   }
   session s{*tls_, cfg_, std::min(until, presumed_dead)};
-  if (auto err = open(s, what)) {
+  live_call live{*this, s};
+  if (live.error()) {
+    return live.error();
+  }
+  if (auto err = detail::open(s, what)) {
     return err;
   }
-  if (auto err = send_get(s, target, *token, what)) {
+  if (auto err = detail::send(s, {"GET", target, "", ""}, *token, what)) {
     return err;
   }
   http::response_parser<http::buffer_body> parser;
   parser.body_limit(boost::none); // an endless stream: each line is bounded below instead
   auto err = s.step([&](auto done) { http::async_read_header(s.stream, s.buffer, parser, done); });
   if (err) {
-    if (s.timed_out) {
-      return make_error(ec::timeout, "kube API " + cfg_.server + ": " + what +
-                                       ": no answer before the deadline (read)");
-    }
-    return make_error(ec::unavailable,
-                      "kube API " + cfg_.server + ": " + what + ": read: " + err.message());
+    return detail::step_error(s, what, "read", err);
   }
   unsigned status = parser.get().result_int();
 
@@ -350,35 +281,14 @@ kube_client::watch_attachments(const std::string& resource_version,
     if (status == 410) {
       return watch_end::gone;
     }
-    return status_error(cfg_, what, status, lines.pending(), *token);
+    return detail::status_error(cfg_, what, status, lines.pending(), *token);
   }
 
-  // Handles one line; nullopt: go on.
   auto handle = [&](const std::string& line) -> std::optional<caf::expected<watch_end>> {
     if (detail::trim(line).empty()) {
       return std::nullopt;
     }
-    auto ev = parse_watch_line(line);
-    if (!ev) {
-      return caf::expected<watch_end>{ev.error()};
-    }
-    const auto& type = ev->event.type;
-    if (type == "ERROR") {
-      if (ev->status.code == 410) {
-        return caf::expected<watch_end>{watch_end::gone};
-      }
-      return caf::expected<watch_end>{make_error(
-        ec::unavailable, "kube API " + cfg_.server + ": " + what + ": ERROR event " +
-                           std::to_string(ev->status.code) + " " + ev->status.reason + ": " +
-                           detail::redact(ev->status.message, *token))};
-    }
-    if (type != "ADDED" && type != "MODIFIED" && type != "DELETED" && type != "BOOKMARK") {
-      return std::nullopt; // a type this client does not know: skip it
-    }
-    if (!on_event(ev->event)) {
-      return caf::expected<watch_end>{watch_end::stopped};
-    }
-    return std::nullopt;
+    return handle_line(line, what, *token);
   };
 
   for (;;) {

@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
@@ -47,6 +49,13 @@ api_status status_of(const value& obj) {
   s.reason = json_text(obj, "reason");
   s.message = json_text(obj, "message");
   return s;
+}
+
+std::string text_of(const value& v) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+  v.Accept(w);
+  return {buf.GetString(), buf.GetSize()};
 }
 
 } // namespace
@@ -112,6 +121,52 @@ caf::expected<watch_line> parse_watch_line(const std::string& json) {
   if (out.event.type != "BOOKMARK") {
     out.event.object = attachment_of(*obj);
   }
+  return out;
+}
+
+caf::expected<object_page> parse_object_list(const std::string& json) {
+  auto doc = parse(json, "List");
+  if (!doc) {
+    return doc.error();
+  }
+  object_page page;
+  const auto& meta = json_object(*doc, "metadata");
+  page.resource_version = json_text(meta, "resourceVersion");
+  page.next = json_text(meta, "continue");
+  auto items = json_member(*doc, "items");
+  if (items && items->IsArray()) {
+    for (const auto& item : items->GetArray()) {
+      if (!item.IsObject()) {
+        return malformed("List", "an item is not an object");
+      }
+      page.items.push_back(text_of(item));
+    }
+  } else if (items && !items->IsNull()) {
+    return malformed("List", "items is not an array");
+  }
+  return page;
+}
+
+caf::expected<object_watch_line> parse_object_watch_line(const std::string& json) {
+  auto doc = parse(json, "watch event");
+  if (!doc) {
+    return doc.error();
+  }
+  object_watch_line out;
+  out.event.type = json_text(*doc, "type");
+  if (out.event.type.empty()) {
+    return malformed("watch event", "no type");
+  }
+  auto obj = json_member(*doc, "object");
+  if (!obj || !obj->IsObject()) {
+    return malformed("watch event", out.event.type + " without an object");
+  }
+  if (out.event.type == "ERROR") {
+    out.status = status_of(*obj);
+    return out;
+  }
+  out.event.resource_version = json_text(json_object(*obj, "metadata"), "resourceVersion");
+  out.event.object = text_of(*obj);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <caf/expected.hpp>
 
 #include "protocols/kube/kube_api.hpp"
+#include "protocols/kube/object_api.hpp"
 
 namespace berth::kube {
 
@@ -32,6 +33,19 @@ struct watch_line {
 
 /// One line of a watch stream: {"type": ..., "object": ...}.
 caf::expected<watch_line> parse_watch_line(const std::string& json);
+
+/// Any kind's List: each item written back as JSON text, metadata.resourceVersion and
+/// metadata.continue.
+caf::expected<object_page> parse_object_list(const std::string& json);
+
+/// One decoded line of a watch of any kind. type ERROR carries `status`.
+struct object_watch_line {
+  object_event event;
+  api_status status;
+};
+
+/// One line of a watch stream of any kind.
+caf::expected<object_watch_line> parse_object_watch_line(const std::string& json);
 
 /// A Status object; empty fields when the body is not one (e.g. a proxy's HTML page).
 api_status parse_status(const std::string& json);

@@ -148,7 +148,7 @@ std::string berthd_process::start() {
                                    "--csi-endpoint",
                                    endpoint(),
                                    "--node-id",
-                                   "test-node",
+                                   node_id,
                                    "--kubelet-dir",
                                    kubelet_dir(),
                                    // Tests run in parallel: never the fixed default port.

@@ -87,6 +87,9 @@ public:
   /// Arguments appended to every start.
   std::vector<std::string> extra_args;
 
+  /// --node-id of every start.
+  std::string node_id = "test-node";
+
 private:
   std::string root_;
   pid_t pid_ = -1;

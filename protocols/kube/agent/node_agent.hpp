@@ -1,0 +1,115 @@
+#pragma once
+
+// berthd's node agent in the cluster mode (`berthd --kubernetes`): it lists and watches the
+// BerthVolumes of its node (a label selector; again after 410 Expired, with backoff while
+// the API is away), carries each out through the volume actors (create, expand and modify,
+// remove), and answers in the object's status; it reports the free capacity of each
+// backend in its Node's annotations, on change and every resync.
+//
+//   API server ─watch─▶ watcher thread ─▶ queue ─▶ workers ─▶ volume_desk ─▶ registry
+//        ▲                                              │
+//        └──────── status, finalizer, capacity ◀────────┘
+//
+// Workers run a volume's create and removal one at a time, but send its changes as they
+// come: an expand and a modify that arrive together reach the volume's coalescing
+// mailbox together, and it makes them one backend call (docs/design.md, "Expand and
+// modify coalesce into one call").
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+
+#include "actors/actors.hpp"
+#include "backends/backend.hpp"
+#include "protocols/kube/agent/volume_desk.hpp"
+#include "protocols/kube/agent/volume_intent.hpp"
+#include "protocols/kube/berth_objects.hpp"
+#include "protocols/kube/object_api.hpp"
+
+namespace berth::kube::agent {
+
+struct agent_config {
+  std::string node; ///< this node's name: the Node object, and each volume's spec.nodeName
+  std::string default_backend = "block";
+  /// The backends whose free capacity the Node's annotations report.
+  std::map<std::string, std::shared_ptr<backend>> backends;
+  /// Every volume is looked at again, and capacity reported, this often.
+  std::chrono::seconds resync{60};
+  size_t workers = 4;
+};
+
+class node_agent {
+public:
+  node_agent(caf::actor_system& sys, registry_actor registry, std::unique_ptr<object_api> api,
+             agent_config cfg);
+  ~node_agent();
+
+  node_agent(const node_agent&) = delete;
+  node_agent& operator=(const node_agent&) = delete;
+
+  /// Starts the threads. Call once the volumes were spawned.
+  void start();
+
+  /// Ends every call to the API in progress and joins the threads; the transitions a
+  /// worker waits for finish first. Idempotent.
+  void stop();
+
+private:
+  /// What the agent knows of one volume.
+  struct tracked {
+    std::optional<volume_object> latest; ///< the object as last seen; nullopt once gone
+    bool local_known = false;            ///< whether its record was looked up (or made)
+    bool lost = false;                   ///< reported ready once, no record here now
+    bool busy = false;                   ///< a create or a removal is running
+    bool queued = false;
+    requested asked;                     ///< what the volume's actor was last asked for
+    int64_t status_generation = 0;       ///< the newest generation a status answered
+  };
+
+  void watch_loop();
+  void worker_loop();
+  void ticker_loop();
+
+  /// Takes in the object as seen; queues it when it changed.
+  void seen(volume_object obj);
+  void forget_unseen(const std::vector<std::string>& names);
+  void enqueue_locked(const std::string& name, tracked& t);
+
+  void handle(const std::string& name);
+  void handle_removal(const std::string& name, const volume_object& obj);
+  void handle_first_look(const std::string& name, const volume_object& obj);
+  void handle_change(const std::string& name, const volume_object& obj, modify_request change);
+
+  /// Writes `status` unless a newer generation was answered already.
+  void write_status(const std::string& name, const volume_object_status& status);
+  void drop_finalizer(const volume_object& obj);
+  void report_capacity(bool force);
+  /// Logs each CSI volume of this node's state that no BerthVolume names (once, at start).
+  void report_unclaimed(const std::vector<std::string>& names_seen);
+
+  volume_desk desk_;
+  std::unique_ptr<object_api> api_;
+  agent_config cfg_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::string> queue_;
+  std::map<std::string, tracked> volumes_; ///< by object name
+  bool stopping_ = false;
+
+  std::mutex capacity_mu_;
+  std::map<std::string, uint64_t> capacity_written_;
+
+  std::vector<std::thread> threads_;
+};
+
+} // namespace berth::kube::agent

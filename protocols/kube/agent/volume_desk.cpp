@@ -1,0 +1,76 @@
+#include "protocols/kube/agent/volume_desk.hpp"
+
+#include <caf/scoped_actor.hpp>
+
+#include "core/errors.hpp"
+
+namespace berth::kube::agent {
+
+namespace {
+
+/// The registry answers every request once its transition ends, and each transition is
+/// bounded by the backend timeout; this only keeps a bug from holding a thread for ever.
+constexpr std::chrono::minutes longest_answer{15};
+
+template <class T, class... Ts>
+caf::expected<T> ask(caf::actor_system& sys, const registry_actor& registry, Ts&&... xs) {
+  caf::scoped_actor self{sys};
+  caf::expected<T> out{make_error(ec::internal, "the registry did not answer")};
+  self->request(registry, longest_answer, std::forward<Ts>(xs)...)
+    .receive([&](T& value) { out = std::move(value); },
+             [&](caf::error& err) { out = std::move(err); });
+  return out;
+}
+
+} // namespace
+
+volume_desk::volume_desk(caf::actor_system& sys, registry_actor registry)
+  : sys_(sys), registry_(std::move(registry)) {
+}
+
+caf::expected<std::optional<volume_record>> volume_desk::get(const std::string& name) {
+  auto rec = ask<volume_record>(sys_, registry_, atom::get_v, name, std::string{owner_csi});
+  if (!rec) {
+    if (is(rec.error(), ec::not_found)) {
+      return std::optional<volume_record>{};
+    }
+    return rec.error();
+  }
+  if (rec->kind != record_kind::volume) {
+    return std::optional<volume_record>{};
+  }
+  return std::optional<volume_record>{std::move(*rec)};
+}
+
+caf::expected<volume_record> volume_desk::create(const std::string& name, volume_spec spec) {
+  return ask<volume_record>(sys_, registry_, atom::create_v, name, std::move(spec));
+}
+
+caf::expected<volume_record> volume_desk::modify(const std::string& name, modify_request change) {
+  return ask<volume_record>(sys_, registry_, atom::modify_v, name, std::move(change));
+}
+
+caf::error volume_desk::remove(const std::string& name) {
+  auto done = ask<atom::ok>(sys_, registry_, atom::remove_v, name, std::string{owner_csi},
+                            record_kind::volume);
+  if (!done && !is(done.error(), ec::not_found)) {
+    return done.error();
+  }
+  return caf::none;
+}
+
+caf::expected<std::vector<volume_record>> volume_desk::volumes() {
+  auto all = ask<std::vector<volume_record>>(sys_, registry_, atom::list_v, std::string{owner_csi});
+  if (!all) {
+    return all.error();
+  }
+  std::vector<volume_record> out;
+  for (auto& rec : *all) {
+    if (rec.kind == record_kind::volume) {
+      out.push_back(std::move(rec));
+    }
+  }
+  return out;
+}
+
+} // namespace berth::kube::agent

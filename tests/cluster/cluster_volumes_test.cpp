@@ -1,0 +1,251 @@
+// The cluster mode end to end: `berthd controller` places and answers, each node's agent
+// carries its BerthVolumes out, and the objects say what happened.
+
+#include <fstream>
+#include <thread>
+
+#include "tests/cluster/cluster_fixture.hpp"
+
+namespace berth::cluster_test {
+
+namespace {
+
+constexpr int64_t mib = 1 << 20;
+
+std::string node_of(const v1::Volume& vol) {
+  for (const auto& t : vol.accessible_topology()) {
+    auto it = t.segments().find("topology.berth.csi.dev/node");
+    if (it != t.segments().end()) {
+      return it->second;
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+TEST_F(cluster, nodes_report_capacity_and_the_controller_answers_per_node) {
+  ASSERT_TRUE(eventually([] {
+    for (const char* n : {"n1", "n2"}) {
+      auto json = api().get_object(kube::nodes(), n, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+      auto cap = json ? kube::parse_node_capacity(*json) : caf::expected<std::map<std::string, uint64_t>>{caf::error{}};
+      if (!cap || cap->count("block") == 0 || cap->at("block") == 0) {
+        return false;
+      }
+    }
+    return true;
+  })) << logs();
+  v1::GetCapacityRequest req;
+  (*req.mutable_accessible_topology()->mutable_segments())["topology.berth.csi.dev/node"] = "n2";
+  v1::GetCapacityResponse resp;
+  auto st = controller().GetCapacity(call().get(), req, &resp);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_GT(resp.available_capacity(), 0);
+  (*req.mutable_accessible_topology()->mutable_segments())["topology.berth.csi.dev/node"] = "nowhere";
+  st = controller().GetCapacity(call().get(), req, &resp);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(resp.available_capacity(), 0);
+}
+
+TEST_F(cluster, a_volume_goes_where_the_topology_asks_and_is_staged_there) {
+  auto req = create_request("cl-placed", 64 * mib, "n2");
+  v1::CreateVolumeResponse resp;
+  auto st = controller().CreateVolume(call().get(), req, &resp);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  EXPECT_EQ(resp.volume().volume_id(), "cl-placed");
+  EXPECT_EQ(node_of(resp.volume()), "n2");
+  EXPECT_GE(resp.volume().capacity_bytes(), 64 * mib);
+  auto obj = object_of("cl-placed");
+  ASSERT_TRUE(obj);
+  EXPECT_EQ(obj->spec.node, "n2");
+  EXPECT_EQ(obj->status.phase, "Ready");
+  EXPECT_EQ(obj->status.observed_generation, obj->generation);
+
+  // A retry finds the same object; another capacity under the name is refused.
+  v1::CreateVolumeResponse again;
+  st = controller().CreateVolume(call().get(), req, &again);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(again.volume().capacity_bytes(), resp.volume().capacity_bytes());
+  auto bigger = create_request("cl-placed", 128 * mib, "n2");
+  st = controller().CreateVolume(call().get(), bigger, &again);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::ALREADY_EXISTS) << st.error_message();
+
+  // n2 holds it: it stages there; n1 knows no such volume.
+  v1::NodeStageVolumeRequest stage;
+  stage.set_volume_id("cl-placed");
+  stage.set_staging_target_path(berthd(2).kubelet_dir() + "/stage-placed");
+  *stage.mutable_volume_capability() = req.volume_capabilities(0);
+  v1::NodeStageVolumeResponse staged;
+  st = node(2).NodeStageVolume(call().get(), stage, &staged);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  stage.set_staging_target_path(berthd(1).kubelet_dir() + "/stage-placed");
+  st = node(1).NodeStageVolume(call().get(), stage, &staged);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND) << st.error_message();
+  v1::NodeUnstageVolumeRequest unstage;
+  unstage.set_volume_id("cl-placed");
+  unstage.set_staging_target_path(berthd(2).kubelet_dir() + "/stage-placed");
+  v1::NodeUnstageVolumeResponse unstaged;
+  st = node(2).NodeUnstageVolume(call().get(), unstage, &unstaged);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+
+  // Deleted: OK once the object is gone, and again (idempotent).
+  v1::DeleteVolumeRequest del;
+  del.set_volume_id("cl-placed");
+  v1::DeleteVolumeResponse deleted;
+  st = controller().DeleteVolume(call().get(), del, &deleted);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  EXPECT_FALSE(object_of("cl-placed"));
+  st = controller().DeleteVolume(call().get(), del, &deleted);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+}
+
+TEST_F(cluster, an_expand_and_a_modify_together_are_one_backend_call_on_the_node) {
+  v1::CreateVolumeResponse made;
+  auto st = controller().CreateVolume(call().get(), create_request("cl-coalesce", 64 * mib, "n1"), &made);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  ASSERT_EQ(node_of(made.volume()), "n1");
+
+  grpc::Status expanded, modified;
+  v1::ControllerExpandVolumeResponse grown;
+  std::thread expand{[&] {
+    v1::ControllerExpandVolumeRequest req;
+    req.set_volume_id("cl-coalesce");
+    req.mutable_capacity_range()->set_required_bytes(128 * mib);
+    expanded = controller().ControllerExpandVolume(call().get(), req, &grown);
+  }};
+  std::thread modify{[&] {
+    v1::ControllerModifyVolumeRequest req;
+    req.set_volume_id("cl-coalesce");
+    (*req.mutable_mutable_parameters())["readAheadKB"] = "256";
+    v1::ControllerModifyVolumeResponse resp;
+    modified = controller().ControllerModifyVolume(call().get(), req, &resp);
+  }};
+  expand.join();
+  modify.join();
+  ASSERT_TRUE(expanded.ok()) << expanded.error_message() << logs();
+  ASSERT_TRUE(modified.ok()) << modified.error_message() << logs();
+  EXPECT_GE(grown.capacity_bytes(), 128 * mib);
+  auto obj = object_of("cl-coalesce");
+  ASSERT_TRUE(obj);
+  EXPECT_GE(obj->status.capacity_bytes, uint64_t(128 * mib));
+  EXPECT_EQ(obj->status.applied_parameters["readAheadKB"], "256");
+  EXPECT_EQ(obj->status.modifications, 1u) << "the expand and the modify were not coalesced\n" << logs();
+}
+
+TEST_F(cluster, a_change_the_node_refuses_is_the_answer_and_is_taken_back) {
+  v1::CreateVolumeResponse made;
+  auto st = controller().CreateVolume(call().get(), create_request("cl-refused", 64 * mib, "n1"), &made);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  v1::ControllerModifyVolumeRequest bad;
+  bad.set_volume_id("cl-refused");
+  (*bad.mutable_mutable_parameters())["noSuchKnob"] = "1";
+  v1::ControllerModifyVolumeResponse resp;
+  st = controller().ControllerModifyVolume(call().get(), bad, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_NE(st.error_message().find("n1"), std::string::npos) << st.error_message();
+  EXPECT_NE(st.error_message().find("noSuchKnob"), std::string::npos) << st.error_message();
+  auto obj = object_of("cl-refused");
+  ASSERT_TRUE(obj);
+  EXPECT_EQ(obj->spec.mutable_parameters.count("noSuchKnob"), 0u) << "the refused change stayed in the spec";
+
+  // The volume still grows: the refused parameter no longer rides along.
+  v1::ControllerExpandVolumeRequest grow;
+  grow.set_volume_id("cl-refused");
+  grow.mutable_capacity_range()->set_required_bytes(96 * mib);
+  v1::ControllerExpandVolumeResponse grown;
+  st = controller().ControllerExpandVolume(call().get(), grow, &grown);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  EXPECT_GE(grown.capacity_bytes(), 96 * mib);
+
+  v1::ControllerExpandVolumeRequest unknown;
+  unknown.set_volume_id("cl-no-such-volume");
+  unknown.mutable_capacity_range()->set_required_bytes(96 * mib);
+  st = controller().ControllerExpandVolume(call().get(), unknown, &grown);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(cluster, a_clone_stays_on_its_sources_node_and_says_so_when_it_cannot) {
+  v1::CreateVolumeResponse made;
+  auto st = controller().CreateVolume(call().get(), create_request("cl-source", 64 * mib, "n1"), &made);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  auto clone = create_request("cl-clone", 64 * mib, "n2");
+  clone.mutable_volume_content_source()->mutable_volume()->set_volume_id("cl-source");
+  v1::CreateVolumeResponse cloned;
+  st = controller().CreateVolume(call().get(), clone, &cloned);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+  EXPECT_NE(st.error_message().find("n1"), std::string::npos) << st.error_message();
+  EXPECT_NE(st.error_message().find("n2"), std::string::npos) << st.error_message();
+  EXPECT_FALSE(object_of("cl-clone"));
+
+  auto anywhere = create_request("cl-clone", 64 * mib, "");
+  anywhere.mutable_volume_content_source()->mutable_volume()->set_volume_id("cl-source");
+  st = controller().CreateVolume(call().get(), anywhere, &cloned);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  EXPECT_EQ(node_of(cloned.volume()), "n1");
+}
+
+TEST_F(cluster, a_node_deleted_for_good_releases_its_volumes_with_an_event) {
+  ASSERT_TRUE(api().create_object(kube::nodes(), R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n3","annotations":{"capacity.berth.csi.dev/block":"1000000000000"}}})",
+                                  std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  // No berthd runs on n3: the object is written, and nothing answers it.
+  kube::volume_object_spec spec;
+  spec.csi_name = "cl-on-gone-node";
+  spec.node = "n3";
+  spec.size_bytes = 64 * mib;
+  spec.parameters["backend"] = "block";
+  spec.access_type = "mount";
+  ASSERT_TRUE(api().create_object(kube::berth_volumes(), kube::volume_object_json(kube::object_name_for(spec.csi_name), spec),
+                                  std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  ASSERT_TRUE(api().delete_object(kube::nodes(), "n3", std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  v1::DeleteVolumeRequest del;
+  del.set_volume_id("cl-on-gone-node");
+  v1::DeleteVolumeResponse deleted;
+  auto st = controller().DeleteVolume(call().get(), del, &deleted);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  EXPECT_FALSE(object_of("cl-on-gone-node"));
+  kube::list_query q;
+  auto events = api().list_objects(kube::events("berth-system"), q,
+                                   std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  ASSERT_TRUE(events);
+  bool told = false;
+  for (const auto& e : events->items) {
+    told = told || (e.find("NodeGone") != std::string::npos && e.find("n3") != std::string::npos);
+  }
+  EXPECT_TRUE(told) << "no NodeGone Event names n3";
+}
+
+TEST_F(cluster, a_restarted_node_takes_its_volumes_back_without_making_them_again) {
+  v1::CreateVolumeResponse made;
+  auto st = controller().CreateVolume(call().get(), create_request("cl-restart", 64 * mib, "n2"), &made);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  ASSERT_EQ(berthd(2).stop(), 0) << berthd(2).log_tail();
+  // Grown while the node is down: the node carries it out once it is back. (berthd starts
+  // from this thread: a child dies with the thread that forked it, PR_SET_PDEATHSIG.)
+  grpc::Status st_grow;
+  v1::ControllerExpandVolumeResponse grown;
+  std::thread expand{[&] {
+    v1::ControllerExpandVolumeRequest grow;
+    grow.set_volume_id("cl-restart");
+    grow.mutable_capacity_range()->set_required_bytes(96 * mib);
+    st_grow = controller().ControllerExpandVolume(call(std::chrono::seconds(60)).get(), grow, &grown);
+  }};
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  auto started = berthd(2).start();
+  expand.join();
+  ASSERT_EQ(started, "");
+  ASSERT_TRUE(st_grow.ok()) << st_grow.error_message() << logs();
+  EXPECT_GE(grown.capacity_bytes(), 96 * mib);
+  auto obj = object_of("cl-restart");
+  ASSERT_TRUE(obj);
+  EXPECT_EQ(obj->status.phase, "Ready");
+  EXPECT_GE(obj->status.capacity_bytes, uint64_t(96 * mib));
+  // Made once, before the restart: the node took its record back.
+  std::ifstream log{berthd(2).log_path()};
+  size_t made_here = 0;
+  for (std::string line; std::getline(log, line);) {
+    made_here += line.find("volume cl-restart: created sparse image") != std::string::npos;
+  }
+  EXPECT_EQ(made_here, 1u) << berthd(2).log_tail();
+}
+
+} // namespace berth::cluster_test

@@ -1,0 +1,128 @@
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "protocols/kube/berth_objects.hpp"
+
+namespace berth::kube {
+namespace {
+
+volume_object_spec sample_spec() {
+  volume_object_spec s;
+  s.csi_name = "pvc-1234";
+  s.node = "worker-1";
+  s.size_bytes = 1 << 30;
+  s.limit_bytes = 2u << 30;
+  s.parameters = {{"backend", "block"}, {"fsType", "xfs"}};
+  s.mutable_parameters = {{"readAheadKB", "128"}};
+  s.source_volume = "pvc-src";
+  s.access_type = "mount";
+  s.fs_type = "xfs";
+  s.mount_flags = {"noatime"};
+  s.access_mode = "SINGLE_NODE_WRITER";
+  return s;
+}
+
+TEST(berth_objects, a_volume_object_reads_back_as_written_with_label_and_finalizer) {
+  auto json = volume_object_json("pvc-1234", sample_spec());
+  auto obj = parse_volume_object(json);
+  ASSERT_TRUE(obj) << describe(obj.error());
+  EXPECT_EQ(obj->name, "pvc-1234");
+  auto s = obj->spec;
+  auto want = sample_spec();
+  EXPECT_EQ(s.csi_name, want.csi_name);
+  EXPECT_EQ(s.node, want.node);
+  EXPECT_EQ(s.size_bytes, want.size_bytes);
+  EXPECT_EQ(s.limit_bytes, want.limit_bytes);
+  EXPECT_EQ(s.parameters, want.parameters);
+  EXPECT_EQ(s.mutable_parameters, want.mutable_parameters);
+  EXPECT_EQ(s.source_volume, want.source_volume);
+  EXPECT_EQ(s.mount_flags, want.mount_flags);
+  EXPECT_EQ(s.access_mode, want.access_mode);
+  EXPECT_EQ(obj->finalizers, std::vector<std::string>{storage_finalizer});
+  EXPECT_NE(json.find(R"("berth.csi.dev/node":"worker-1")"), std::string::npos) << json;
+}
+
+TEST(berth_objects, status_and_metadata_are_read) {
+  auto obj = parse_volume_object(R"({"metadata":{"name":"v","resourceVersion":"7","generation":3,
+    "deletionTimestamp":"2026-12-02T00:00:00Z"},"spec":{"name":"v"},
+    "status":{"phase":"Ready","capacityBytes":42,"appliedParameters":{"a":"b"},"modifications":2,
+    "observedGeneration":3,"reason":"out_of_range","message":"too big"}})");
+  ASSERT_TRUE(obj) << describe(obj.error());
+  EXPECT_EQ(obj->resource_version, "7");
+  EXPECT_EQ(obj->generation, 3);
+  EXPECT_TRUE(obj->deleting);
+  EXPECT_EQ(obj->status.capacity_bytes, 42u);
+  EXPECT_EQ(obj->status.modifications, 2u);
+  EXPECT_EQ(obj->status.observed_generation, 3);
+  EXPECT_EQ(obj->status.reason, "out_of_range");
+  EXPECT_EQ(obj->status.applied_parameters.at("a"), "b");
+}
+
+TEST(berth_objects, a_field_of_the_wrong_type_is_a_malformed_answer) {
+  for (const char* bad : {R"({"spec":{"sizeBytes":-1}})", R"({"spec":{"sizeBytes":"1"}})",
+                          R"({"spec":{"parameters":{"a":1}}})", R"({"metadata":{"finalizers":"x"}})",
+                          "[1]", "{"}) {
+    auto obj = parse_volume_object(bad);
+    ASSERT_FALSE(obj) << bad;
+    EXPECT_TRUE(is(obj.error(), ec::unavailable)) << bad;
+  }
+}
+
+TEST(berth_objects, the_status_patch_carries_every_field) {
+  volume_object_status st;
+  st.phase = phase_failed;
+  st.capacity_bytes = 9;
+  st.applied_parameters = {{"k", "v"}};
+  st.observed_generation = 4;
+  st.reason = "invalid_argument";
+  st.message = "no \"x\"";
+  auto back = parse_volume_object(status_patch(st));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->status.phase, phase_failed);
+  EXPECT_EQ(back->status.capacity_bytes, 9u);
+  EXPECT_EQ(back->status.observed_generation, 4);
+  EXPECT_EQ(back->status.message, "no \"x\"");
+}
+
+TEST(berth_objects, a_spec_patch_removes_the_parameters_it_no_longer_names) {
+  EXPECT_EQ(spec_patch("5", 10, {{"a", "1"}}, {{"a", "0"}, {"b", "2"}}),
+            R"({"metadata":{"resourceVersion":"5"},"spec":{"sizeBytes":10,)"
+            R"("mutableParameters":{"a":"1","b":null}}})");
+}
+
+TEST(berth_objects, object_names_are_valid_and_distinct) {
+  EXPECT_EQ(object_name_for("pvc-0b1c2d3e-aaaa-bbbb-cccc-0123456789ab"),
+            "pvc-0b1c2d3e-aaaa-bbbb-cccc-0123456789ab");
+  auto upper = object_name_for("sanity-Node-ABC");
+  EXPECT_EQ(upper.rfind("bv-sanity-node-abc-", 0), 0u) << upper;
+  EXPECT_NE(object_name_for("sanity-Node-ABC"), object_name_for("sanity-node-abc"));
+  EXPECT_NE(object_name_for("a_b"), object_name_for("a-b"));
+  auto longest = object_name_for(std::string(128, 'X'));
+  EXPECT_LE(longest.size(), 63u);
+  auto dashed = object_name_for("-x");
+  EXPECT_EQ(dashed.rfind("bv-x-", 0), 0u) << dashed;
+  EXPECT_EQ(dashed.size(), 5u + 16u) << dashed;
+  EXPECT_EQ(object_name_for("___").size(), 3u + 16u); // nothing of it is kept: the hash alone
+}
+
+TEST(berth_objects, node_label_values_fit_a_label) {
+  EXPECT_EQ(node_label_value("worker-1.example.com"), "worker-1.example.com");
+  auto hashed = node_label_value(std::string(70, 'a'));
+  EXPECT_EQ(hashed.size(), 42u);
+  EXPECT_EQ(hashed.rfind("h-", 0), 0u);
+}
+
+TEST(berth_objects, node_capacity_reads_only_numbers_under_berths_prefix) {
+  auto cap = parse_node_capacity(R"({"metadata":{"annotations":{
+    "capacity.berth.csi.dev/block":"1000","capacity.berth.csi.dev/local":"x",
+    "other.io/block":"5"}}})");
+  ASSERT_TRUE(cap);
+  EXPECT_EQ(cap->size(), 1u);
+  EXPECT_EQ(cap->at("block"), 1000u);
+  auto patch = capacity_patch({{"block", 7}});
+  EXPECT_EQ(patch, R"({"metadata":{"annotations":{"capacity.berth.csi.dev/block":"7"}}})");
+  EXPECT_EQ(parse_node_capacity(patch)->at("block"), 7u);
+}
+
+} // namespace
+} // namespace berth::kube
