@@ -2,10 +2,10 @@
 """The Kubernetes manifests (deploy/kubernetes) render, and say what berthd needs.
 
 Renders deploy/kubernetes, deploy/kubernetes/classes and deploy/kubernetes/monitoring with
-`kubectl kustomize`, parses the
-YAML with python3-yaml, and checks the objects against each other and against the built
-berthd (`berthd --help`; nothing is started). Exit 0 when every check passes, 1 when one
-fails, 77 (skipped) when kubectl or python3-yaml is missing.
+`kubectl kustomize`, parses the YAML with python3-yaml, and checks the objects against each
+other and against the built berthd (`berthd --help`, `berthd controller --help`; nothing is
+started). Exit 0 when every check passes, 1 when one fails, 77 (skipped) when kubectl or
+python3-yaml is missing.
 
     manifests_test.py --source-dir DIR --berthd PATH
 

@@ -1,6 +1,9 @@
-"""The cluster-wide objects: the pod's service account may do what berthd prestop and each
-sidecar needs; the CSIDriver, StorageClass, VolumeSnapshotClass and VolumeAttributesClasses
-name berthd's driver, and the attributes classes use only the block backend's mutable keys."""
+"""The cluster-wide objects: each pod's service account may do what its containers need (the
+node's: berthd prestop and berthd carrying out its node's objects; the controller's: berthd
+controller and each sidecar, the namespaced rules in the pod's namespace) and the node's may
+not do what only the controller does; the CSIDriver, StorageClass, VolumeSnapshotClass and
+VolumeAttributesClasses name berthd's driver, the CSIDriver asks for capacity tracking, and
+the attributes classes use only the block backend's mutable keys."""
 
 import os
 import re
@@ -8,10 +11,41 @@ import re
 from .lookups import expect, one
 from .rendered import Rendered
 
-# What the pod's service account must be allowed: (API group, resource, verbs, who needs it).
-REQUIRED_RBAC = [
+# What a service account must be allowed: (API group, resource, verbs, who needs it). A rule
+# marked NAMESPACED is needed only in the pod's own namespace (a Role there will do).
+NAMESPACED = "namespaced"
+
+NODE_RBAC = [
     ("", "nodes", "get list watch", "berthd prestop: is the node being drained?"),
     ("storage.k8s.io", "volumeattachments", "get list watch", "berthd prestop: the wait"),
+    ("", "nodes", "patch", "berthd --kubernetes: its capacity as Node annotations"),
+    ("berth.csi.dev", "berthvolumes", "get list watch patch update",
+     "berthd --kubernetes: its node's volumes"),
+    ("berth.csi.dev", "berthsnapshots", "get list watch patch update",
+     "berthd --kubernetes: its node's snapshots"),
+    ("berth.csi.dev", "berthvolumes/status", "get patch update", "berthd --kubernetes"),
+    ("berth.csi.dev", "berthsnapshots/status", "get patch update", "berthd --kubernetes"),
+    ("", "events", "create patch", "berthd --kubernetes"),
+]
+
+# What only the controller does: the node's account may not, so a node cannot make or drop
+# another node's volumes, or provision at all.
+NODE_FORBIDDEN = [
+    ("berth.csi.dev", "berthvolumes", "create delete"),
+    ("berth.csi.dev", "berthsnapshots", "create delete"),
+    ("", "persistentvolumes", "create delete patch"),
+    ("snapshot.storage.k8s.io", "volumesnapshotcontents", "update patch"),
+]
+
+CONTROLLER_RBAC = [
+    ("berth.csi.dev", "berthvolumes", "get list watch create patch update delete",
+     "berthd controller"),
+    ("berth.csi.dev", "berthsnapshots", "get list watch create patch update delete",
+     "berthd controller"),
+    ("berth.csi.dev", "berthvolumes/status", "get", "berthd controller"),
+    ("berth.csi.dev", "berthsnapshots/status", "get", "berthd controller"),
+    ("", "nodes", "get list watch", "berthd controller: topology and capacity"),
+    ("", "events", "create patch", "berthd controller"),
     ("", "persistentvolumes", "get list watch create delete", "external-provisioner"),
     ("", "persistentvolumeclaims", "get list watch update", "external-provisioner"),
     ("storage.k8s.io", "storageclasses", "get list watch", "external-provisioner"),
@@ -27,35 +61,84 @@ REQUIRED_RBAC = [
     ("snapshot.storage.k8s.io", "volumesnapshotclasses", "get list watch", "csi-snapshotter"),
     ("snapshot.storage.k8s.io", "volumesnapshotcontents/status", "update patch",
      "csi-snapshotter"),
+    ("coordination.k8s.io", "leases", "get watch list delete update create",
+     "every sidecar's leader election", NAMESPACED),
+    ("storage.k8s.io", "csistoragecapacities", "get list watch create update patch delete",
+     "external-provisioner --enable-capacity", NAMESPACED),
+    ("", "pods", "get", "external-provisioner --capacity-ownerref-level", NAMESPACED),
+    ("apps", "replicasets", "get", "external-provisioner --capacity-ownerref-level",
+     NAMESPACED),
+    ("apps", "deployments", "get", "external-provisioner --capacity-ownerref-level",
+     NAMESPACED),
 ]
 
 
 class ClusterChecks(Rendered):
-    def test_rbac(self):
-        ns = self.ds["metadata"]["namespace"]
-        sa = self.pod.get("serviceAccountName")
+    def rules_of(self, workload):
+        """(service account, its namespace, [(rules, namespace or None for cluster-wide)]) for
+        the pod of a DaemonSet or Deployment: what its ClusterRoleBindings and the RoleBindings
+        in its namespace grant it."""
+        ns = workload["metadata"]["namespace"]
+        sa = workload["spec"]["template"]["spec"].get("serviceAccountName")
         expect(any(o["kind"] == "ServiceAccount" and o["metadata"]["name"] == sa
                    and o["metadata"].get("namespace") == ns for o in self.base),
                f"no ServiceAccount {ns}/{sa}")
-        roles = {o["metadata"]["name"]: o for o in self.base if o["kind"] == "ClusterRole"}
-        rules = []
-        for b in (o for o in self.base if o["kind"] == "ClusterRoleBinding"):
-            if any(s.get("kind") == "ServiceAccount" and s.get("name") == sa
-                   and s.get("namespace") == ns for s in b.get("subjects", [])):
-                ref = b["roleRef"]["name"]
-                expect(b["roleRef"].get("kind") == "ClusterRole" and ref in roles,
-                       f"ClusterRoleBinding {b['metadata']['name']} binds no known ClusterRole")
-                rules += roles[ref].get("rules", [])
+        cluster_roles = {o["metadata"]["name"]: o for o in self.base
+                         if o["kind"] == "ClusterRole"}
+        roles = {(o["metadata"].get("namespace"), o["metadata"]["name"]): o for o in self.base
+                 if o["kind"] == "Role"}
+        granted = []
+        for b in (o for o in self.base if o["kind"] in ("ClusterRoleBinding", "RoleBinding")):
+            if not any(s.get("kind") == "ServiceAccount" and s.get("name") == sa
+                       and s.get("namespace") == ns for s in b.get("subjects", [])):
+                continue
+            where = f"{b['kind']} {b['metadata']['name']}"
+            ref = b["roleRef"]
+            scope = None if b["kind"] == "ClusterRoleBinding" else b["metadata"].get("namespace")
+            if ref.get("kind") == "ClusterRole":
+                expect(ref["name"] in cluster_roles, f"{where} binds no known ClusterRole")
+                granted.append((cluster_roles[ref["name"]].get("rules", []), scope))
+            else:
+                expect(b["kind"] == "RoleBinding" and ref.get("kind") == "Role"
+                       and (scope, ref["name"]) in roles,
+                       f"{where} binds no known Role in its namespace {scope}")
+                granted.append((roles[(scope, ref["name"])].get("rules", []), scope))
+        return sa, ns, granted
 
-        def allowed(group, resource, verb):
-            return any((group in r.get("apiGroups", []) or "*" in r.get("apiGroups", []))
-                       and (resource in r.get("resources", []) or "*" in r.get("resources", []))
-                       and (verb in r.get("verbs", []) or "*" in r.get("verbs", []))
-                       for r in rules)
-        for group, resource, verbs, who in REQUIRED_RBAC:
+    @staticmethod
+    def allowed(granted, group, resource, verb, namespace):
+        """Whether a grant covers the verb: cluster-wide, or (namespace given) in it."""
+        def covers(r):
+            return ((group in r.get("apiGroups", []) or "*" in r.get("apiGroups", []))
+                    and (resource in r.get("resources", []) or "*" in r.get("resources", []))
+                    and (verb in r.get("verbs", []) or "*" in r.get("verbs", [])))
+        return any(scope is None or scope == namespace
+                   for rules, scope in granted if any(covers(r) for r in rules))
+
+    def expect_rbac(self, workload, required):
+        sa, ns, granted = self.rules_of(workload)
+        for rule in required:
+            group, resource, verbs, who = rule[:4]
+            namespaced = len(rule) > 4 and rule[4] == NAMESPACED
             for verb in verbs.split():
-                expect(allowed(group, resource, verb), f"{sa} may not {verb} {resource} "
-                       f"({group or 'core'}), which {who} needs")
+                expect(self.allowed(granted, group, resource, verb, ns if namespaced else None),
+                       f"{sa} may not {verb} {resource} ({group or 'core'})"
+                       f"{' in ' + ns if namespaced else ''}, which {who} needs")
+        return sa, ns, granted
+
+    def test_rbac(self):
+        sa, _, granted = self.expect_rbac(self.ds, NODE_RBAC)
+        for group, resource, verbs in NODE_FORBIDDEN:
+            for verb in verbs.split():
+                expect(not self.allowed(granted, group, resource, verb, None),
+                       f"{sa} may {verb} {resource} ({group or 'core'}): only the controller "
+                       "should")
+
+    def test_controller_rbac(self):
+        sa, _, _ = self.expect_rbac(self.deploy, CONTROLLER_RBAC)
+        expect(sa != self.pod.get("serviceAccountName"), f"the controller and the node plugin "
+               f"share the service account {sa}: every node could then do what the "
+               "controller does")
 
     def test_csidriver_and_classes(self):
         d = one(self.base, "CSIDriver")
@@ -65,6 +148,8 @@ class ClusterChecks(Rendered):
                "false (node-local volumes; the attach/detach controller has nothing to do)")
         expect("Persistent" in d["spec"].get("volumeLifecycleModes", []),
                "CSIDriver: volumeLifecycleModes lacks Persistent")
+        expect(d["spec"].get("storageCapacity") is True, "CSIDriver: storageCapacity is not "
+               "true: the scheduler would ignore the capacity the provisioner publishes")
         sc = one(self.base, "StorageClass")
         expect(sc.get("provisioner") == self.driver, f"StorageClass provisioner "
                f"{sc.get('provisioner')} is not {self.driver}")

@@ -1,16 +1,26 @@
-"""berthd's container and its CSI sidecars: berthd accepts its args (`berthd --help` lists
-each flag and takes the values), runs privileged with the kubelet directory mounted
-Bidirectional and its state on the host; the sidecars reach berthd's socket, run as native
-sidecars, and the controller ones act for this node only."""
+"""berthd's containers and their CSI sidecars. On the node: berthd accepts its args (`berthd
+--help` lists each flag and takes the values), runs for Kubernetes (--kubernetes), privileged
+with the kubelet directory mounted Bidirectional and its state on the host; the registrar and
+liveness-probe reach its socket as native sidecars, and no controller sidecar is left there.
+In the controller: berthd runs `berthd controller` with flags that command lists, keeps
+nothing on the host, serves the driver the CSIDriver names; the provisioner, resizer and
+snapshotter reach its socket, each elects a leader in the pod's namespace, and the
+provisioner publishes capacity per node with the env and owner level that needs."""
 
 import os
+import re
 
-from .lookups import container, env_value, expand, expect, flag_names, flag_value, \
-    help_flags, mount_source, run_berthd
+from .lookups import container, env_value, expand, expect, flag_names, flag_on, flag_value, \
+    help_flags, mount_source, mount_volume, run_berthd
 from .rendered import Rendered
 
-SIDECARS = ["node-driver-registrar", "liveness-probe", "csi-provisioner", "csi-resizer",
-            "csi-snapshotter"]
+# The node plugin's sidecars, and the controller's: the ones that act on the API for the
+# driver (each elected), and the liveness-probe beside its berthd.
+SIDECARS = ["node-driver-registrar", "liveness-probe"]
+CONTROLLER_SIDECARS = ["csi-provisioner", "csi-resizer", "csi-snapshotter"]
+CONTROLLER_PROBE = "liveness-probe"
+# The images of the sidecars that belong to the controller (kustomization.yaml's names).
+CONTROLLER_IMAGES = {"csi-provisioner", "csi-resizer", "csi-snapshotter", "csi-attacher"}
 
 
 class ContainerChecks(Rendered):
@@ -74,19 +84,111 @@ class ContainerChecks(Rendered):
         for name in SIDECARS:
             container(self.pod, name)
 
-    def test_controller_sidecars_are_node_local(self):
-        for name in ("csi-provisioner", "csi-snapshotter"):
-            c = container(self.pod, name)
-            expect(flag_value(c["args"], "--node-deployment") == "true",
-                   f"{name} does not run with --node-deployment=true")
-            e = env_value(c, "NODE_NAME")
-            expect(e and e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
-                   == "spec.nodeName", f"{name}'s NODE_NAME does not come from spec.nodeName")
-        for name in ("csi-provisioner", "csi-resizer", "csi-snapshotter"):
-            args = container(self.pod, name)["args"]
-            expect(flag_value(args, "--leader-election") == "false", f"{name} must not elect "
-                   "one leader for the cluster (--leader-election=false)")
+    def test_berthd_runs_for_kubernetes(self):
+        # Cluster mode: berthd serves Identity and Node and carries out its node's BerthVolumes;
+        # without the flag it would serve Controller too, for nobody.
+        expect("--kubernetes" in self.args, "the node's berthd does not pass --kubernetes: it "
+               "would not carry out the BerthVolumes the controller writes for its node")
+
+    def test_no_controller_sidecar_on_the_node(self):
+        for c in self.pod.get("containers", []) + self.pod.get("initContainers", []):
+            image = str(c.get("image", "")).rsplit("/", 1)[-1].split(":", 1)[0]
+            expect(c["name"] not in CONTROLLER_SIDECARS and image not in CONTROLLER_IMAGES,
+                   f"the DaemonSet still runs {c['name']} ({c.get('image')}): on every node it "
+                   "would act on every claim of the driver; it belongs to the controller")
+            expect(not flag_on(c.get("args", []), "--node-deployment"), f"{c['name']} runs "
+                   "with --node-deployment in the DaemonSet")
+
+    def test_controller_berthd_accepts_its_args(self):
+        expect(self.ctl_args[:1] == ["controller"], f"the controller's berthd runs "
+               f"{self.ctl_args[:1]}, not the controller command")
+        out = self.controller_help()
+        known = help_flags(out)
+        expect("--csi-endpoint" in known, "`berthd controller --help` lists no --csi-endpoint: "
+               f"cannot read its options from {out[:200]!r}")
+        for name in flag_names(self.ctl_args[1:]):
+            expect(name in known, f"the controller's berthd passes {name}, which `berthd "
+                   "controller --help` does not list")
+        # Like berthd, the command checks every option before it answers --help.
+        args = [expand(a, self.ctl_c) for a in self.ctl_args]
+        code, out = run_berthd(self.berthd, args + ["--help"])
+        expect(code == 0, f"berthd refuses the controller's args {args}: {out.strip()}")
+
+    def test_controller_serves_the_nodes_driver(self):
+        name = flag_value(self.ctl_args, "--driver-name")
+        if name is None:
+            m = re.search(r"--driver-name [^\n]*\(default ([^)\s]+)\)", self.controller_help())
+            expect(m, "cannot read --driver-name's default from `berthd controller --help`")
+            name = m.group(1)
+        expect(name == self.driver, f"the controller serves driver {name}, the node plugin "
+               f"{self.driver}")
+
+    def test_controller_keeps_nothing_on_the_host(self):
+        # Its state is the BerthVolume and BerthSnapshot objects: a host path would tie it to
+        # a node, and a privileged container would give it what it never uses.
+        for v in self.ctl_pod.get("volumes", []):
+            expect("hostPath" not in v, f"the controller mounts a host path "
+                   f"{v.get('hostPath', {}).get('path')} (volume {v.get('name')})")
+        for c in self.ctl_pod.get("containers", []) + self.ctl_pod.get("initContainers", []):
+            expect(not c.get("securityContext", {}).get("privileged"), f"the controller's "
+                   f"{c['name']} is privileged")
+        expect(not self.ctl_pod.get("hostNetwork"), "the controller runs in the host's network")
+
+    def test_controller_sidecars_share_its_socket(self):
+        endpoint = flag_value(self.ctl_args, "--csi-endpoint") or ""
+        expect(endpoint.startswith("unix://"), f"the controller's --csi-endpoint {endpoint!r} "
+               "is not unix://")
+        sock = endpoint[len("unix://"):]
+        own = mount_volume(self.ctl_pod, self.ctl_c, os.path.dirname(sock))
+        expect(own is not None, f"the controller's berthd mounts no volume at "
+               f"{os.path.dirname(sock)}, where its socket is")
+        for name in CONTROLLER_SIDECARS + [CONTROLLER_PROBE]:
+            c = container(self.ctl_pod, name, "the controller Deployment")
+            address = flag_value(c.get("args", []), "--csi-address")
+            expect(address, f"the controller's {name} has no --csi-address")
+            v = mount_volume(self.ctl_pod, c, os.path.dirname(address))
+            expect(v is not None and v.get("name") == own.get("name")
+                   and os.path.basename(address) == os.path.basename(sock),
+                   f"the controller's {name} --csi-address {address} is not berthd's socket "
+                   f"{sock} (volume {own.get('name')})")
+
+    def test_controller_sidecars_elect_a_leader(self):
+        ns = self.deploy["metadata"].get("namespace")
+        for name in CONTROLLER_SIDECARS:
+            args = container(self.ctl_pod, name, "the controller Deployment").get("args", [])
+            expect(flag_on(args, "--leader-election"), f"the controller's {name} does not elect "
+                   "a leader (--leader-election=true): two replicas would both act")
+            expect(not flag_on(args, "--node-deployment"), f"the controller's {name} runs with "
+                   "--node-deployment: it would act only for the node it runs on")
+            # The Lease is in the pod's namespace unless a flag says otherwise; the Role that
+            # allows it (rbac.yaml) is there.
+            lease_ns = flag_value(args, "--leader-election-namespace")
+            expect(lease_ns in (None, ns), f"the controller's {name} keeps its Lease in "
+                   f"{lease_ns}, not in the pod's namespace {ns}")
+
+    def test_provisioner_publishes_capacity(self):
+        c = container(self.ctl_pod, "csi-provisioner", "the controller Deployment")
+        args = c.get("args", [])
+        expect(flag_on(args, "--enable-capacity"), "the provisioner does not publish "
+               "CSIStorageCapacity (--enable-capacity): the scheduler would place pods on full "
+               "nodes")
+        # Pod, ReplicaSet, Deployment: the objects go with the Deployment, not with one pod.
+        expect(flag_value(args, "--capacity-ownerref-level") == "2", "the provisioner's "
+               "--capacity-ownerref-level is not 2 (the Deployment that owns the pod's "
+               "ReplicaSet)")
+        for env, path in (("POD_NAME", "metadata.name"), ("NAMESPACE", "metadata.namespace")):
+            e = env_value(c, env)
+            expect(e and e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == path,
+                   f"the provisioner's {env} does not come from {path} (--enable-capacity "
+                   "needs it)")
+        gates = (flag_value(args, "--feature-gates") or "").split(",")
+        expect("Topology=true" in gates, "the provisioner lacks --feature-gates=Topology=true")
+        expect(flag_on(args, "--strict-topology"), "the provisioner does not pass "
+               "--strict-topology: CreateVolume would offer every node, not the selected one")
+
+    def test_controller_sidecars_modify_volumes(self):
         for name in ("csi-provisioner", "csi-resizer"):
-            gates = flag_value(container(self.pod, name)["args"], "--feature-gates") or ""
+            c = container(self.ctl_pod, name, "the controller Deployment")
+            gates = flag_value(c["args"], "--feature-gates") or ""
             expect("VolumeAttributesClass=true" in gates.split(","),
                    f"{name} lacks --feature-gates=VolumeAttributesClass=true")

@@ -1,6 +1,6 @@
 """Rendering deploy/kubernetes with kubectl kustomize, and looking things up in what it
-renders (one object of a kind, a container, a flag's value, an env var, a mount's hostPath,
-every image) or in the built berthd (its --help). A lookup that finds nothing fails the
+renders (one object of a kind, a container, a flag's value, an env var, a mount's volume or
+hostPath, every image) or in the built berthd (its --help). A lookup that finds nothing fails the
 check with a message rather than raising a KeyError."""
 
 import re
@@ -29,11 +29,16 @@ def one(objects, kind):
     return found[0]
 
 
-def container(pod, name):
+def container(pod, name, owner="the DaemonSet"):
     for c in pod.get("containers", []) + pod.get("initContainers", []):
         if c.get("name") == name:
             return c
-    raise Failure(f"the DaemonSet has no container named {name}")
+    raise Failure(f"{owner} has no container named {name}")
+
+
+def flag_on(args, name):
+    """Whether a boolean flag is set: a bare "--name", or "--name=true"."""
+    return name in args or flag_value(args, name) == "true"
 
 
 def flag_names(args):
@@ -76,6 +81,16 @@ def run_berthd(berthd, args):
 
 def help_flags(text):
     return set(re.findall(r"^\s+(--[a-z0-9-]+)", text, re.M))
+
+
+def mount_volume(pod, c, mount_path):
+    """The pod volume behind c's mount at mount_path, or None."""
+    for m in c.get("volumeMounts", []):
+        if m.get("mountPath") == mount_path:
+            for v in pod.get("volumes", []):
+                if v.get("name") == m.get("name"):
+                    return v
+    return None
 
 
 def mount_source(pod, c, mount_path):

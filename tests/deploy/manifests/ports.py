@@ -1,7 +1,7 @@
-"""Ports, probes and scraping: no two containers of the pod listen on one port, each declared
-port is listened on, every probe calls a listener on a path it serves, berthd's metrics
-endpoint is reachable from outside its container, and the scrape annotations and the
-ServiceMonitor example reach it."""
+"""Ports, probes and scraping: no two containers of a pod (the node plugin's, the controller's)
+listen on one port, each declared port is listened on, every probe calls a listener on a path
+it serves, the node's berthd's metrics endpoint is reachable from outside its container, and
+the scrape annotations and the ServiceMonitor example reach it."""
 
 import re
 
@@ -59,20 +59,34 @@ class PortChecks(Rendered):
             value = m.group(1) if m else BERTHD_METRICS_DEFAULT
         return value
 
-    def listeners(self):
-        """{port: (container, paths it serves)} for every TCP listener in the pod, and the
+    def controller_metrics_address(self):
+        """The controller's berthd --metrics-address, its default when `berthd controller
+        --help` lists the flag, or "" when that command serves no metrics endpoint."""
+        value = flag_value(self.ctl_args, "--metrics-address")
+        if value is None:
+            out = self.controller_help()
+            if "--metrics-address" not in out:
+                return ""
+            m = re.search(r"--metrics-address[^\n]*\(default ([^)\s]+)\)", out)
+            value = m.group(1) if m else BERTHD_METRICS_DEFAULT
+        return value
+
+    def listeners(self, pod=None, address=None):
+        """{port: (container, paths it serves)} for every TCP listener in the pod (the node
+        plugin's unless another pod and its berthd's --metrics-address are given), and the
         clashes: (port, first container, second container)."""
         found, clashes = {}, []
+        if pod is None:
+            pod, address = self.pod, self.metrics_address()
 
         def add(port, name, paths):
             if port in found:
                 clashes.append((port, found[port][0], name))
             else:
                 found[port] = (name, paths)
-        address = self.metrics_address()
         if address:
             add(address_port(address, "berthd --metrics-address"), "berthd", BERTHD_PATHS)
-        for c in self.pod.get("containers", []) + self.pod.get("initContainers", []):
+        for c in pod.get("containers", []) + pod.get("initContainers", []):
             if c["name"] == "berthd":
                 continue
             args = c.get("args", [])
@@ -91,9 +105,11 @@ class PortChecks(Rendered):
                ", ".join(f"{p}: {a} and {b}" for p, a, b in clashes))
 
     def test_declared_ports_are_unique_and_listened_on(self):
-        found, _ = self.listeners()
+        self.expect_declared_ports(self.pod, self.listeners()[0])
+
+    def expect_declared_ports(self, pod, found):
         numbers, names = {}, {}
-        for c in self.pod.get("containers", []) + self.pod.get("initContainers", []):
+        for c in pod.get("containers", []) + pod.get("initContainers", []):
             for p in c.get("ports", []):
                 n, name = p.get("containerPort"), p.get("name")
                 expect(n not in numbers, f"containerPort {n} is declared by {numbers.get(n)} "
@@ -137,8 +153,21 @@ class PortChecks(Rendered):
         expect(path == "/metrics", f"prometheus.io/path {path} is not /metrics")
 
     def test_probes_call_a_listener_and_a_path_it_serves(self):
-        found, _ = self.listeners()
-        for c in self.pod.get("containers", []) + self.pod.get("initContainers", []):
+        self.expect_probes_reach_listeners(self.pod, self.listeners()[0])
+
+    def test_controller_ports_and_probes(self):
+        # The same rules in the controller's pod: its berthd's endpoint (if that command has
+        # one) and the liveness-probe share one network namespace.
+        found, clashes = self.listeners(self.ctl_pod, self.controller_metrics_address())
+        expect(not clashes, "containers of the controller's pod listen on one port: " +
+               ", ".join(f"{p}: {a} and {b}" for p, a, b in clashes))
+        self.expect_declared_ports(self.ctl_pod, found)
+        self.expect_probes_reach_listeners(self.ctl_pod, found)
+        expect(any(k == "livenessProbe" for k, _ in probes(self.ctl_c)), "the controller's "
+               "berthd has no livenessProbe")
+
+    def expect_probes_reach_listeners(self, pod, found):
+        for c in pod.get("containers", []) + pod.get("initContainers", []):
             for kind, probe in probes(c):
                 where = f"{c['name']}'s {kind}"
                 if "httpGet" not in probe:
