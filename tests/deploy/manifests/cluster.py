@@ -37,6 +37,7 @@ NODE_FORBIDDEN = [
     ("snapshot.storage.k8s.io", "volumesnapshotcontents", "update patch"),
 ]
 
+# No csi-snapshotter runs (the cluster mode serves no snapshots yet), so none of its rules.
 CONTROLLER_RBAC = [
     ("berth.csi.dev", "berthvolumes", "get list watch create patch update delete",
      "berthd controller"),
@@ -52,15 +53,12 @@ CONTROLLER_RBAC = [
     ("", "events", "list watch create update patch", "every sidecar"),
     ("storage.k8s.io", "csinodes", "get list watch", "external-provisioner (topology)"),
     ("snapshot.storage.k8s.io", "volumesnapshots", "get list", "external-provisioner"),
-    ("snapshot.storage.k8s.io", "volumesnapshotcontents", "get list watch update patch",
-     "external-provisioner, csi-snapshotter"),
+    ("snapshot.storage.k8s.io", "volumesnapshotcontents", "get list watch",
+     "external-provisioner"),
     ("storage.k8s.io", "volumeattributesclasses", "get list watch",
      "external-provisioner, external-resizer"),
     ("", "persistentvolumes", "patch", "external-resizer"),
     ("", "persistentvolumeclaims/status", "patch", "external-resizer"),
-    ("snapshot.storage.k8s.io", "volumesnapshotclasses", "get list watch", "csi-snapshotter"),
-    ("snapshot.storage.k8s.io", "volumesnapshotcontents/status", "update patch",
-     "csi-snapshotter"),
     ("coordination.k8s.io", "leases", "get watch list delete update create",
      "every sidecar's leader election", NAMESPACED),
     ("storage.k8s.io", "csistoragecapacities", "get list watch create update patch delete",

@@ -3,9 +3,9 @@
 with the kubelet directory mounted Bidirectional and its state on the host; the registrar and
 liveness-probe reach its socket as native sidecars, and no controller sidecar is left there.
 In the controller: berthd runs `berthd controller` with flags that command lists, keeps
-nothing on the host, serves the driver the CSIDriver names; the provisioner, resizer and
-snapshotter reach its socket, each elects a leader in the pod's namespace, and the
-provisioner publishes capacity per node with the env and owner level that needs."""
+nothing on the host, serves the driver the CSIDriver names; the provisioner and resizer reach
+its socket, each elects a leader in the pod's namespace, and the provisioner publishes
+capacity per node with the env and owner level that needs."""
 
 import os
 import re
@@ -17,7 +17,8 @@ from .rendered import Rendered
 # The node plugin's sidecars, and the controller's: the ones that act on the API for the
 # driver (each elected), and the liveness-probe beside its berthd.
 SIDECARS = ["node-driver-registrar", "liveness-probe"]
-CONTROLLER_SIDECARS = ["csi-provisioner", "csi-resizer", "csi-snapshotter"]
+# No csi-snapshotter: the cluster mode serves no snapshots yet.
+CONTROLLER_SIDECARS = ["csi-provisioner", "csi-resizer"]
 CONTROLLER_PROBE = "liveness-probe"
 # The images of the sidecars that belong to the controller (kustomization.yaml's names).
 CONTROLLER_IMAGES = {"csi-provisioner", "csi-resizer", "csi-snapshotter", "csi-attacher"}
