@@ -5,7 +5,8 @@ liveness-probe reach its socket as native sidecars, and no controller sidecar is
 In the controller: berthd runs `berthd controller` with flags that command lists, keeps
 nothing on the host, serves the driver the CSIDriver names; the provisioner and resizer reach
 its socket, each elects a leader in the pod's namespace, and the provisioner publishes
-capacity per node with the env and owner level that needs."""
+capacity per node with the env and owner level that needs. No csi-snapshotter runs in either
+pod: the cluster mode serves no snapshots yet, and the sidecar would exit at start."""
 
 import os
 import re
@@ -17,7 +18,7 @@ from .rendered import Rendered
 # The node plugin's sidecars, and the controller's: the ones that act on the API for the
 # driver (each elected), and the liveness-probe beside its berthd.
 SIDECARS = ["node-driver-registrar", "liveness-probe"]
-# No csi-snapshotter: the cluster mode serves no snapshots yet.
+# No csi-snapshotter: the cluster mode serves no snapshots yet (test_no_snapshotter_runs).
 CONTROLLER_SIDECARS = ["csi-provisioner", "csi-resizer"]
 CONTROLLER_PROBE = "liveness-probe"
 # The images of the sidecars that belong to the controller (kustomization.yaml's names).
@@ -99,6 +100,26 @@ class ContainerChecks(Rendered):
                    "would act on every claim of the driver; it belongs to the controller")
             expect(not flag_on(c.get("args", []), "--node-deployment"), f"{c['name']} runs "
                    "with --node-deployment in the DaemonSet")
+
+    def test_no_snapshotter_runs(self):
+        # berthd controller does not advertise CREATE_DELETE_SNAPSHOT yet, and csi-snapshotter
+        # exits at start without it: in the controller it would crash-loop, on a node it would
+        # also act for every node's snapshots. Every pod template of the base, both workloads.
+        workloads = [o for o in self.base
+                     if isinstance(o.get("spec", {}).get("template", {}).get("spec"), dict)]
+        kinds = {o["kind"] for o in workloads}
+        expect({"Deployment", "DaemonSet"} <= kinds, f"the base renders workloads {sorted(kinds)}"
+               ", not the controller Deployment and the node DaemonSet")
+        for o in workloads:
+            pod = o["spec"]["template"]["spec"]
+            for c in pod.get("containers", []) + pod.get("initContainers", []):
+                image = str(c.get("image", "")).split("@", 1)[0].rsplit("/", 1)[-1]
+                image = image.split(":", 1)[0]
+                expect(c.get("name") != "csi-snapshotter" and image != "csi-snapshotter",
+                       f"{o['kind']} {o['metadata']['name']} runs {c.get('name')} "
+                       f"({c.get('image')}): berthd controller does not advertise "
+                       "CREATE_DELETE_SNAPSHOT yet (the cluster mode serves no snapshots), so "
+                       "csi-snapshotter would exit at start and crash-loop its pod")
 
     def test_controller_berthd_accepts_its_args(self):
         expect(self.ctl_args[:1] == ["controller"], f"the controller's berthd runs "
