@@ -90,7 +90,7 @@ for need in mount xfsprogs e2fsprogs adduser init-system-helpers libcaf-core0.17
 done
 [[ $(dpkg-deb --field "$deb" Recommends) == *nfs-common* ]] || fail "Recommends lacks nfs-common"
 # The man pages come from the programs' own --help: a flag of berthd's must be in its page.
-zcat "$build/packaging/berthd.8.gz" | grep -q -- 'compact\\-after\\-mb' \
+zcat "$build/packaging/berthd.8.gz" | grep -- 'compact\\-after\\-mb' >/dev/null \
   || fail "berthd(8) does not show --compact-after-mb from berthd --help"
 
 stage "install into a Debian 12 chroot"

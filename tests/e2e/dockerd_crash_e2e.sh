@@ -79,7 +79,7 @@ check_names() {
 
 # saw_new_dockerd MARK: berthd logged, after line MARK, that the running dockerd is new.
 saw_new_dockerd() {
-  log_since "$1" | grep -q "dockerd $DOCKERD_PID@[0-9]* is new"
+  log_since "$1" | grep "dockerd $DOCKERD_PID@[0-9]* is new" >/dev/null
 }
 
 # check_reconciled WHAT MARK: waits (20 s) for berthd's "dockerd ... is new" line.

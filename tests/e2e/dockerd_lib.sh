@@ -115,7 +115,7 @@ container_pid() {
 # berthd_has_docker_api: true when this berthd knows --docker-api (built with the dockerd
 # reconciliation).
 berthd_has_docker_api() {
-  "$BERTHD" --help 2>&1 | grep -q -- '--docker-api'
+  "$BERTHD" --help 2>&1 | grep -- '--docker-api' >/dev/null
 }
 
 # start_berthd_api API_URL [EXTRA ARGS...]: start_berthd with `--docker-api API_URL` and

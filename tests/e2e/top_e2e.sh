@@ -22,7 +22,7 @@ ctl() {
 # The metrics endpoint (when this berthd has one) is turned off: its default port may be
 # taken by another test or a real berthd.
 extra=()
-if "$BERTHD" --help 2>&1 | grep -q -- '--metrics-address'; then
+if "$BERTHD" --help 2>&1 | grep -- '--metrics-address' >/dev/null; then
   extra=(--metrics-address "")
 else
   log "this berthd has no --metrics-address: started without it"
@@ -95,7 +95,7 @@ list_row_live() {
   screen | awk '$1 == "admin" && $2 == "list" && $3 + 0 > 0 && $5 ~ /s$/ && $6 ~ /s$/ { ok = 1 } END { exit !ok }'
 }
 screen_has() {
-  screen | grep -qF -- "$1"
+  screen | grep -F -- "$1" >/dev/null
 }
 
 run_in_pane "stty -g >$E2E_TMP/stty.before; clear"
