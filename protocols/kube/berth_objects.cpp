@@ -176,6 +176,7 @@ caf::expected<volume_object> parse_volume_object(const std::string& json) {
   std::string why;
   const auto& meta = json_object(doc, "metadata");
   out.name = json_text(meta, "name");
+  out.uid = json_text(meta, "uid");
   out.resource_version = json_text(meta, "resourceVersion");
   if (auto g = json_member(meta, "generation"); g && g->IsInt64()) {
     out.generation = g->GetInt64();

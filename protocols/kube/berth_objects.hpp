@@ -68,6 +68,7 @@ struct volume_object_status {
 
 struct volume_object {
   std::string name; ///< metadata.name (object_name_for(spec.csi_name))
+  std::string uid;  ///< metadata.uid: tells a new object from an old one of the same name
   std::string resource_version;
   int64_t generation = 0;
   bool deleting = false; ///< metadata.deletionTimestamp is set

@@ -164,6 +164,31 @@ TEST_F(cluster, a_change_the_node_refuses_is_the_answer_and_is_taken_back) {
   EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+// The agent knows a volume by its object's name, and a name comes back: csi-sanity deletes
+// and makes again one name in each of its ModifyVolume cases. A new object with an old
+// name starts at generation 1, below what the agent answered for the old one.
+TEST_F(cluster, a_volume_made_again_under_a_deleted_name_is_answered_anew) {
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    v1::CreateVolumeResponse made;
+    auto st = controller().CreateVolume(call().get(), create_request("cl-again", 64 * mib, "n1"), &made);
+    ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+    for (const char* read_ahead : {"256", "512"}) {
+      v1::ControllerModifyVolumeRequest req;
+      req.set_volume_id("cl-again");
+      (*req.mutable_mutable_parameters())["readAheadKB"] = read_ahead;
+      v1::ControllerModifyVolumeResponse resp;
+      st = controller().ControllerModifyVolume(call().get(), req, &resp);
+      ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+    }
+    v1::DeleteVolumeRequest del;
+    del.set_volume_id("cl-again");
+    v1::DeleteVolumeResponse deleted;
+    st = controller().DeleteVolume(call().get(), del, &deleted);
+    ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  }
+}
+
 TEST_F(cluster, a_clone_stays_on_its_sources_node_and_says_so_when_it_cannot) {
   v1::CreateVolumeResponse made;
   auto st = controller().CreateVolume(call().get(), create_request("cl-source", 64 * mib, "n1"), &made);

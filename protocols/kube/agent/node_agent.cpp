@@ -171,6 +171,15 @@ void node_agent::seen(volume_object obj) {
   }
   std::lock_guard lock{mu_};
   auto& t = volumes_[obj.name];
+  if (t.uid != obj.uid) {
+    // A new object under a known name (deleted and made again): what was answered and
+    // asked for the old one says nothing of it. A removal still running keeps `busy`.
+    t.uid = obj.uid;
+    t.local_known = false;
+    t.lost = false;
+    t.asked = {};
+    t.status_generation = 0;
+  }
   bool changed = !t.latest || t.latest->resource_version != obj.resource_version;
   auto name = obj.name;
   // A generation the status answers already (before a restart, say) needs no answer again.
@@ -285,7 +294,7 @@ void node_agent::handle(const std::string& name) {
     // Nothing to do for this generation (a change taken back, say): say so.
     auto rec = desk_.get(obj.spec.csi_name);
     if (rec && *rec) {
-      write_status(name, ready_status(**rec, obj.generation));
+      write_status(obj, ready_status(**rec, obj.generation));
     }
   }
 }
@@ -296,7 +305,7 @@ void node_agent::handle_removal(const std::string& name, const volume_object& ob
     spdlog::warn("node agent: BerthVolume {} is being deleted, but volume {} cannot be removed "
                  "yet: {}; trying again at the next change or resync",
                  name, quote_input(obj.spec.csi_name), describe(err));
-    write_status(name, failed_status(phase_deleting, err, obj.generation, nullptr));
+    write_status(obj, failed_status(phase_deleting, err, obj.generation, nullptr));
   } else {
     spdlog::info("node agent: volume {} removed; BerthVolume {} may go", quote_input(obj.spec.csi_name),
                  name);
@@ -341,7 +350,7 @@ void node_agent::handle_first_look(const std::string& name, const volume_object&
                             + quote_input(obj.spec.csi_name) + ", which it reported ready: its "
                             "storage is lost (was the state directory replaced?); delete the volume");
     spdlog::error("node agent: {}", describe(err));
-    write_status(name, failed_status(phase_failed, err, obj.generation, nullptr));
+    write_status(obj, failed_status(phase_failed, err, obj.generation, nullptr));
     finish(false, true, {});
     return;
   }
@@ -349,14 +358,14 @@ void node_agent::handle_first_look(const std::string& name, const volume_object&
   if (!made) {
     spdlog::warn("node agent: volume {} cannot be created: {}", quote_input(obj.spec.csi_name),
                  describe(made.error()));
-    write_status(name, failed_status(phase_failed, made.error(), obj.generation, nullptr));
+    write_status(obj, failed_status(phase_failed, made.error(), obj.generation, nullptr));
     std::lock_guard lock{mu_};
     volumes_[name].busy = false;
     return;
   }
   spdlog::info("node agent: volume {} created ({} bytes) for BerthVolume {}",
                quote_input(obj.spec.csi_name), made->capacity_bytes, name);
-  write_status(name, ready_status(*made, obj.generation));
+  write_status(obj, ready_status(*made, obj.generation));
   report_capacity(false);
   finish(true, false, {made->capacity_bytes, made->mutable_parameters});
 }
@@ -365,7 +374,7 @@ void node_agent::handle_change(const std::string& name, const volume_object& obj
                                modify_request change) {
   auto rec = desk_.modify(obj.spec.csi_name, std::move(change));
   if (rec) {
-    write_status(name, ready_status(*rec, obj.generation));
+    write_status(obj, ready_status(*rec, obj.generation));
     report_capacity(false);
     return;
   }
@@ -373,7 +382,7 @@ void node_agent::handle_change(const std::string& name, const volume_object& obj
                quote_input(obj.spec.csi_name), obj.generation, describe(rec.error()));
   auto now = desk_.get(obj.spec.csi_name);
   const volume_record* current = now && *now ? &**now : nullptr;
-  write_status(name, failed_status(phase_ready, rec.error(), obj.generation, current));
+  write_status(obj, failed_status(phase_ready, rec.error(), obj.generation, current));
   if (current) {
     std::lock_guard lock{mu_};
     volumes_[name].asked = {current->capacity_bytes, current->mutable_parameters};
@@ -382,11 +391,15 @@ void node_agent::handle_change(const std::string& name, const volume_object& obj
 
 // -- answering in the objects ----------------------------------------------------------
 
-void node_agent::write_status(const std::string& name, const volume_object_status& status) {
+void node_agent::write_status(const volume_object& obj, const volume_object_status& status) {
+  const auto& name = obj.name;
   {
     std::lock_guard lock{mu_};
-    auto& t = volumes_[name];
-    if (status.observed_generation < t.status_generation) {
+    auto it = volumes_.find(name);
+    if (it == volumes_.end() || it->second.uid != obj.uid) {
+      return; // the object is gone, or was deleted and made again: this answer is not its
+    }
+    if (status.observed_generation < it->second.status_generation) {
       return; // a newer generation was answered already
     }
   }
@@ -400,8 +413,9 @@ void node_agent::write_status(const std::string& name, const volume_object_statu
     return;
   }
   std::lock_guard lock{mu_};
-  auto& t = volumes_[name];
-  t.status_generation = std::max(t.status_generation, status.observed_generation);
+  if (auto it = volumes_.find(name); it != volumes_.end() && it->second.uid == obj.uid) {
+    it->second.status_generation = std::max(it->second.status_generation, status.observed_generation);
+  }
 }
 
 void node_agent::drop_finalizer(const volume_object& obj) {

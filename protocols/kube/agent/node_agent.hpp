@@ -67,6 +67,7 @@ private:
   /// What the agent knows of one volume.
   struct tracked {
     std::optional<volume_object> latest; ///< the object as last seen; nullopt once gone
+    std::string uid;                     ///< the uid of the object all below is about
     bool local_known = false;            ///< whether its record was looked up (or made)
     bool lost = false;                   ///< reported ready once, no record here now
     bool busy = false;                   ///< a create or a removal is running
@@ -89,8 +90,9 @@ private:
   void handle_first_look(const std::string& name, const volume_object& obj);
   void handle_change(const std::string& name, const volume_object& obj, modify_request change);
 
-  /// Writes `status` unless a newer generation was answered already.
-  void write_status(const std::string& name, const volume_object_status& status);
+  /// Writes `status` of `obj` unless a newer generation was answered already, or the
+  /// object under its name is another one now.
+  void write_status(const volume_object& obj, const volume_object_status& status);
   void drop_finalizer(const volume_object& obj);
   void report_capacity(bool force);
   /// Logs each CSI volume of this node's state that no BerthVolume names (once, at start).
