@@ -45,6 +45,15 @@ caf::error make_dir(const std::string& volume, const fs::path& dir) {
   return {};
 }
 
+/// Makes a directory volume's data/, the root a container sees, with the owner and mode
+/// its options ask for (0755 and root's when they ask none).
+caf::error make_data_dir(const std::string& volume, const fs::path& data, const detail::root_ownership& root) {
+  if (auto err = make_dir(volume, data)) {
+    return err;
+  }
+  return detail::apply_root_ownership(volume, data.string(), root);
+}
+
 /// Docker's mode for its volumes root: others may pass through to a mountpoint
 /// they know, but not list the volume names.
 constexpr fs::perms volumes_root_mode = fs::perms(0701);
@@ -135,8 +144,12 @@ caf::error local_backend::create(const volume_record& rec) {
     return make_error(ec::backend_failure, "volume " + rec.name + ": cannot set mode 0701 on "
                                              + volumes_dir_ + ": " + err.message());
   }
+  auto root = detail::parse_root_ownership(rec.name, rec.options);
+  if (!root) {
+    return root.error();
+  }
   auto dir = fs::path(volume_dir(rec.name));
-  if (auto err = make_dir(rec.name, dir / "data")) {
+  if (auto err = make_data_dir(rec.name, dir / "data", *root)) {
     return err;
   }
   return make_dir(rec.name, dir / "mnt");
@@ -167,8 +180,9 @@ caf::expected<std::string> local_backend::mount(const volume_record& rec) {
     return target;
   }
   auto ensure_dirs = [&]() -> caf::error {
-    if (plan->kind == local_kind::directory) {
-      if (auto err = make_dir(rec.name, fs::path(volume_dir(rec.name)) / "data")) {
+    auto data = fs::path(volume_dir(rec.name)) / "data";
+    if (plan->kind == local_kind::directory && !fs::is_directory(data)) {
+      if (auto err = make_data_dir(rec.name, data, plan->root)) {
         return err;
       }
     }

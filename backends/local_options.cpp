@@ -7,6 +7,7 @@
 
 #include "backends/detail/mount_elements.hpp"
 #include "backends/detail/network_plans.hpp"
+#include "backends/detail/root_ownership.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 
@@ -22,7 +23,7 @@ using detail::split_o;
 
 // -- allow-lists --------------------------------------------------------------
 
-const name_set top_level = {"type", "device", "o", "size"};
+const name_set top_level = {"type", "device", "o", "size", "uid", "gid", "mode"};
 
 const name_set tmpfs_elements = {"size", "mode",  "uid",    "gid",   "nr_inodes", "nr_blocks",
                                  "huge", "noexec", "nosuid", "nodev", "ro",        "rw"};
@@ -141,7 +142,7 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
   for (const auto& [key, value] : options) {
     if (top_level.count(key) == 0) {
       return invalid("unknown option \"" + key + "\" for volume " + volume
-                     + " (allowed: type, device, o, size)");
+                     + " (allowed: type, device, o, size, uid, gid, mode)");
     }
     if (value.empty()) {
       return invalid("option \"" + key + "\" of volume " + volume + " is empty");
@@ -170,9 +171,19 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
       return invalid("option \"size\" of volume " + volume
                      + " is not supported without type=tmpfs (a plain directory has no quota)");
     }
+    auto root = detail::parse_root_ownership(volume, options);
+    if (!root) {
+      return root.error();
+    }
     plan.kind = local_kind::directory;
     plan.flags = MS_BIND;
+    plan.root = *root;
     return plan;
+  }
+  if (detail::names_root_ownership(options)) {
+    return invalid("options uid, gid and mode of volume " + volume + " apply to a plain directory volume only"
+                   + (type == "tmpfs" ? std::string(" (for type tmpfs, give them in o=, as o=uid=1000,gid=1000,mode=0750)")
+                                      : " (type " + type + " mounts a filesystem that keeps its own owner and mode)"));
   }
 
   // -- the type decides the allow-list and how the device looks --

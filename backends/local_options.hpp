@@ -6,6 +6,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "backends/detail/root_ownership.hpp"
 #include "core/volume_record.hpp"
 
 namespace berth {
@@ -30,6 +31,7 @@ struct mount_plan {
   std::string netns;         ///< run the helper inside this network namespace
   bool use_helper = false;   ///< exec mount(8) instead of calling mount(2)
   std::vector<std::string> warnings; ///< things that cannot be honoured, for the log
+  detail::root_ownership root; ///< `directory` only: the owner and mode data/ gets at create
 };
 
 /// What the host offers for EFS.
@@ -41,7 +43,8 @@ struct efs_environment {
 /// Probes the host: mount.efs in PATH or /sbin, and the AWS region variables.
 efs_environment probe_efs_environment();
 
-/// Checks Docker-local-style options (`type`, `device`, `o`, `size`) against the
+/// Checks Docker-local-style options (`type`, `device`, `o`, `size`, and `uid`, `gid`,
+/// `mode` of a plain directory) against the
 /// allow-lists; every error names the volume and the offending option or element.
 caf::error validate_local_options(const std::string& volume, const option_map& options);
 

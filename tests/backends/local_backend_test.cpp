@@ -89,6 +89,42 @@ TEST_F(local_backend_test, plain_volume_lifecycle) {
   EXPECT_FALSE(backend_->remove(rec)) << "remove is idempotent";
 }
 
+TEST_F(local_backend_test, uid_gid_and_mode_set_the_root_a_container_sees) {
+  auto rec = make_record("owned", {{"uid", "1000"}, {"gid", "1001"}, {"mode", "0750"}});
+  ASSERT_FALSE(backend_->validate(rec.name, rec.options));
+  ASSERT_FALSE(backend_->create(rec));
+  auto mnt = backend_->mount(rec);
+  ASSERT_TRUE(mnt) << describe(mnt.error());
+  struct stat st {};
+  ASSERT_EQ(::stat(mnt->c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 1000u);
+  EXPECT_EQ(st.st_gid, 1001u);
+  EXPECT_EQ(st.st_mode & 07777, 0750u);
+  EXPECT_FALSE(backend_->unmount(rec, false));
+
+  // What a container does to its root later is its own: a mount does not set it back.
+  const std::string data = state_.path() + "/volumes/owned/data";
+  ASSERT_EQ(::chmod(data.c_str(), 0700), 0);
+  ASSERT_EQ(::rmdir((state_.path() + "/volumes/owned/mnt").c_str()), 0);
+  mnt = backend_->mount(rec);
+  ASSERT_TRUE(mnt) << describe(mnt.error());
+  ASSERT_EQ(::stat(mnt->c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_FALSE(backend_->unmount(rec, false));
+  EXPECT_FALSE(backend_->remove(rec));
+}
+
+TEST_F(local_backend_test, only_a_uid_leaves_the_group_as_it_is) {
+  auto rec = make_record("uid-only", {{"uid", "1234"}});
+  ASSERT_FALSE(backend_->create(rec));
+  struct stat st {};
+  ASSERT_EQ(::stat((state_.path() + "/volumes/uid-only/data").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 1234u);
+  EXPECT_EQ(st.st_gid, ::getegid());
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  EXPECT_FALSE(backend_->remove(rec));
+}
+
 TEST_F(local_backend_test, mount_without_create_makes_the_dirs) {
   auto rec = make_record("late");
   auto mnt = backend_->mount(rec);

@@ -31,7 +31,37 @@ TEST(local_options, no_options_is_a_plain_directory) {
 
 TEST(local_options, unknown_option_is_named) {
   EXPECT_EQ(check({{"colour", "red"}}),
-            "unknown option \"colour\" for volume v1 (allowed: type, device, o, size)");
+            "unknown option \"colour\" for volume v1 (allowed: type, device, o, size, uid, gid, mode)");
+}
+
+TEST(local_options, uid_gid_and_mode_of_a_plain_directory_are_planned) {
+  auto plan = plan_local_mount("v1", {{"uid", "1000"}, {"gid", "0"}, {"mode", "750"}}, {});
+  ASSERT_TRUE(plan) << describe(plan.error());
+  EXPECT_EQ(plan->root.uid, std::optional<uint32_t>(1000));
+  EXPECT_EQ(plan->root.gid, std::optional<uint32_t>(0));
+  EXPECT_EQ(plan->root.mode, std::optional<uint32_t>(0750));
+  plan = plan_local_mount("v1", {{"mode", "01777"}, {"uid", "4294967294"}}, {});
+  ASSERT_TRUE(plan) << describe(plan.error());
+  EXPECT_EQ(plan->root.mode, std::optional<uint32_t>(01777));
+  EXPECT_FALSE(plan->root.gid);
+  EXPECT_FALSE(plan_local_mount("v1", {}, {})->root.uid);
+}
+
+TEST(local_options, a_bad_uid_gid_or_mode_is_named_with_its_value) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+         {"uid", "-1"}, {"uid", "4294967295"}, {"uid", "alice"}, {"gid", "1e3"}, {"gid", " 1"},
+         {"mode", "0800"}, {"mode", "75"}, {"mode", "u+rwx"}, {"mode", "017777"}, {"uid", "99999999999"}}) {
+    auto msg = check({{key, value}});
+    EXPECT_TRUE(mentions(msg, "\"" + key + "\"") && mentions(msg, "\"" + value + "\"")) << key << "=" << value
+                                                                                        << ": " << msg;
+  }
+}
+
+TEST(local_options, uid_gid_and_mode_with_a_type_are_refused_saying_where_they_go) {
+  auto msg = check({{"type", "tmpfs"}, {"uid", "1000"}});
+  EXPECT_TRUE(mentions(msg, "plain directory") && mentions(msg, "o=uid=")) << msg;
+  msg = check({{"type", "bind"}, {"device", "/srv/x"}, {"mode", "0700"}});
+  EXPECT_TRUE(mentions(msg, "plain directory") && mentions(msg, "bind")) << msg;
 }
 
 TEST(local_options, device_and_o_need_type) {
