@@ -160,6 +160,36 @@ check_ok "(f) docker stop f1" stop_rm f1
 check_unmounted "(f) after f1 stops" v5
 check_ok "(f) docker volume rm v5" dk volume rm v5
 
+# -- (i) the owner and mode of a new volume's root ------------------------------------------
+log "(i) -o uid=1000 -o gid=1000 -o mode=0750, and a container running as uid 1000"
+check_ok "(i) docker volume create v8 without an owner" dk volume create -d "$DRIVER" v8
+check_fails "(i) premise: uid 1000 cannot write to a root-owned 0755 volume" \
+  dk run --rm --network none --user 1000:1000 -v v8:/data "$IMG" sh -c 'echo x > /data/f'
+check_ok "(i) docker volume rm v8" dk volume rm v8
+check_ok "(i) docker volume create v9 -o uid=1000 -o gid=1000 -o mode=0750" \
+  dk volume create -d "$DRIVER" -o uid=1000 -o gid=1000 -o mode=0750 v9
+# /vol is not in the image: dockerd copies nothing into the volume (see the next case).
+check_ok "(i) a container running as uid 1000 writes to v9's root" \
+  dk run --rm --network none --user 1000:1000 -v v9:/vol "$IMG" sh -c 'echo mine > /vol/f'
+check "(i) the container sees its root as 1000 1000 750" "1000 1000 750" \
+  "$(dk run --rm --network none -v v9:/vol "$IMG" stat -c '%u %g %a' /vol 2>&1)"
+check "(i) the file is uid 1000's on the host" "1000 mine" \
+  "$(stat -c %u "$STATE/volumes/v9/data/f" 2>&1) $(cat "$STATE/volumes/v9/data/f" 2>&1)"
+check_ok "(i) docker volume rm v9" dk volume rm v9
+# dockerd's copy-up: an empty volume mounted where the image has a directory (/data) gets
+# that directory's content, owner and mode, unless the mount says nocopy.
+check_ok "(i) docker volume create v11 -o uid=1000 -o gid=1000 -o mode=0750" \
+  dk volume create -d "$DRIVER" -o uid=1000 -o gid=1000 -o mode=0750 v11
+check "(i) with :nocopy over the image's /data, the root stays 1000 1000 750" "1000 1000 750" \
+  "$(dk run --rm --network none -v v11:/data:nocopy "$IMG" stat -c '%u %g %a' /data 2>&1)"
+check "(i) dockerd's copy-up gives the empty root the image's /data owner and mode" "0 0 755" \
+  "$(dk run --rm --network none -v v11:/data "$IMG" stat -c '%u %g %a' /data 2>&1)"
+check_ok "(i) docker volume rm v11" dk volume rm v11
+check_fails "(i) -o mode=0999 is refused" dk volume create -d "$DRIVER" -o mode=0999 v10
+check_contains "(i) the error names the option and the value" 'option "mode" of volume v10 is not an octal mode: "0999"' \
+  "$LAST_OUTPUT"
+check "(i) v10 was not created" absent "$( [[ -e "$STATE/volumes/v10" ]] && echo present || echo absent)"
+
 # -- (g) removing a volume in use ---------------------------------------------------------
 log "(g) rm of a volume in use"
 check_ok "(g) docker volume create v7" dk volume create -d "$DRIVER" v7
