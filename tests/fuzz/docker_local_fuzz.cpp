@@ -67,6 +67,13 @@ void check_plan(const docker::create_request& req, const efs_environment& env) {
     fuzz::check(is_clean_absolute_path(plan->netns), "a netns is a clean absolute path",
                 plan->netns);
   }
+  const auto& root = plan->root;
+  if (root.uid || root.gid || root.mode) {
+    fuzz::check(plan->kind == local_kind::directory, "only a plain directory takes uid, gid, mode", req.name);
+  }
+  fuzz::check(!root.mode || *root.mode <= 07777, "a root mode is permission bits only", req.name);
+  fuzz::check((!root.uid || *root.uid != UINT32_MAX) && (!root.gid || *root.gid != UINT32_MAX),
+              "no root id is -1, which chown reads as leave it", req.name);
   fuzz::check(plan->data.find('\0') == std::string::npos, "mount data holds no NUL", plan->data);
   if (plan->use_helper) {
     check_argv(*plan, "/var/lib/berth/volumes/" + req.name + "/mnt");
