@@ -79,7 +79,7 @@ promise<R> enqueue_request(self_ptr self, std::string what, admits who, std::str
   step.owner = std::move(owner);
   step.from = std::move(from);
   step.refuse = [rp](const caf::error& err) mutable { rp.deliver(err); };
-  step.run = [self, rp, run = std::move(run)]() mutable { run(rp); };
+  step.run = [rp, run = std::move(run)]() mutable { run(rp); };
   enqueue(self, std::move(step));
   return rp;
 }
