@@ -197,17 +197,7 @@ kube_client::watch_attachments(const std::string& resource_version,
       if (!ev) {
         return caf::expected<watch_end>{ev.error()};
       }
-      const auto& type = ev->event.type;
-      if (type == "ERROR") {
-        return watch_error(ev->status, what, token);
-      }
-      if (type != "ADDED" && type != "MODIFIED" && type != "DELETED" && type != "BOOKMARK") {
-        return std::nullopt; // a type this client does not know: skip it
-      }
-      if (!on_event(ev->event)) {
-        return caf::expected<watch_end>{watch_end::stopped};
-      }
-      return std::nullopt;
+      return after_event(ev->event.type, ev->status, what, token, [&] { return on_event(ev->event); });
     });
 }
 
@@ -220,6 +210,23 @@ caf::expected<watch_end> kube_client::watch_error(const api_status& status,
   return make_error(ec::unavailable, "kube API " + cfg_.server + ": " + what + ": ERROR event " +
                                        std::to_string(status.code) + " " + status.reason + ": " +
                                        detail::redact(status.message, token));
+}
+
+std::optional<caf::expected<watch_end>> kube_client::after_event(const std::string& type,
+                                                                const api_status& status,
+                                                                const std::string& what,
+                                                                const std::string& token,
+                                                                const std::function<bool()>& deliver) const {
+  if (type == "ERROR") {
+    return watch_error(status, what, token);
+  }
+  if (type != "ADDED" && type != "MODIFIED" && type != "DELETED" && type != "BOOKMARK") {
+    return std::nullopt; // a type this client does not know: skip it
+  }
+  if (!deliver()) {
+    return caf::expected<watch_end>{watch_end::stopped};
+  }
+  return std::nullopt;
 }
 
 caf::expected<watch_end> kube_client::watch_lines(const std::string& target_with_query,

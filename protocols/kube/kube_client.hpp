@@ -122,6 +122,13 @@ private:
   caf::expected<watch_end> watch_error(const api_status& status, const std::string& what,
                                        const std::string& token) const;
 
+  /// What one decoded event of type `type` does to a watch: an ERROR ends it (watch_error),
+  /// a type this client does not know is skipped, and any other goes to `deliver`, whose
+  /// false stops the watch. nullopt to go on.
+  std::optional<caf::expected<watch_end>> after_event(const std::string& type, const api_status& status,
+                                                      const std::string& what, const std::string& token,
+                                                      const std::function<bool()>& deliver) const;
+
   /// Keeps `s` among the calls cancel_calls ends, while it lives; an error once cancelled.
   class live_call;
   caf::error enter(detail::session& s);

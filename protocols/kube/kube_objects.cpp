@@ -114,17 +114,7 @@ kube_client::watch_objects(const resource_ref& kind, const list_query& q,
       if (!ev) {
         return caf::expected<watch_end>{ev.error()};
       }
-      const auto& type = ev->event.type;
-      if (type == "ERROR") {
-        return watch_error(ev->status, what, token);
-      }
-      if (type != "ADDED" && type != "MODIFIED" && type != "DELETED" && type != "BOOKMARK") {
-        return std::nullopt; // a type this client does not know: skip it
-      }
-      if (!on_event(ev->event)) {
-        return caf::expected<watch_end>{watch_end::stopped};
-      }
-      return std::nullopt;
+      return after_event(ev->event.type, ev->status, what, token, [&] { return on_event(ev->event); });
     });
 }
 
