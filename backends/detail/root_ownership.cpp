@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -50,17 +51,17 @@ caf::expected<root_ownership> parse_root_ownership(const std::string& volume, co
   root_ownership out;
   // 4294967295 is (uid_t)-1, which chown(2) reads as "leave it".
   constexpr uint64_t max_id = 4294967294u;
-  for (const char* k : {"uid", "gid"}) {
-    auto it = options.find(k);
+  for (auto [key, id] : {std::pair{"uid", &out.uid}, std::pair{"gid", &out.gid}}) {
+    auto it = options.find(key);
     if (it == options.end()) {
       continue;
     }
     auto n = parse_number(it->second, 10, max_id);
     if (!n) {
-      return invalid("option \"" + std::string(k) + "\" of volume " + volume + " is not a numeric id: \""
+      return invalid("option \"" + std::string(key) + "\" of volume " + volume + " is not a numeric id: \""
                      + it->second + "\" (give a decimal number from 0 to 4294967294, such as 1000)");
     }
-    (std::string(k) == "uid" ? out.uid : out.gid) = static_cast<uint32_t>(*n);
+    *id = static_cast<uint32_t>(*n);
   }
   if (auto it = options.find("mode"); it != options.end()) {
     auto n = it->second.size() >= 3 ? parse_number(it->second, 8, 07777) : std::nullopt;
