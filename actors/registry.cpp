@@ -6,6 +6,7 @@
 #include "actors/volume_rules.hpp"
 #include "core/errors.hpp"
 #include "core/names.hpp"
+#include "core/text.hpp"
 
 namespace berth {
 
@@ -125,9 +126,22 @@ caf::result<atom::ok> create(self_ptr self, const std::string& name, option_map&
     return bad_name(name);
   }
   auto& cfg = self->state.cfg;
-  auto& storage = cfg.backends.at(cfg.default_backend);
-  if (auto err = storage->validate(name, options)) {
-    return err;
+  // `-o backend=` picks the backend, as the StorageClass parameter does for CSI.
+  auto chosen = options.find("backend");
+  auto backend_name = chosen == options.end() ? cfg.default_backend : chosen->second;
+  auto found = cfg.backends.find(backend_name);
+  if (found == cfg.backends.end()) {
+    std::string known;
+    for (const auto& [known_name, known_backend] : cfg.backends) {
+      known += (known.empty() ? "" : ", ") + known_name;
+    }
+    return make_error(ec::invalid_argument, "option backend=" + quote_input(backend_name)
+                                              + " of volume " + name
+                                              + " names no backend (berth has: " + known + ")");
+  }
+  auto& storage = found->second;
+  if (auto capacity = storage->validate_docker(name, options); !capacity) {
+    return capacity.error();
   }
   auto rp = self->make_response_promise<atom::ok>();
   create_entry(self, name, storage->name(), rp, std::move(options));

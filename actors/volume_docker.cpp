@@ -74,10 +74,17 @@ void run_create(self_ptr self, promise<atom::ok> rp, option_map options) {
     }
     return;
   }
+  // Checked by the registry already; asked again for the capacity the options give.
+  auto capacity = st.env.storage->validate_docker(st.rec.name, options);
+  if (!capacity) {
+    answer(self, rp, capacity.error());
+    return;
+  }
   volume_record next;
   next.name = st.rec.name;
   next.backend = st.env.storage->name();
   next.owner = owner_docker;
+  next.capacity_bytes = *capacity;
   next.options = std::move(options);
   next.created_at = now_rfc3339();
   transact(self, rp, creation(self, std::move(next)), reply_ok);

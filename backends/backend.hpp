@@ -30,6 +30,17 @@ public:
   /// Checks options against the allow-list; no side effects.
   virtual caf::error validate(const std::string& volume, const option_map& options) const = 0;
 
+  /// Docker Create: checks its `-o` options against the allow-list, with no side
+  /// effects, and returns the capacity the volume gets in bytes (0: none, as a
+  /// directory has). By default, validate()'s check and no capacity.
+  virtual caf::expected<uint64_t> validate_docker(const std::string& volume,
+                                                  const option_map& options) const {
+    if (auto err = validate(volume, options)) {
+      return err;
+    }
+    return uint64_t{0};
+  }
+
   /// Prepares storage for a new volume (a directory under the state root).
   virtual caf::error create(const volume_record& rec) = 0;
 

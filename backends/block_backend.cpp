@@ -27,20 +27,6 @@ caf::error invalid_name(const std::string& name) {
                                             + "\" (expected [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
 }
 
-/// Mount points of every mount of `device`.
-std::vector<std::string> mounts_of(const std::string& device) {
-  std::vector<std::string> out;
-  auto entries = read_mountinfo();
-  if (entries) {
-    for (const auto& e : *entries) {
-      if (e.source == device) {
-        out.push_back(e.mount_point);
-      }
-    }
-  }
-  return out;
-}
-
 } // namespace
 
 block_backend::block_backend(std::string state_dir, std::chrono::milliseconds helper_timeout,
@@ -58,10 +44,6 @@ block_backend::block_backend(std::string state_dir, std::chrono::milliseconds he
 
 std::string block_backend::name() const {
   return "block";
-}
-
-std::string block_backend::mountpoint(const volume_record&) const {
-  return {};
 }
 
 std::string block_backend::image_path(record_kind kind, const std::string& name) const {
@@ -267,9 +249,11 @@ caf::error block_backend::create(const volume_record& rec) {
   if (rec.capacity_bytes == 0) {
     return make_error(ec::invalid_argument, what + ": a block volume needs a capacity");
   }
+  const bool docker = owner_of(rec) == owner_docker;
   if (existing) {
     if (*existing == rec.capacity_bytes) {
-      return {};
+      // Made before (a retry, or a crash before the record was saved).
+      return docker ? prepare_docker_volume(rec, *image) : caf::error{};
     }
     return make_error(ec::already_exists, what + ": image " + *image + " exists with "
                                             + std::to_string(*existing) + " bytes, not "
@@ -280,7 +264,7 @@ caf::error block_backend::create(const volume_record& rec) {
       return err;
     }
     spdlog::info("{}: created sparse image of {} bytes", what, rec.capacity_bytes);
-    return {};
+    return docker ? prepare_docker_volume(rec, *image) : caf::error{};
   }
   auto src = source_image(rec.source, what);
   if (!src) {
@@ -314,7 +298,7 @@ caf::error block_backend::remove(const volume_record& rec) {
     return device.error();
   }
   if (!device->empty()) {
-    auto points = mounts_of(*device);
+    auto points = block_mounts_of(*device);
     if (!points.empty()) {
       return make_error(ec::in_use, what + ": " + *device + " is still mounted at "
                                       + points.front() + "; unstage it before deleting");
@@ -328,18 +312,12 @@ caf::error block_backend::remove(const volume_record& rec) {
     return err;
   }
   cooldown_.forget(rec.name); // a volume made later under this name is another one
+  if (auto mp = mountpoint(rec); !mp.empty()) {
+    std::error_code gone;
+    fs::remove(mp, gone); // an empty directory only: a mount on it makes this fail
+  }
   spdlog::info("{}: deleted {}", what, *image);
   return {};
-}
-
-// -- Docker (not served) ------------------------------------------------------
-
-caf::expected<std::string> block_backend::mount(const volume_record&) {
-  return unsupported("Docker Mount (block volumes are CSI only)");
-}
-
-caf::error block_backend::unmount(const volume_record&, bool) {
-  return unsupported("Docker Unmount (block volumes are CSI only)");
 }
 
 } // namespace berth

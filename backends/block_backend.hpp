@@ -40,7 +40,9 @@ struct block_space {
 /// set on the loop device: at once by modify while it is attached, and by every
 /// stage from the record. With a cooldown, modify refuses a second modification
 /// of a volume within the interval (ec::resource_exhausted).
-/// Docker's Mount/Unmount are not served: block volumes are CSI only.
+/// A Docker volume (`-o backend=block -o size=`, record owner docker: block_docker.cpp)
+/// is formatted at create, mounted at BLOCK/mounts/NAME by the first Mount and detached
+/// at the last Unmount; resize grows its filesystem online while it is mounted.
 /// Safe to call from several threads at once (for different volumes): its only
 /// mutable state is the cooldown's bookkeeping, which has a lock of its own.
 class block_backend : public backend {
@@ -66,14 +68,19 @@ public:
 
   // -- backend ---------------------------------------------------------------
   std::string name() const override;
+  /// CSI's parameters (fsType, backend, csi.storage.k8s.io/*).
   caf::error validate(const std::string& volume, const option_map& options) const override;
+  /// Docker's options: backend=block, size (required), fstype (ext4 or xfs), uid, gid, mode.
+  caf::expected<uint64_t> validate_docker(const std::string& volume,
+                                          const option_map& options) const override;
   caf::error create(const volume_record& rec) override;
-  /// Block volumes are CSI only: ec::unsupported.
+  /// A Docker volume: attaches its image and mounts its filesystem at mountpoint(rec).
   caf::expected<std::string> mount(const volume_record& rec) override;
-  /// Block volumes are CSI only: ec::unsupported.
+  /// A Docker volume: unmounts its filesystem at mountpoint(rec), then detaches the
+  /// device unless something else still mounts it.
   caf::error unmount(const volume_record& rec, bool lazy) override;
   caf::error remove(const volume_record& rec) override;
-  /// Always "": a block volume has no host mountpoint of its own.
+  /// BLOCK/mounts/NAME for a Docker volume; "" for CSI's, which are staged instead.
   std::string mountpoint(const volume_record& rec) const override;
 
   // -- CSI -------------------------------------------------------------------
@@ -123,8 +130,14 @@ private:
   /// exist, ec::invalid_argument when the source is empty or badly named.
   caf::expected<std::string> source_image(const content_source& source,
                                           const std::string& what) const;
-  caf::error format_if_blank(const std::string& volume, const std::string& device,
-                             const std::string& fs_type);
+  /// Formats `device` as `fs_type` when it holds nothing; true when it did.
+  caf::expected<bool> format_if_blank(const std::string& volume, const std::string& device,
+                                      const std::string& fs_type);
+  /// A new Docker volume's image, made ready for its first Mount: formatted, and its
+  /// root given the owner and mode of its options. Leaves nothing attached or mounted.
+  caf::error prepare_docker_volume(const volume_record& rec, const std::string& image);
+  /// Grows the xfs or ext4 filesystem mounted at `path` online to fill its device.
+  caf::expected<uint64_t> grow_mounted(const volume_record& rec, const std::string& path);
   /// confine_node_path against the kubelet dir, the error naming `what`.
   caf::expected<std::string> node_path(const std::string& path, const std::string& role,
                                        const std::string& what) const;

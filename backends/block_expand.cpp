@@ -82,10 +82,17 @@ caf::expected<uint64_t> block_backend::grow_filesystem(const volume_record& rec)
   if (auto err = check_block_path(rec.staging_path, "staging path", what)) {
     return err;
   }
-  auto mounted = block_mount_at(canonical_node_path(rec.staging_path));
+  return grow_mounted(rec, rec.staging_path);
+}
+
+caf::expected<uint64_t> block_backend::grow_mounted(const volume_record& rec,
+                                                    const std::string& path) {
+  const std::string what = block_what(rec);
+  auto mounted = block_mount_at(canonical_node_path(path));
   if (!mounted) {
     return make_error(ec::failed_precondition,
-                      what + ": not staged (nothing mounted at " + rec.staging_path + ")");
+                      what + (path == rec.staging_path ? ": not staged" : ": not mounted")
+                        + " (nothing mounted at " + path + ")");
   }
   const std::string device = mounted->source;
   if (is_loop_device_path(device)) {
@@ -94,31 +101,39 @@ caf::expected<uint64_t> block_backend::grow_filesystem(const volume_record& rec)
     }
   }
   if (mounted->fstype == "xfs") {
-    auto grown = run_helper_checked({"xfs_growfs", "--", rec.staging_path}, helper_timeout_,
-                                    what + ": xfs_growfs of " + rec.staging_path + " failed");
+    auto grown = run_helper_checked({"xfs_growfs", "--", path}, helper_timeout_,
+                                    what + ": xfs_growfs of " + path + " failed");
     if (!grown) {
       return grown.error();
     }
   } else if (mounted->fstype == "ext4") {
     auto grown = run_helper_checked({"resize2fs", "--", device}, helper_timeout_,
                                     what + ": online resize2fs of " + device + " failed");
-    if (!grown) {
+    // Offline only where berth alone uses the mounts (a CSI staging and its binds):
+    // a Docker volume's mount is under a running container.
+    if (!grown && path == rec.staging_path) {
       spdlog::warn("{}; trying offline", describe(grown.error()));
       auto opts = parse_block_mount_flags(rec.stage_flags, what);
       if (!opts) {
         return opts.error();
       }
-      if (auto err = resize_ext4_offline(device, rec.staging_path, *opts, helper_timeout_, what)) {
+      if (auto err = resize_ext4_offline(device, path, *opts, helper_timeout_, what)) {
         return err;
       }
+    } else if (!grown) {
+      return make_error(ec::failed_precondition,
+                        describe(grown.error())
+                          + "; the kernel refused to grow ext4 while mounted (berthd needs "
+                          + "CAP_SYS_RESOURCE for that): stop the volume's containers and resize "
+                          + "again, and the filesystem grows at its next Mount");
     }
   } else {
     return make_error(ec::failed_precondition, what + ": cannot grow " + mounted->fstype + " at "
-                                                 + rec.staging_path + " (xfs or ext4)");
+                                                 + path + " (xfs or ext4)");
   }
-  auto size = filesystem_size(rec.staging_path, what);
+  auto size = filesystem_size(path, what);
   if (size) {
-    spdlog::info("{}: {} at {} grown to {} bytes", what, mounted->fstype, rec.staging_path, *size);
+    spdlog::info("{}: {} at {} grown to {} bytes", what, mounted->fstype, path, *size);
   }
   return size;
 }

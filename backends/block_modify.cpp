@@ -130,6 +130,12 @@ caf::error block_backend::modify(const volume_record& rec, const modification& m
       if (!grown) {
         err = std::move(grown.error());
       }
+    } else if (!err && rec.mounted && owner_of(rec) == owner_docker) {
+      // Online, under the running containers; unmounted, the next first Mount grows it.
+      auto grown = grow_mounted(rec, mountpoint(rec));
+      if (!grown) {
+        err = std::move(grown.error());
+      }
     }
     if (err) {
       // The size cannot be taken back (a retry finishes it); the parameters can.

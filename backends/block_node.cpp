@@ -17,6 +17,7 @@
 #include "backends/detail/block_helpers.hpp"
 #include "backends/detail/block_image.hpp"
 #include "backends/detail/block_mount_flags.hpp"
+#include "backends/detail/block_mounts.hpp"
 #include "backends/detail/block_parameters.hpp"
 #include "backends/helper_process.hpp"
 #include "backends/loop_device.hpp"
@@ -26,69 +27,6 @@
 namespace fs = std::filesystem;
 
 namespace berth {
-
-namespace {
-
-caf::error unmount_path(const std::string& path, const std::string& what) {
-  if (::umount2(path.c_str(), UMOUNT_NOFOLLOW) == 0 || errno == EINVAL || errno == ENOENT) {
-    return {};
-  }
-  int e = errno;
-  return make_error(e == EBUSY ? ec::in_use : ec::backend_failure,
-                    what + ": unmount of " + path + " failed: " + std::strerror(e));
-}
-
-caf::error mount_device(const std::string& device, const std::string& path,
-                        const std::string& fs_type, const block_mount_options& opts,
-                        const std::string& what) {
-  std::string data = opts.data;
-  if (fs_type == "xfs") {
-    // A copy (snapshot, clone) has its origin's UUID; xfs refuses a second
-    // mount of one UUID unless told not to care.
-    append_mount_data(data, "nouuid");
-  }
-  if (::mount(device.c_str(), path.c_str(), fs_type.c_str(), opts.flags,
-              data.empty() ? nullptr : data.c_str())
-      != 0) {
-    int e = errno;
-    return make_error(ec::backend_failure, what + ": mount of " + device + " on " + path + " ("
-                                             + fs_type + (data.empty() ? "" : ", " + data)
-                                             + ") failed: " + std::strerror(e));
-  }
-  return {};
-}
-
-/// Unmounts, topmost first, the mounts at `path` that come from `mine`; stops at
-/// the first foreign one. Sets `foreign_on_mine` when that foreign mount covers
-/// one of `mine`.
-caf::error unmount_mine(const std::string& path, const volume_origins& mine,
-                        bool& foreign_on_mine, const std::string& what) {
-  foreign_on_mine = false;
-  for (int i = 0; i < 16; ++i) {
-    auto mounts = read_mountinfo();
-    if (!mounts) {
-      return mounts.error();
-    }
-    auto here = mounts_at(*mounts, path);
-    if (here.empty()) {
-      return {};
-    }
-    if (!mine.owns(*here.back())) {
-      foreign_on_mine = std::any_of(here.begin(), here.end(),
-                                    [&](const mount_entry* e) { return mine.owns(*e); });
-      spdlog::info("{}: {} has a mount of {} ({}) that is not this volume's; left alone", what,
-                   path, here.back()->source, here.back()->fstype);
-      return {};
-    }
-    if (auto err = unmount_path(path, what)) {
-      return err;
-    }
-    spdlog::info("{}: unmounted {}", what, path);
-  }
-  return {};
-}
-
-} // namespace
 
 caf::expected<std::string> block_backend::node_path(const std::string& path,
                                                     const std::string& role,
@@ -129,7 +67,7 @@ block_backend::view_at(const volume_record& rec, const std::string& path,
 
 // -- stage and unstage --------------------------------------------------------
 
-caf::error block_backend::format_if_blank(const std::string& volume, const std::string& device,
+caf::expected<bool> block_backend::format_if_blank(const std::string& volume, const std::string& device,
                                           const std::string& fs_type) {
   const std::string what = "volume " + volume;
   // blkid -p probes the device itself (no cache); exit 2: nothing found.
@@ -149,7 +87,7 @@ caf::error block_backend::format_if_blank(const std::string& volume, const std::
       found.pop_back();
     }
     if (found == fs_type) {
-      return {};
+      return false;
     }
     return make_error(ec::failed_precondition,
                       what + ": " + device + " holds " + (found.empty() ? "data" : found)
@@ -168,7 +106,7 @@ caf::error block_backend::format_if_blank(const std::string& volume, const std::
     return made.error();
   }
   spdlog::info("{}: formatted {} as {}", what, device, fs_type);
-  return {};
+  return true;
 }
 
 caf::expected<std::string> block_backend::stage(const volume_record& rec,
@@ -231,8 +169,8 @@ caf::expected<std::string> block_backend::stage(const volume_record& rec,
                              + here.back()->source + " (" + here.back()->fstype
                              + ") that is not this volume's; berth leaves it alone"));
   }
-  if (auto err = format_if_blank(rec.name, *device, fs_type)) {
-    return fail(std::move(err));
+  if (auto formatted = format_if_blank(rec.name, *device, fs_type); !formatted) {
+    return fail(formatted.error());
   }
   std::error_code ec_dir;
   fs::create_directories(*staging, ec_dir);
@@ -240,7 +178,7 @@ caf::expected<std::string> block_backend::stage(const volume_record& rec,
     return fail(make_error(ec::backend_failure, what + ": cannot create staging path "
                                                   + *staging + ": " + ec_dir.message()));
   }
-  if (auto err = mount_device(*device, *staging, fs_type, opts, what)) {
+  if (auto err = mount_block_device(*device, *staging, fs_type, opts, what)) {
     return fail(std::move(err));
   }
   spdlog::info("{}: staged {} ({}) at {}", what, *device, fs_type, *staging);
@@ -267,7 +205,7 @@ caf::error block_backend::unstage(const volume_record& rec) {
       return mounts.error();
     }
     bool covered = false;
-    if (auto err = unmount_mine(*staging, block_origins(*mounts, *device, ""), covered, what)) {
+    if (auto err = unmount_block_mounts(*staging, block_origins(*mounts, *device, ""), covered, false, what)) {
       return err;
     }
     if (covered) {
@@ -296,7 +234,8 @@ caf::error block_backend::sweep_staging(const volume_record& rec, const std::str
   const auto& what = view->what;
   const auto& device = view->device;
   bool covered = false;
-  if (auto err = unmount_mine(view->path, block_origins(view->mounts, device, ""), covered, what)) {
+  if (auto err = unmount_block_mounts(view->path, block_origins(view->mounts, device, ""), covered, false,
+                                   what)) {
     return err;
   }
   if (!rec.staging_path.empty()) {

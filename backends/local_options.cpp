@@ -23,7 +23,7 @@ using detail::split_o;
 
 // -- allow-lists --------------------------------------------------------------
 
-const name_set top_level = {"type", "device", "o", "size", "uid", "gid", "mode"};
+const name_set top_level = {"type", "device", "o", "size", "uid", "gid", "mode", "backend"};
 
 const name_set tmpfs_elements = {"size", "mode",  "uid",    "gid",   "nr_inodes", "nr_blocks",
                                  "huge", "noexec", "nosuid", "nodev", "ro",        "rw"};
@@ -142,13 +142,17 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
   for (const auto& [key, value] : options) {
     if (top_level.count(key) == 0) {
       return invalid("unknown option \"" + key + "\" for volume " + volume
-                     + " (allowed: type, device, o, size, uid, gid, mode)");
+                     + " (allowed: type, device, o, size, uid, gid, mode, backend)");
     }
     if (value.empty()) {
       return invalid("option \"" + key + "\" of volume " + volume + " is empty");
     }
     if (has_control_char(value)) {
       return invalid("option \"" + key + "\" of volume " + volume + " contains a control character");
+    }
+    if (key == "backend" && value != "local") {
+      return invalid("option backend=" + quote_input(value) + " of volume " + volume
+                     + " does not name this backend (local)");
     }
   }
   auto get = [&](const char* key) {
@@ -169,7 +173,8 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
     }
     if (!size.empty()) {
       return invalid("option \"size\" of volume " + volume
-                     + " is not supported without type=tmpfs (a plain directory has no quota)");
+                     + " is not supported on a plain directory, which has no quota: give "
+                     + "-o backend=block for a volume of that size, or type=tmpfs for memory");
     }
     auto root = detail::parse_root_ownership(volume, options);
     if (!root) {

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/cli/command_line.hpp"
+#include "core/byte_size.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/text.hpp"
@@ -332,54 +333,19 @@ caf::expected<std::chrono::milliseconds> parse_timeout(std::string_view text) {
 }
 
 caf::expected<uint64_t> parse_size(std::string_view text) {
-  auto bad = [&] {
-    return bad_usage("invalid size " + quote_input(text)
-                     + ": give bytes, or a number with K, M, G or T (Ki, Mi, Gi, Ti: "
-                       "powers of 1024), e.g. 10G");
-  };
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
-    ++digits;
+  auto size = parse_byte_size(text);
+  switch (size.problem) {
+    case size_problem::none:
+      return size.bytes;
+    case size_problem::zero:
+      return bad_usage("size " + quote_input(text) + " must be positive");
+    case size_problem::too_large:
+      return bad_usage("size " + quote_input(text) + " is too large: at most "
+                       + std::to_string(UINT64_MAX) + " bytes");
+    case size_problem::not_a_size:
+      break;
   }
-  if (digits == 0) {
-    return bad();
-  }
-  auto suffix = text.substr(digits);
-  if (suffix.size() == 2 && suffix[1] == 'i') {
-    suffix.remove_suffix(1);
-  }
-  unsigned shift = 0;
-  if (suffix == "K") {
-    shift = 10;
-  } else if (suffix == "M") {
-    shift = 20;
-  } else if (suffix == "G") {
-    shift = 30;
-  } else if (suffix == "T") {
-    shift = 40;
-  } else if (!suffix.empty()) {
-    return bad();
-  }
-  constexpr uint64_t max = UINT64_MAX;
-  auto too_large = [&] {
-    return bad_usage("size " + quote_input(text) + " is too large: at most "
-                     + std::to_string(max) + " bytes");
-  };
-  uint64_t n = 0;
-  for (size_t i = 0; i < digits; ++i) {
-    auto d = static_cast<uint64_t>(text[i] - '0');
-    if (n > (max - d) / 10) {
-      return too_large();
-    }
-    n = n * 10 + d;
-  }
-  if (n > (max >> shift)) {
-    return too_large();
-  }
-  if (n == 0) {
-    return bad_usage("size " + quote_input(text) + " must be positive");
-  }
-  return n << shift;
+  return bad_usage("invalid size " + quote_input(text) + ": " + byte_size_grammar);
 }
 
 std::string usage() {

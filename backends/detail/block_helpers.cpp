@@ -25,6 +25,24 @@ std::string block_fs_type(const option_map& options) {
   return it == options.end() || it->second.empty() ? "xfs" : it->second;
 }
 
+std::string docker_block_fs_type(const option_map& options) {
+  auto it = options.find("fstype");
+  return it == options.end() ? "ext4" : it->second;
+}
+
+std::vector<std::string> block_mounts_of(const std::string& device) {
+  std::vector<std::string> out;
+  auto entries = read_mountinfo();
+  if (entries) {
+    for (const auto& e : *entries) {
+      if (e.source == device) {
+        out.push_back(e.mount_point);
+      }
+    }
+  }
+  return out;
+}
+
 caf::error check_block_fs_type(const std::string& fs_type, const std::string& what) {
   if (fs_type != "xfs" && fs_type != "ext4") {
     return make_error(ec::invalid_argument,

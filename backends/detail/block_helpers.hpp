@@ -31,6 +31,13 @@ extern const char* const block_k8s_prefix;
 /// csi.storage.k8s.io/*): fixed once the volume exists.
 bool is_block_creation_key(const std::string& key);
 
+/// The filesystem of a Docker block volume: its option fstype; ext4 by default, since
+/// xfs needs at least block_backend::min_xfs_bytes and Docker volumes are often small.
+std::string docker_block_fs_type(const option_map& options);
+
+/// The mount points of every mount of `device` (none when mountinfo cannot be read).
+std::vector<std::string> block_mounts_of(const std::string& device);
+
 /// ec::invalid_argument naming `what` unless `fs_type` is xfs or ext4.
 caf::error check_block_fs_type(const std::string& fs_type, const std::string& what);
 

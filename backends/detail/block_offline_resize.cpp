@@ -59,6 +59,22 @@ caf::error mount_staging(const std::string& device, const std::string& staging,
 
 } // namespace
 
+caf::error grow_ext4_unmounted(const std::string& device, std::chrono::milliseconds timeout,
+                               const std::string& what) {
+  std::vector<std::string> fsck = {"e2fsck", "-f", "-y", "--", device};
+  auto checked = run_helper(fsck, timeout);
+  // e2fsck: 0 clean, 1 errors corrected, 2 corrected and reboot advised (root fs only).
+  if (!checked || checked->timed_out || checked->exit_code < 0 || checked->exit_code >= 4) {
+    return make_error(checked && checked->timed_out ? ec::timeout : ec::backend_failure,
+                      what + ": `" + render_command(fsck) + "` failed"
+                        + (checked ? ": " + checked->err + checked->out
+                                   : ": " + describe(checked.error())));
+  }
+  auto resized = run_helper_checked({"resize2fs", "--", device}, timeout,
+                                    what + ": offline resize of " + device + " failed");
+  return resized ? caf::error{} : resized.error();
+}
+
 caf::error resize_ext4_offline(const std::string& device, const std::string& staging,
                                const block_mount_options& stage_opts,
                                std::chrono::milliseconds timeout, const std::string& what) {
@@ -122,22 +138,7 @@ caf::error resize_ext4_offline(const std::string& device, const std::string& sta
   spdlog::warn("{}: online resize refused; resizing {} offline ({} published mounts taken down)",
                what, device, binds.size());
   // -- check and resize ---------------------------------------------------------
-  caf::error failure;
-  std::vector<std::string> fsck = {"e2fsck", "-f", "-y", "--", device};
-  auto checked = run_helper(fsck, timeout);
-  // e2fsck: 0 clean, 1 errors corrected, 2 corrected and reboot advised (root fs only).
-  if (!checked || checked->timed_out || checked->exit_code < 0 || checked->exit_code >= 4) {
-    failure = make_error(checked && checked->timed_out ? ec::timeout : ec::backend_failure,
-                         what + ": `" + render_command(fsck) + "` failed"
-                           + (checked ? ": " + checked->err + checked->out
-                                      : ": " + describe(checked.error())));
-  } else {
-    auto resized = run_helper_checked({"resize2fs", "--", device}, timeout,
-                                      what + ": offline resize of " + device + " failed");
-    if (!resized) {
-      failure = resized.error();
-    }
-  }
+  caf::error failure = grow_ext4_unmounted(device, timeout, what);
   // -- bring everything back, whatever happened ---------------------------------
   if (auto err = mount_staging(device, staging, stage_opts, what)) {
     return failure ? failure : err;

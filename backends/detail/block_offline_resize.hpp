@@ -9,6 +9,11 @@
 
 namespace berth {
 
+/// `e2fsck -f -y`, then `resize2fs`, of the unmounted ext4 filesystem on `device`: it
+/// grows to fill the device (nothing to do is success). Helpers are killed after `timeout`.
+caf::error grow_ext4_unmounted(const std::string& device, std::chrono::milliseconds timeout,
+                               const std::string& what);
+
 /// Grows the ext4 filesystem on `device` offline, for when the kernel refuses
 /// an online resize (e.g. without CAP_SYS_RESOURCE): unmounts every mount of
 /// the device (the published binds first, then `staging`), runs

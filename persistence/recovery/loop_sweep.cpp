@@ -35,7 +35,8 @@ loop_list loops_to_sweep(const state_snapshot& state, const std::vector<std::str
   std::set<std::string> staged_devices;
   std::set<std::string> staged_images;
   for (const auto& [name, rec] : state.volumes) {
-    if (rec.staging_path.empty()) {
+    // A CSI staging, or a Docker block volume's mount (its device is found by its image).
+    if (rec.staging_path.empty() && !rec.mounted) {
       continue;
     }
     if (!rec.device.empty()) {
@@ -70,13 +71,13 @@ loop_sweep_report sweep_loop_devices(
   for (const auto& [device, backing] :
        loops_to_sweep(state, block->image_dirs(), image_of, list_loop_devices())) {
     if (auto err = detach_loop_device(device)) {
-      spdlog::error("loop sweep: cannot detach {} (backing {}), which no volume stages: {}",
+      spdlog::error("loop sweep: cannot detach {} (backing {}), which no volume uses: {}",
                     device, backing, describe(err));
       ++report.failed;
       continue;
     }
-    spdlog::warn("loop sweep: detached {} (backing {}): no volume is staged on it (left by a "
-                 "crash between a stage's attach and its commit)",
+    spdlog::warn("loop sweep: detached {} (backing {}): no volume is staged or mounted on it "
+                 "(left by a crash between an attach and its commit)",
                  device, backing);
     ++report.detached;
   }

@@ -1,8 +1,8 @@
 #pragma once
 
-// At start, loop devices of berth's block images that no record stages are
-// detached: a crash between a stage's loop attach and the commit of its record
-// leaves one, and nothing else would ever detach it.
+// At start, loop devices of berth's block images that no record stages or mounts
+// are detached: a crash between a stage's (or a Docker Mount's) loop attach and the
+// commit of its record leaves one, and nothing else would ever detach it.
 
 #include <functional>
 #include <map>
@@ -27,8 +27,8 @@ struct loop_sweep_report {
 
 /// The devices of `loops` to detach: those whose backing file lies in one of
 /// `image_dirs` (where berth keeps its block images) and which no record of
-/// `state` holds staged, neither by its recorded device nor by its image
-/// (`image_of(record)`). A device backed by any other file is not berth's and is
+/// `state` holds staged or mounted, neither by its recorded device nor by its
+/// image (`image_of(record)`). A device backed by any other file is not berth's and is
 /// never chosen.
 loop_list loops_to_sweep(const state_snapshot& state, const std::vector<std::string>& image_dirs,
                          const std::function<std::string(const volume_record&)>& image_of,

@@ -69,7 +69,7 @@ TEST(block_backend_params, names_never_leave_the_state_root) {
   EXPECT_FALSE(fs::exists(root + "/block/volumes/v1.img"));
 }
 
-TEST(block_backend_params, docker_mounts_are_unsupported) {
+TEST(block_backend_params, docker_mounts_of_a_csi_volume_are_unsupported) {
   test::temp_state state;
   block_backend b(state.path());
   auto rec = make_record("v1", 16 * mib);

@@ -31,7 +31,7 @@ TEST(local_options, no_options_is_a_plain_directory) {
 
 TEST(local_options, unknown_option_is_named) {
   EXPECT_EQ(check({{"colour", "red"}}),
-            "unknown option \"colour\" for volume v1 (allowed: type, device, o, size, uid, gid, mode)");
+            "unknown option \"colour\" for volume v1 (allowed: type, device, o, size, uid, gid, mode, backend)");
 }
 
 TEST(local_options, uid_gid_and_mode_of_a_plain_directory_are_planned) {
@@ -96,7 +96,10 @@ TEST(local_options, empty_and_control_character_values_are_refused) {
 TEST(local_options, size_only_for_tmpfs) {
   EXPECT_EQ(check({{"type", "tmpfs"}, {"size", "64m"}}), "");
   auto msg = check({{"size", "1G"}});
-  EXPECT_TRUE(mentions(msg, "\"size\"")) << msg;
+  EXPECT_TRUE(mentions(msg, "\"size\"") && mentions(msg, "-o backend=block")) << msg;
+  EXPECT_EQ(check({{"backend", "local"}}), "");
+  msg = check({{"backend", "lvm"}});
+  EXPECT_TRUE(mentions(msg, "backend=\"lvm\"") && mentions(msg, "(local)")) << msg;
   msg = check({{"type", "ext4"}, {"device", "/dev/sdb"}, {"size", "1G"}});
   EXPECT_TRUE(mentions(msg, "\"size\"") && mentions(msg, "ext4")) << msg;
   msg = check({{"type", "tmpfs"}, {"size", "lots"}});

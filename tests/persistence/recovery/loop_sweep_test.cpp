@@ -64,6 +64,25 @@ TEST(loop_sweep, chooses_berths_images_that_no_record_stages) {
   EXPECT_EQ(chosen, want);
 }
 
+TEST(loop_sweep, keeps_the_device_of_a_mounted_docker_block_volume) {
+  state_snapshot state;
+  auto mounted = record("mounted");
+  mounted.owner = owner_docker;
+  mounted.mounted = true;
+  mounted.mounts["c1"] = 1;
+  auto unmounted = record("unmounted");
+  unmounted.owner = owner_docker;
+  state.volumes["mounted"] = mounted;
+  state.volumes["unmounted"] = unmounted;
+  loop_list loops{
+    {"/dev/loop1", "/s/block/volumes/mounted.img"},
+    {"/dev/loop2", "/s/block/volumes/unmounted.img"},
+  };
+  auto chosen = loops_to_sweep(state, {"/s/block/volumes"}, image_of, loops);
+  EXPECT_EQ(chosen, (loop_list{{"/dev/loop2", "/s/block/volumes/unmounted.img"}}))
+    << "a crash between a Docker Mount's attach and its commit leaves the second";
+}
+
 TEST(loop_sweep, chooses_nothing_without_an_image_dir) {
   loop_list loops{{"/dev/loop3", "/s/block/volumes/a.img"}, {"/dev/loop4", "/x"}};
   EXPECT_TRUE(loops_to_sweep({}, {}, image_of, loops).empty());

@@ -1,0 +1,28 @@
+#pragma once
+
+// The mounts of a block volume's filesystem, which its CSI staging and its Docker
+// mount share (block_node.cpp, block_docker.cpp): mount(2) of its loop device, and
+// the unmount of only the mounts that come from it.
+
+#include <string>
+
+#include <caf/error.hpp>
+
+#include "backends/bind_publish.hpp"
+#include "backends/detail/block_mount_flags.hpp"
+
+namespace berth {
+
+/// mount(2) of `device` (`fs_type`) on `path`; an xfs copy (a snapshot, a clone) keeps
+/// its origin's UUID, so xfs is mounted nouuid. ec::backend_failure naming `what`.
+caf::error mount_block_device(const std::string& device, const std::string& path,
+                              const std::string& fs_type, const block_mount_options& opts,
+                              const std::string& what);
+
+/// Unmounts, topmost first, the mounts at `path` that come from `mine`; stops at the
+/// first foreign one, and sets `foreign_on_mine` when it covers one of `mine`.
+/// With `lazy`, each is detached (MNT_DETACH). Busy is ec::in_use.
+caf::error unmount_block_mounts(const std::string& path, const volume_origins& mine,
+                                bool& foreign_on_mine, bool lazy, const std::string& what);
+
+} // namespace berth
