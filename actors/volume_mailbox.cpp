@@ -46,11 +46,7 @@ caf::expected<modification> asked_of(const volume_state& st, const modify_reques
   modification asked;
   asked.parameters = req.parameters;
   if (req.required_bytes != 0) {
-    volume_spec want;
-    want.backend = st.rec.backend;
-    want.parameters = st.rec.options;
-    want.required_bytes = req.required_bytes;
-    auto rounded = st.env.storage->choose_capacity(want);
+    auto rounded = st.env.storage->resize_capacity(st.rec, req.required_bytes);
     if (!rounded) {
       return rounded.error();
     }

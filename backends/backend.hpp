@@ -66,6 +66,16 @@ public:
     return spec.required_bytes;
   }
 
+  /// The size a resize of `rec` to at least `bytes` provisions (berthctl resize,
+  /// ControllerExpandVolume): by default choose_capacity of a spec of rec's options.
+  virtual caf::expected<uint64_t> resize_capacity(const volume_record& rec, uint64_t bytes) const {
+    volume_spec want;
+    want.backend = rec.backend;
+    want.parameters = rec.options;
+    want.required_bytes = bytes;
+    return choose_capacity(want);
+  }
+
   /// True when create() can copy a content source (a snapshot, or a volume made
   /// from a snapshot or another volume); false makes such requests fail up front.
   virtual bool copies_content() const {

@@ -87,6 +87,10 @@ public:
   /// Snapshots and clones are sparse copies of the image.
   bool copies_content() const override;
   caf::expected<uint64_t> choose_capacity(const volume_spec& spec) const override;
+  /// A Docker volume's options are Docker's (fstype, not fsType): `bytes` rounded up to
+  /// the unit. A CSI volume's: choose_capacity.
+  caf::expected<uint64_t> resize_capacity(const volume_record& rec,
+                                          uint64_t bytes) const override;
   /// Free bytes where images live. When the journal's reserve is on the same filesystem,
   /// the part of it not currently allocated (released on a full disk, or never made) is
   /// subtracted: that room belongs to the journal, not to new images.

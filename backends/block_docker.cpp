@@ -136,6 +136,18 @@ caf::expected<uint64_t> block_backend::validate_docker(const std::string& volume
   return bytes;
 }
 
+caf::expected<uint64_t> block_backend::resize_capacity(const volume_record& rec,
+                                                       uint64_t bytes) const {
+  if (owner_of(rec) != owner_docker) {
+    return backend::resize_capacity(rec, bytes);
+  }
+  if (bytes > UINT64_MAX - unit_bytes) {
+    return make_error(ec::out_of_range, block_what(rec) + ": size " + std::to_string(bytes)
+                                          + " bytes is too large");
+  }
+  return (bytes + unit_bytes - 1) / unit_bytes * unit_bytes;
+}
+
 caf::error block_backend::prepare_docker_volume(const volume_record& rec,
                                                 const std::string& image) {
   const std::string what = block_what(rec);

@@ -74,6 +74,21 @@ TEST(block_docker_options, each_refusal_names_the_option_and_what_to_do) {
   EXPECT_FALSE(b.validate_docker("../x", {{"size", "64M"}}));
 }
 
+TEST(block_docker_options, a_resize_rounds_to_the_unit_without_a_csi_minimum) {
+  test::temp_state state;
+  block_backend b(state.path());
+  auto rec = docker_record("v1", {{"backend", "block"}, {"size", "64M"}});
+  rec.capacity_bytes = 64 * mib;
+  // Docker's options name no fsType: read as CSI parameters they would ask xfs's 300M.
+  EXPECT_EQ(*b.resize_capacity(rec, 128 * mib), 128 * mib);
+  EXPECT_EQ(*b.resize_capacity(rec, 128 * mib + 1), 129 * mib);
+  EXPECT_FALSE(b.resize_capacity(rec, UINT64_MAX));
+  auto csi = rec;
+  csi.owner = owner_csi;
+  csi.options = {{"fsType", "xfs"}};
+  EXPECT_EQ(*b.resize_capacity(csi, 128 * mib), 300 * mib) << "CSI keeps choose_capacity";
+}
+
 TEST(block_docker_options, only_a_docker_record_has_a_mountpoint) {
   test::temp_state state;
   block_backend b(state.path());
