@@ -11,7 +11,6 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/detail/block_helpers.hpp"
-#include "backends/detail/block_image.hpp"
 #include "backends/detail/block_mounts.hpp"
 #include "backends/detail/block_offline_resize.hpp"
 #include "backends/detail/root_ownership.hpp"
@@ -207,11 +206,8 @@ caf::expected<std::string> block_backend::mount(const volume_record& rec) {
     return unsupported("Docker Mount of a CSI " + to_string(rec.kind)
                        + " (kubelet stages and publishes it)");
   }
-  if (auto size = block_image_size(*image); !size) {
-    return make_error(ec::not_found, what + ": " + describe(size.error()));
-  }
   bool attached = false;
-  auto device = find_or_attach_loop_device(*image, attached);
+  auto device = attach_block_image(*image, attached, what);
   if (!device) {
     return device.error();
   }

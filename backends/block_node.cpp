@@ -15,7 +15,6 @@
 
 #include "backends/bind_publish.hpp"
 #include "backends/detail/block_helpers.hpp"
-#include "backends/detail/block_image.hpp"
 #include "backends/detail/block_mount_flags.hpp"
 #include "backends/detail/block_mounts.hpp"
 #include "backends/detail/block_parameters.hpp"
@@ -132,11 +131,8 @@ caf::expected<std::string> block_backend::stage(const volume_record& rec,
     }
     opts = std::move(*parsed);
   }
-  if (auto size = block_image_size(*image); !size) {
-    return make_error(ec::not_found, what + ": " + describe(size.error()));
-  }
   bool attached = false;
-  auto device = find_or_attach_loop_device(*image, attached);
+  auto device = attach_block_image(*image, attached, what);
   if (!device) {
     return device.error();
   }

@@ -5,7 +5,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "backends/detail/block_image.hpp"
 #include "backends/local_options.hpp"
+#include "backends/loop_device.hpp"
 #include "core/errors.hpp"
 
 namespace berth {
@@ -28,6 +30,15 @@ std::string block_fs_type(const option_map& options) {
 std::string docker_block_fs_type(const option_map& options) {
   auto it = options.find("fstype");
   return it == options.end() ? "ext4" : it->second;
+}
+
+caf::expected<std::string> attach_block_image(const std::string& image, bool& attached,
+                                              const std::string& what) {
+  attached = false;
+  if (auto size = block_image_size(image); !size) {
+    return make_error(ec::not_found, what + ": " + describe(size.error()));
+  }
+  return find_or_attach_loop_device(image, attached);
 }
 
 std::vector<std::string> block_mounts_of(const std::string& device) {
