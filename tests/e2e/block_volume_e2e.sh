@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# Docker volumes of a hard size (-o backend=block) against a real dockerd and real loop
+# devices: every case is checked inside the container and on the host.
+#
+#   usage: block_volume_e2e.sh PATH/TO/berthd PATH/TO/berthctl
+#
+# (a) create formats an image and leaves nothing mounted or attached
+# (b) df in the container shows the size; a write past it stops with ENOSPC
+# (c) berthctl resize under a running container: xfs grows online and the write goes further;
+#     ext4 grows online only with CAP_SYS_RESOURCE, else the refusal says so and the
+#     filesystem grows at the next Mount
+# (d) docker cp in and out of a running container keeps the mount (one count per mount ID)
+# (e) kill -9 of berthd under a running container keeps the mount, the count and the device
+# (f) -o uid=1000 -o gid=1000 -o mode=0750: a container running as uid 1000 writes the root
+# (g) remove: no image, no mount dir, no loop device left; bad options change nothing
+# Sizes and growth: docs/running.md, "Volumes of a hard size (-o backend=block)".
+# Exit 77 (skipped, loudly) when root, docker.io, a working dockerd or loop devices are missing.
+
+source "$(dirname "$0")/lib.sh"
+
+e2e_init "${1:-}" "${2:-}"
+need_cmd losetup mount
+need_cmd mkfs.ext4 e2fsprogs
+need_cmd mkfs.xfs xfsprogs
+if ! losetup -f >/dev/null 2>&1; then
+  skip "no free loop device (losetup -f failed): block volumes need /dev/loop*"
+fi
+start_dockerd
+IMG="berth-e2e-busybox:latest"
+if ! make_busybox_image "$IMG"; then
+  skip "could not import the busybox image into dockerd"
+fi
+BLOCK="$STATE/block"
+if ! start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
+  fail "berthd starts" "see the log above"
+  e2e_finish
+fi
+pass "berthd starts and answers Plugin.Activate on $PLUGIN_SOCK"
+
+ctl() {
+  "$BERTHCTL" --socket "$ADMIN_SOCK" "$@"
+}
+
+# block_mnt NAME: the host mount point of a Docker block volume; block_img NAME its image.
+block_mnt() {
+  echo "$BLOCK/mounts/$1"
+}
+block_img() {
+  echo "$BLOCK/volumes/$1.img"
+}
+
+# loop_of NAME: the loop devices backed by NAME's image ("" when none).
+loop_of() {
+  losetup -j "$(block_img "$1")" -O NAME -n 2>/dev/null | tr '\n' ' ' | sed 's/ $//'
+}
+
+present() {
+  [[ -e "$1" ]] && echo present || echo absent
+}
+
+block_mounted() {
+  is_mounted "$(block_mnt "$1")"
+}
+block_unmounted() {
+  is_unmounted "$(block_mnt "$1")"
+}
+
+# At the end, whatever this run left: its images' loop devices (after lib.sh's unmounts).
+detach_block_loops() {
+  umount_under "$BLOCK/mounts"
+  local dev
+  for dev in $(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | awk -v d="$BLOCK/" 'index($2, d) == 1 { print $1 }'); do
+    losetup -d "$dev"
+  done
+}
+on_cleanup detach_block_loops
+
+# run_bg NAME VOLUME: a long-running container with VOLUME at /data.
+run_bg() {
+  dk run -d --network none --name "$1" -v "$2:/data" "$IMG" sleep 300
+}
+
+stop_rm() {
+  dk stop -t 1 "$1" >/dev/null && dk rm "$1" >/dev/null
+}
+
+# df_kib CONTAINER: the size of /data in 1 KiB blocks, as df in the container shows it.
+df_kib() {
+  dk exec "$1" df -k /data | awk 'NR == 2 { print $2 }'
+}
+
+# fill CONTAINER FILE MIB: writes up to MIB MiB to /data/FILE; prints "rc=N bytes=B error"
+# where B is the file's size after the write and error the first error dd reported.
+fill() {
+  dk exec "$1" sh -c "dd if=/dev/zero of=/data/$2 bs=1M count=$3 2>/tmp/dd.err; rc=\$?; \
+    sync; echo \"rc=\$rc bytes=\$(stat -c %s /data/$2) \$(grep -v records /tmp/dd.err | head -n 1)\""
+}
+
+# bytes_of "rc=N bytes=B ...": B.
+bytes_of() {
+  local w
+  for w in $1; do
+    [[ "$w" == bytes=* ]] && echo "${w#bytes=}" && return
+  done
+  echo 0
+}
+
+mib() {
+  echo $(($1 / 1048576))
+}
+
+# -- (a) create ----------------------------------------------------------------------------
+log "(a) docker volume create -o backend=block -o size=64M"
+check_ok "(a) docker volume create b1 (64M, ext4 by default)" \
+  dk volume create -d "$DRIVER" -o backend=block -o size=64M b1
+check "(a) b1's image exists" present "$(present "$(block_img b1)")"
+check "(a) the image is 64 MiB" 67108864 "$(stat -c %s "$(block_img b1)" 2>&1)"
+check "(a) the image holds ext4" ext4 "$(blkid -o value -s TYPE "$(block_img b1)" 2>&1)"
+check "(a) no loop device is left attached after Create" "" "$(loop_of b1)"
+check "(a) b1 not mounted after Create" 0 "$(mount_count "$(block_mnt b1)")"
+
+# -- (b) the size inside the container ------------------------------------------------------
+log "(b) df and ENOSPC in a container"
+check_ok "(b) container k1 uses b1" run_bg k1 b1
+if wait_until 10 block_mounted b1; then
+  pass "(b) b1 mounted on the host while k1 runs"
+else
+  fail "(b) b1 mounted on the host while k1 runs" "no mountinfo entry for $(block_mnt b1)"
+fi
+check "(b) the host mount is ext4" ext4 "$(mount_fstype "$(block_mnt b1)")"
+check "(b) one loop device backs b1 while mounted" 1 "$(wc -w <<<"$(loop_of b1)")"
+size_kib=$(df_kib k1)
+check "(b) df in the container: between 48 and 64 MiB (ext4 keeps some for itself)" yes \
+  "$( ((size_kib > 48 * 1024 && size_kib <= 64 * 1024)) && echo yes || echo "no: ${size_kib} KiB")"
+out=$(fill k1 big 100)
+log "(b) writing 100 MiB: $out"
+check_contains "(b) the write fails with ENOSPC" "No space left on device" "$out"
+got=$(bytes_of "$out")
+check "(b) it stopped at about 64 MiB (between 40 and 64 MiB)" yes \
+  "$( ((got > 40 * 1048576 && got <= 64 * 1048576)) && echo yes || echo "no: $(mib "$got") MiB")"
+check "(b) the image on the host is still 64 MiB" 67108864 "$(stat -c %s "$(block_img b1)" 2>&1)"
+
+# -- (c) growth under a running container ---------------------------------------------------
+log "(c) berthctl resize b1 to 128M while k1 runs (ext4)"
+check_ok "(c) k1 removes its big file" dk exec k1 rm /data/big
+if grep -q '^CapEff:' /proc/self/status &&
+  (( (0x$(awk '/^CapEff:/ { print $2 }' /proc/self/status) >> 24) & 1 )); then
+  check_ok "(c) berthctl resize b1 128M (ext4 online, CAP_SYS_RESOURCE held)" ctl resize b1 128M
+  after=$(fill k1 big 100)
+  check "(c) the same 100 MiB write now fits" yes \
+    "$( (($(bytes_of "$after") == 100 * 1048576)) && echo yes || echo "no: $after")"
+  dk exec k1 rm -f /data/big
+else
+  log "(c) NOTE: this host lacks CAP_SYS_RESOURCE, so ext4 cannot grow online here; checking the refusal"
+  check_fails "(c) berthctl resize b1 128M is refused while mounted" ctl resize b1 128M
+  check_contains "(c) the refusal names the missing capability" CAP_SYS_RESOURCE "$LAST_OUTPUT"
+  check "(c) the mounted filesystem kept its size" "$size_kib" "$(df_kib k1)"
+fi
+check_ok "(c) docker stop k1" stop_rm k1
+if wait_until 10 block_unmounted b1; then
+  pass "(c) b1 unmounted after k1 stops"
+else
+  fail "(c) b1 unmounted after k1 stops" "still in mountinfo: $(block_mnt b1)"
+fi
+check "(c) b1's loop device is detached after the last Unmount" "" "$(loop_of b1)"
+check_ok "(c) berthctl resize b1 128M while unmounted" ctl resize b1 128M
+check "(c) the image is 128 MiB" 134217728 "$(stat -c %s "$(block_img b1)" 2>&1)"
+check_ok "(c) container k2 uses b1 (the Mount grows the filesystem)" run_bg k2 b1
+grown_kib=$(df_kib k2)
+check "(c) df in the container: more than 112 MiB after the Mount" yes \
+  "$( ((grown_kib > 112 * 1024 && grown_kib <= 128 * 1024)) && echo yes || echo "no: ${grown_kib} KiB")"
+out=$(fill k2 big 100)
+check "(c) the 100 MiB write that stopped at 64 MiB now fits" yes \
+  "$( (($(bytes_of "$out") == 100 * 1048576)) && echo yes || echo "no: $out")"
+check_fails "(c) a shrink to 64M is refused" ctl resize b1 64M
+check_ok "(c) docker stop k2" stop_rm k2
+
+log "(c) berthctl resize under a running container (xfs grows online)"
+check_ok "(c) docker volume create x1 (xfs, 300M)" \
+  dk volume create -d "$DRIVER" -o backend=block -o size=300M -o fstype=xfs x1
+check_ok "(c) container k3 uses x1" run_bg k3 x1
+x_before=$(df_kib k3)
+out=$(fill k3 big 360)
+check_contains "(c) a 360 MiB write into 300M fails with ENOSPC" "No space left on device" "$out"
+first=$(bytes_of "$out")
+check_ok "(c) k3 removes its file" dk exec k3 rm /data/big
+check_ok "(c) berthctl resize x1 400M while k3 runs" ctl resize x1 400M
+x_after=$(df_kib k3)
+check "(c) df in the running container grew by about 100 MiB" yes \
+  "$( ((x_after - x_before > 90 * 1024 && x_after - x_before <= 100 * 1024)) && echo yes ||
+    echo "no: $x_before -> $x_after KiB")"
+out=$(fill k3 big 360)
+# xfs keeps room for its log and metadata, so 300M holds less than 300 MiB of data.
+check "(c) the same write goes about 100 MiB further after the resize" yes \
+  "$( (($(bytes_of "$out") > first + 90 * 1048576)) && echo yes ||
+    echo "no: first $(mib "$first") MiB, then $out")"
+check "(c) x1 stayed mounted through the resize" 1 "$(mount_count "$(block_mnt x1)")"
+check_ok "(c) docker stop k3" stop_rm k3
+check_ok "(c) docker volume rm x1" dk volume rm x1
+
+# -- (d) docker cp --------------------------------------------------------------------------
+log "(d) docker cp into and out of a running container"
+check_ok "(d) container k4 uses b1" run_bg k4 b1
+before=$(ctl_mounts b1)
+check "(d) berthctl: one mount ID with count 1" 1 "$(ctl_total b1)"
+echo "copied in" >"$E2E_TMP/in.txt"
+check_ok "(d) docker cp a file into k4" dk cp "$E2E_TMP/in.txt" k4:/data/in.txt
+check_ok "(d) k4 writes a file" dk exec k4 sh -c 'echo from-k4 > /data/out.txt'
+check_ok "(d) docker cp a file out of k4" dk cp k4:/data/out.txt "$E2E_TMP/out.txt"
+check "(d) the copied-out file has the data" from-k4 "$(cat "$E2E_TMP/out.txt" 2>&1)"
+sleep 0.5
+check "(d) b1 STILL mounted on the host after docker cp in and out" 1 \
+  "$(mount_count "$(block_mnt b1)")"
+check "(d) k4 sees the copied-in file" "copied in" "$(dk exec k4 cat /data/in.txt 2>&1)"
+check "(d) berthctl: the same mount ID, count 1" "$before" "$(ctl_mounts b1)"
+
+# -- (e) kill -9 of berthd under a running container ----------------------------------------
+log "(e) kill -9 of berthd while k4 runs"
+loop_before=$(loop_of b1)
+kill9_berthd
+if start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
+  pass "(e) berthd starts after kill -9"
+else
+  fail "(e) berthd starts after kill -9" "see the log above"
+fi
+check "(e) b1 still mounted after kill -9 and start" 1 "$(mount_count "$(block_mnt b1)")"
+check "(e) the same loop device backs b1" "$loop_before" "$(loop_of b1)"
+check "(e) berthctl: the count survived kill -9" "$before" "$(ctl_mounts b1)"
+check_ok "(e) k4 still writes to b1" dk exec k4 sh -c 'echo after-kill > /data/k'
+check "(e) the write reached the volume" after-kill "$(cat "$(block_mnt b1)/k" 2>&1)"
+check_ok "(e) docker stop k4" stop_rm k4
+if wait_until 10 block_unmounted b1; then
+  pass "(e) the restarted berthd unmounts b1 at the last Unmount"
+else
+  fail "(e) the restarted berthd unmounts b1 at the last Unmount" "still mounted"
+fi
+check "(e) and detaches its loop device" "" "$(loop_of b1)"
+
+# -- (f) ownership -------------------------------------------------------------------------
+log "(f) -o uid=1000 -o gid=1000 -o mode=0750"
+check_ok "(f) docker volume create b2 owned by 1000:1000, mode 0750" \
+  dk volume create -d "$DRIVER" -o backend=block -o size=32M -o uid=1000 -o gid=1000 -o mode=0750 b2
+# /vol is not in the image: dockerd copies nothing into the volume.
+check_ok "(f) a container running as uid 1000 writes to b2's root" \
+  dk run --rm --network none --user 1000:1000 -v b2:/vol "$IMG" sh -c 'echo mine > /vol/f'
+check "(f) the container sees its root as 1000 1000 750" "1000 1000 750" \
+  "$(dk run --rm --network none -v b2:/vol "$IMG" stat -c '%u %g %a' /vol 2>&1)"
+check "(f) the file belongs to uid 1000" "1000 mine" \
+  "$(dk run --rm --network none -v b2:/vol "$IMG" sh -c 'stat -c %u /vol/f; cat /vol/f' 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+
+# -- (g) remove, and options refused --------------------------------------------------------
+log "(g) remove and bad options"
+check_fails "(g) -o size= on a directory volume is refused" dk volume create -d "$DRIVER" -o size=1G d1
+check_contains "(g) the error names -o backend=block" "backend=block" "$LAST_OUTPUT"
+check_fails "(g) -o backend=block without a size is refused" dk volume create -d "$DRIVER" -o backend=block b3
+check_contains "(g) the error names the size option" "size" "$LAST_OUTPUT"
+check_fails "(g) -o fstype=btrfs is refused" \
+  dk volume create -d "$DRIVER" -o backend=block -o size=64M -o fstype=btrfs b3
+check_contains "(g) the error names the filesystem" btrfs "$LAST_OUTPUT"
+check "(g) nothing was made for b3" absent "$(present "$(block_img b3)")"
+check_ok "(g) docker volume rm b1 b2" dk volume rm b1 b2
+for v in b1 b2; do
+  check "(g) $v's image is gone" absent "$(present "$(block_img "$v")")"
+  check "(g) $v's mount dir is gone" absent "$(present "$(block_mnt "$v")")"
+done
+check "(g) no loop device of berth's images is left" "" \
+  "$(losetup -l -n -O BACK-FILE 2>/dev/null | grep -F "$BLOCK/" || true)"
+check "(g) no host mount left under the state dir" 0 \
+  "$(awk -v d="$STATE/" 'index($5, d) == 1' /proc/self/mountinfo | wc -l)"
+
+check_ok "berthd stops on SIGTERM" stop_berthd
+e2e_finish
