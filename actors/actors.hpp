@@ -39,8 +39,9 @@ using persistence_actor = caf::typed_actor<
 
 /// One volume: serializes its own transitions (docs/design.md, "The volume actor").
 using volume_actor = caf::typed_actor<
-  /// Creates the volume (idempotent with equal options).
-  replies_to<atom::create, option_map>::with<atom::ok>,
+  /// Creates the volume (idempotent with equal options). With -o from-snapshot or
+  /// clone-of, the size of that source, which the registry read (else 0).
+  replies_to<atom::create, option_map, uint64_t>::with<atom::ok>,
   /// Counts one Mount for a mount ID from a dockerd instance (its dockerd_key, ""
   /// when not a dockerd berth identified), recording the ID's origin; mounts on the
   /// host at the first. A Mount from another dockerd than the one that made the ID's

@@ -87,7 +87,7 @@ volume_record make_csi_record(const std::string& name, const volume_spec& spec,
   volume_record rec;
   rec.name = name;
   rec.kind = spec.kind;
-  rec.owner = owner_csi;
+  rec.owner = spec.owner;
   rec.backend = spec.backend;
   rec.options = spec.parameters;
   rec.mutable_parameters = spec.mutable_parameters;

@@ -41,6 +41,9 @@ struct registry_state {
   static inline const char* name = "registry";
   registry_config cfg;
   std::map<std::string, registry_entry> volumes;
+  /// Names with a copy (snapshot, clone) of them in progress, and how many: they
+  /// cannot be removed until it ends.
+  std::map<std::string, int> copying;
 };
 
 /// Spawns one volume actor per record of `initial` (loaded and reconciled state).

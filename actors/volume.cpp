@@ -43,10 +43,10 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
   }
   return {
     // -- Docker ------------------------------------------------------------------
-    [self](atom::create, option_map& options) -> caf::result<atom::ok> {
+    [self](atom::create, option_map& options, uint64_t source_bytes) -> caf::result<atom::ok> {
       return enqueue_request<atom::ok>(self, "create", admits::creation, owner_docker, {},
-                                       [self, options = std::move(options)](auto rp) {
-                                         run_create(self, rp, options);
+                                       [self, options = std::move(options), source_bytes](auto rp) {
+                                         run_create(self, rp, options, source_bytes);
                                        });
     },
     [self](atom::mount, std::string& id, std::string& dockerd,
@@ -77,7 +77,8 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     // -- CSI ---------------------------------------------------------------------
     [self](atom::create, volume_spec& spec) -> caf::result<volume_record> {
       auto from = spec.from;
-      return enqueue_request<volume_record>(self, "create", admits::creation, owner_csi,
+      auto owner = spec.owner;
+      return enqueue_request<volume_record>(self, "create", admits::creation, std::move(owner),
                                             std::move(from),
                                             [self, spec = std::move(spec)](auto rp) {
                                               run_csi_create(self, rp, spec);

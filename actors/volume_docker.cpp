@@ -2,10 +2,13 @@
 // (counted: docs/design.md, "One count per mount ID"), remove. Each is a description
 // the engine runs (detail/engine.hpp); the rules are plain functions (volume_rules).
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "actors/detail/transitions.hpp"
 #include "actors/volume_rules.hpp"
+#include "core/docker_source.hpp"
 #include "core/text.hpp"
 
 namespace berth::detail {
@@ -58,7 +61,7 @@ transition<none> creation(self_ptr self, volume_record next) {
   return t;
 }
 
-void run_create(self_ptr self, promise<atom::ok> rp, option_map options) {
+void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_t source_bytes) {
   auto& st = self->state;
   if (st.exists) {
     if (st.rec.kind != record_kind::volume || st.rec.backend != st.env.storage->name()) {
@@ -80,11 +83,25 @@ void run_create(self_ptr self, promise<atom::ok> rp, option_map options) {
     answer(self, rp, capacity.error());
     return;
   }
+  auto source = docker_content_source(st.rec.name, options);
+  if (!source) {
+    answer(self, rp, source.error());
+    return;
+  }
+  if (*capacity != 0 && *capacity < source_bytes) {
+    answer(self, rp, make_error(ec::out_of_range,
+                                "option size of volume " + st.rec.name + " gives "
+                                  + std::to_string(*capacity) + " bytes, less than its source "
+                                  + source->describe() + " (" + std::to_string(source_bytes)
+                                  + " bytes): a copy is at least its source's size"));
+    return;
+  }
   volume_record next;
   next.name = st.rec.name;
   next.backend = st.env.storage->name();
   next.owner = owner_docker;
-  next.capacity_bytes = *capacity;
+  next.source = std::move(*source);
+  next.capacity_bytes = std::max(*capacity, source_bytes);
   next.options = std::move(options);
   next.created_at = now_rfc3339();
   transact(self, rp, creation(self, std::move(next)), reply_ok);

@@ -14,6 +14,11 @@ caf::error no_such_volume(const std::string& name, const std::string& why) {
 }
 
 caf::error check_mount(const volume_record& rec, const std::string& id) {
+  if (rec.kind != record_kind::volume) {
+    // Docker's snapshots share its namespace; one is never mounted.
+    return no_such_volume(rec.name, "it is a snapshot: make a volume of it with -o from-snapshot="
+                                      + rec.name);
+  }
   if (rec.mounts.count(id) > 0 || rec.mounts.size() < limits::max_mount_ids) {
     return {};
   }

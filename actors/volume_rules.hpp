@@ -31,9 +31,9 @@ enum class unmount_action {
   unmount_host, ///< the last Mount: unmount on the host, then uncount
 };
 
-/// Empty when a Mount of `id` may be counted. A new ID beyond limits::max_mount_ids
-/// distinct IDs is ec::out_of_range (the record's size stays bounded); another
-/// Mount of an ID already counted always may.
+/// Empty when a Mount of `id` may be counted. A snapshot is never mounted (not found).
+/// A new ID beyond limits::max_mount_ids distinct IDs is ec::out_of_range (the
+/// record's size stays bounded); another Mount of an ID already counted always may.
 caf::error check_mount(const volume_record& rec, const std::string& id);
 
 /// What one Mount did to the record.

@@ -253,7 +253,11 @@ caf::error block_backend::create(const volume_record& rec) {
   if (existing) {
     if (*existing == rec.capacity_bytes) {
       // Made before (a retry, or a crash before the record was saved).
-      return docker ? prepare_docker_volume(rec, *image) : caf::error{};
+      if (!docker) {
+        return {};
+      }
+      return rec.source.empty() ? prepare_docker_volume(rec, *image)
+                                : prepare_docker_copy(rec, *image);
     }
     return make_error(ec::already_exists, what + ": image " + *image + " exists with "
                                             + std::to_string(*existing) + " bytes, not "
@@ -284,7 +288,9 @@ caf::error block_backend::create(const volume_record& rec) {
     return err;
   }
   spdlog::info("{}: created from {} ({} bytes)", what, rec.source.describe(), rec.capacity_bytes);
-  return {};
+  // A Docker copy larger than its source gets its filesystem grown here, before any Mount.
+  return docker && rec.capacity_bytes > *src_size ? prepare_docker_copy(rec, *image)
+                                                  : caf::error{};
 }
 
 caf::error block_backend::remove(const volume_record& rec) {

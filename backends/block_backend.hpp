@@ -134,12 +134,21 @@ private:
   /// exist, ec::invalid_argument when the source is empty or badly named.
   caf::expected<std::string> source_image(const content_source& source,
                                           const std::string& what) const;
+  /// The filesystem type on `device` (blkid -p): "" when it holds nothing, "data" when
+  /// it holds something blkid cannot name.
+  caf::expected<std::string> probe_filesystem(const std::string& what, const std::string& device);
   /// Formats `device` as `fs_type` when it holds nothing; true when it did.
   caf::expected<bool> format_if_blank(const std::string& volume, const std::string& device,
                                       const std::string& fs_type);
   /// A new Docker volume's image, made ready for its first Mount: formatted, and its
   /// root given the owner and mode of its options. Leaves nothing attached or mounted.
   caf::error prepare_docker_volume(const volume_record& rec, const std::string& image);
+  /// A Docker copy (from-snapshot, clone-of) larger than its source: its filesystem
+  /// grown to fill the image. Leaves nothing attached or mounted.
+  caf::error prepare_docker_copy(const volume_record& rec, const std::string& image);
+  /// The filesystem of Docker volume `rec` on `device`: its option fstype, or for a copy,
+  /// which keeps its source's, the one on the device (ext4 or xfs, else an error).
+  caf::expected<std::string> docker_fs_type(const volume_record& rec, const std::string& device);
   /// Grows the xfs or ext4 filesystem mounted at `path` online to fill its device.
   caf::expected<uint64_t> grow_mounted(const volume_record& rec, const std::string& path);
   /// confine_node_path against the kubelet dir, the error naming `what`.

@@ -16,6 +16,7 @@
 #include "backends/detail/root_ownership.hpp"
 #include "backends/loop_device.hpp"
 #include "core/byte_size.hpp"
+#include "core/docker_source.hpp"
 #include "core/errors.hpp"
 #include "core/names.hpp"
 #include "core/text.hpp"
@@ -26,7 +27,7 @@ namespace berth {
 
 namespace {
 
-const char* const docker_keys = "backend, size, fstype, uid, gid, mode";
+const char* const docker_keys = "backend, size, fstype, uid, gid, mode, from-snapshot, clone-of";
 
 caf::error invalid(const std::string& message) {
   return make_error(ec::invalid_argument, message);
@@ -71,38 +72,41 @@ std::string block_backend::mountpoint(const volume_record& rec) const {
   return root_ + "/mounts/" + rec.name;
 }
 
-caf::expected<uint64_t> block_backend::validate_docker(const std::string& volume,
-                                                       const option_map& options) const {
-  if (!is_valid_volume_name(volume)) {
-    return invalid("invalid volume name " + quote_input(volume)
-                   + " (expected [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+namespace {
+
+/// The option `key` of a block volume's `-o` options: known, and meant for this backend.
+/// A copy (`copy`: from-snapshot or clone-of) takes its filesystem, owner and mode from
+/// its source, so it is refused those.
+caf::error check_docker_key(const std::string& volume, const std::string& key,
+                            const std::string& value, bool copy) {
+  const std::string option = "option " + quote_input(key) + " of volume " + volume;
+  if (value.empty()) {
+    return invalid(option + " is empty");
   }
-  for (const auto& [key, value] : options) {
-    const std::string option = "option " + quote_input(key) + " of volume " + volume;
-    if (value.empty()) {
-      return invalid(option + " is empty");
-    }
-    if (has_control_char(value)) {
-      return invalid(option + " contains a control character");
-    }
-    if (key == "backend") {
-      if (value != "block") {
-        return invalid(option + " is " + quote_input(value) + ", not this backend (block)");
-      }
-    } else if (key == "type" || key == "device" || key == "o") {
-      return invalid(option + " belongs to the local backend (a filesystem berth mounts); a "
-                     + "block volume makes its own filesystem: give fstype=ext4 or fstype=xfs");
-    } else if (key != "size" && key != "fstype" && key != "uid" && key != "gid"
-               && key != "mode") {
-      return invalid("unknown option " + quote_input(key) + " for volume " + volume
-                     + " on backend block (allowed: " + docker_keys + ")");
-    }
+  if (has_control_char(value)) {
+    return invalid(option + " contains a control character");
   }
-  auto size_it = options.find("size");
-  if (size_it == options.end()) {
-    return invalid("volume " + volume + ": a block volume needs option size (e.g. -o size=10G)");
+  if (key == "backend") {
+    if (value != "block") {
+      return invalid(option + " is " + quote_input(value) + ", not this backend (block)");
+    }
+  } else if (key == "type" || key == "device" || key == "o") {
+    return invalid(option + " belongs to the local backend (a filesystem berth mounts); a "
+                   + "block volume makes its own filesystem: give fstype=ext4 or fstype=xfs");
+  } else if (key == "fstype" || key == "uid" || key == "gid" || key == "mode") {
+    if (copy) {
+      return invalid(option + " cannot be given with from-snapshot or clone-of: a copy keeps "
+                     + "its source's filesystem, owner and mode");
+    }
+  } else if (key != "size" && key != docker_from_snapshot_key && key != docker_clone_of_key) {
+    return invalid("unknown option " + quote_input(key) + " for volume " + volume
+                   + " on backend block (allowed: " + docker_keys + ")");
   }
-  const std::string& text = size_it->second;
+  return {};
+}
+
+/// The option size=`text`, rounded up to the backend's unit.
+caf::expected<uint64_t> docker_size(const std::string& volume, const std::string& text) {
   auto size = parse_byte_size(text);
   if (size.problem == size_problem::not_a_size) {
     return invalid("option size=" + quote_input(text) + " of volume " + volume
@@ -112,19 +116,52 @@ caf::expected<uint64_t> block_backend::validate_docker(const std::string& volume
     return invalid("option size=" + quote_input(text) + " of volume " + volume
                    + " must be positive");
   }
-  if (size.problem == size_problem::too_large || size.bytes > UINT64_MAX - unit_bytes) {
+  if (size.problem == size_problem::too_large
+      || size.bytes > UINT64_MAX - block_backend::unit_bytes) {
     return invalid("option size=" + quote_input(text) + " of volume " + volume + " is too large");
+  }
+  return (size.bytes + block_backend::unit_bytes - 1) / block_backend::unit_bytes
+         * block_backend::unit_bytes;
+}
+
+} // namespace
+
+caf::expected<uint64_t> block_backend::validate_docker(const std::string& volume,
+                                                       const option_map& options) const {
+  if (!is_valid_volume_name(volume)) {
+    return invalid("invalid volume name " + quote_input(volume)
+                   + " (expected [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+  }
+  auto source = docker_content_source(volume, options);
+  if (!source) {
+    return source.error();
+  }
+  const bool copy = !source->empty();
+  for (const auto& [key, value] : options) {
+    if (auto err = check_docker_key(volume, key, value, copy)) {
+      return err;
+    }
+  }
+  auto size_it = options.find("size");
+  if (size_it == options.end()) {
+    if (copy) {
+      return uint64_t{0}; // the source's size
+    }
+    return invalid("volume " + volume + ": a block volume needs option size (e.g. -o size=10G)");
+  }
+  auto bytes = docker_size(volume, size_it->second);
+  if (!bytes || copy) {
+    return bytes; // a copy's size is checked against its source's
   }
   const std::string fs_type = docker_block_fs_type(options);
   if (fs_type != "ext4" && fs_type != "xfs") {
     return invalid("option fstype=" + quote_input(fs_type) + " of volume " + volume
                    + " is not supported (ext4 or xfs)");
   }
-  const uint64_t bytes = (size.bytes + unit_bytes - 1) / unit_bytes * unit_bytes;
   const uint64_t minimum = fs_type == "xfs" ? min_xfs_bytes : min_ext4_bytes;
-  if (bytes < minimum) {
+  if (*bytes < minimum) {
     return make_error(ec::out_of_range,
-                      "option size=" + quote_input(text) + " of volume " + volume
+                      "option size=" + quote_input(size_it->second) + " of volume " + volume
                         + " is below the smallest " + fs_type + " volume, "
                         + std::to_string(minimum >> 20) + "M"
                         + (fs_type == "xfs" ? " (give a larger size, or fstype=ext4)" : ""));
@@ -195,6 +232,58 @@ caf::error block_backend::prepare_docker_volume(const volume_record& rec,
   return prepared ? prepared : settled;
 }
 
+caf::expected<std::string> block_backend::docker_fs_type(const volume_record& rec,
+                                                        const std::string& device) {
+  if (rec.source.empty()) {
+    return docker_block_fs_type(rec.options);
+  }
+  const std::string what = block_what(rec);
+  auto found = probe_filesystem(what, device);
+  if (!found) {
+    return found.error();
+  }
+  if (*found != "ext4" && *found != "xfs") {
+    return make_error(ec::failed_precondition,
+                      what + ": " + device + " holds " + (found->empty() ? "nothing" : *found)
+                        + ", not the ext4 or xfs of its source " + rec.source.describe());
+  }
+  return found;
+}
+
+caf::error block_backend::prepare_docker_copy(const volume_record& rec, const std::string& image) {
+  const std::string what = block_what(rec);
+  bool attached = false;
+  auto device = find_or_attach_loop_device(image, attached);
+  if (!device) {
+    return device.error();
+  }
+  const auto mp = mountpoint(rec);
+  auto grown = [&]() -> caf::error {
+    auto fs_type = docker_fs_type(rec, *device);
+    if (!fs_type) {
+      return fs_type.error();
+    }
+    if (*fs_type == "ext4") {
+      return grow_ext4_unmounted(*device, helper_timeout_, what);
+    }
+    // xfs grows only while mounted.
+    std::error_code err;
+    fs::create_directories(mp, err);
+    if (err) {
+      return make_error(ec::backend_failure, what + ": cannot create " + mp + ": " + err.message());
+    }
+    if (!block_mount_at(mp)) {
+      if (auto failed = mount_block_device(*device, mp, *fs_type, {}, what)) {
+        return failed;
+      }
+    }
+    auto size = grow_mounted(rec, mp);
+    return size ? caf::error{} : size.error();
+  }();
+  auto settled = unmount_and_detach(*device, mp, false, what);
+  return grown ? grown : settled;
+}
+
 caf::expected<std::string> block_backend::mount(const volume_record& rec) {
   auto image = checked_image(rec);
   if (!image) {
@@ -236,7 +325,11 @@ caf::expected<std::string> block_backend::mount(const volume_record& rec) {
     return fail(make_error(ec::backend_failure,
                            what + ": cannot create " + mp + ": " + err.message()));
   }
-  const auto fs_type = docker_block_fs_type(rec.options);
+  auto fs_type_found = docker_fs_type(rec, *device);
+  if (!fs_type_found) {
+    return fail(fs_type_found.error());
+  }
+  const auto fs_type = *fs_type_found;
   // A volume resized while unmounted has a larger image than filesystem: it grows here,
   // ext4 before its mount (online, the kernel wants CAP_SYS_RESOURCE), xfs after it
   // (xfs grows only online).

@@ -66,9 +66,8 @@ block_backend::view_at(const volume_record& rec, const std::string& path,
 
 // -- stage and unstage --------------------------------------------------------
 
-caf::expected<bool> block_backend::format_if_blank(const std::string& volume, const std::string& device,
-                                          const std::string& fs_type) {
-  const std::string what = "volume " + volume;
+caf::expected<std::string> block_backend::probe_filesystem(const std::string& what,
+                                                          const std::string& device) {
   // blkid -p probes the device itself (no cache); exit 2: nothing found.
   std::vector<std::string> probe = {"blkid", "-p", "-o", "value", "-s", "TYPE", "--", device};
   auto res = run_helper(probe, helper_timeout_);
@@ -80,21 +79,34 @@ caf::expected<bool> block_backend::format_if_blank(const std::string& volume, co
     return make_error(ec::timeout, what + ": `" + render_command(probe) + "` killed after "
                                      + std::to_string(helper_timeout_.count()) + " ms");
   }
-  if (res->exit_code == 0) {
-    std::string found = res->out;
-    while (!found.empty() && (found.back() == '\n' || found.back() == ' ')) {
-      found.pop_back();
-    }
-    if (found == fs_type) {
-      return false;
-    }
-    return make_error(ec::failed_precondition,
-                      what + ": " + device + " holds " + (found.empty() ? "data" : found)
-                        + ", not the requested " + fs_type + "; it is not reformatted");
+  if (res->exit_code == 2) {
+    return std::string{};
   }
-  if (res->exit_code != 2) {
+  if (res->exit_code != 0) {
     return make_error(ec::backend_failure, what + ": `" + render_command(probe) + "` exited with "
                                              + std::to_string(res->exit_code) + ": " + res->err);
+  }
+  std::string found = res->out;
+  while (!found.empty() && (found.back() == '\n' || found.back() == ' ')) {
+    found.pop_back();
+  }
+  return found.empty() ? std::string{"data"} : found;
+}
+
+caf::expected<bool> block_backend::format_if_blank(const std::string& volume, const std::string& device,
+                                          const std::string& fs_type) {
+  const std::string what = "volume " + volume;
+  auto found = probe_filesystem(what, device);
+  if (!found) {
+    return found.error();
+  }
+  if (*found == fs_type) {
+    return false;
+  }
+  if (!found->empty()) {
+    return make_error(ec::failed_precondition,
+                      what + ": " + device + " holds " + *found + ", not the requested "
+                        + fs_type + "; it is not reformatted");
   }
   std::vector<std::string> mkfs = fs_type == "xfs"
                                     ? std::vector<std::string>{"mkfs.xfs", "-q", "--", device}

@@ -25,13 +25,16 @@ struct volume_spec {
   uint64_t source_bytes = 0;      ///< the source's size; filled in by the registry
   /// CSI 1.9 mutable_parameters: the volume starts with them (backend::validate_mutable).
   option_map mutable_parameters;
+  /// The namespace the new record joins: CSI's, or Docker's for `berthctl snapshot create`.
+  std::string owner = owner_csi;
   caller from{};                  ///< who waits (not inspected: it never leaves the process)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, volume_spec& x) {
   return f(caf::meta::type_name("volume_spec"), x.kind, x.backend, x.parameters,
-           x.required_bytes, x.limit_bytes, x.source, x.source_bytes, x.mutable_parameters);
+           x.required_bytes, x.limit_bytes, x.source, x.source_bytes, x.mutable_parameters,
+           x.owner);
 }
 
 /// NodeStageVolume: attach, format on first use, mount at `staging_path`.

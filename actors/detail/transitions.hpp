@@ -13,7 +13,8 @@ namespace berth::detail {
 
 // -- Docker (actors/volume_docker.cpp) ----------------------------------------------
 
-void run_create(self_ptr self, promise<atom::ok> rp, option_map options);
+/// Docker Create; `source_bytes` is the size of the source its options name (0: none).
+void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_t source_bytes);
 /// Counts a Mount of `id` from dockerd instance `dockerd` ("" unknown), with its origin.
 void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_key dockerd);
 void run_unmount(self_ptr self, promise<atom::ok> rp, std::string id);

@@ -106,6 +106,11 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
           "drop every count of one Docker mount ID that dockerd will never\n"
           "Unmount (berthctl inspect NAME lists the IDs); refused while the\n"
           "Docker API reports its container running"},
+         {"snapshot", nullptr, command::snapshot_list, "create VOLUME SNAPSHOT | ls [VOLUME] | rm SNAPSHOT",
+          "a Docker block volume's snapshots: create takes one (the\n"
+          "filesystem frozen for the copy while mounted), ls lists them (of\n"
+          "VOLUME), rm removes one. docker volume create -o from-snapshot=\n"
+          "makes a volume of one; a snapshot outlives its volume"},
          {"status", nullptr, command::status, "",
           "version, uptime, whether berthd is ready (and why not), volume\n"
           "and mount counts, journal size, the last fsync's latency"},
@@ -180,6 +185,35 @@ struct berthctl_app {
   bool version = false;
   explicit berthctl_app(options& opts) { describe_options(app, opts, positional, help, version); }
 };
+
+/// `snapshot create VOLUME SNAPSHOT | ls [VOLUME] | rm SNAPSHOT` into `opts`.
+caf::error parse_snapshot_args(const std::vector<std::string>& rest, options& opts) {
+  const char* forms = "snapshot create VOLUME SNAPSHOT, snapshot ls [VOLUME] or "
+                      "snapshot rm SNAPSHOT";
+  if (rest.empty()) {
+    return bad_usage(std::string{"snapshot needs a verb: "} + forms);
+  }
+  const auto& verb = rest[0];
+  if (verb == "create" && rest.size() == 3) {
+    opts.cmd = command::snapshot_create;
+    opts.name = rest[1];
+    opts.snapshot = rest[2];
+  } else if (verb == "ls" && rest.size() <= 2) {
+    opts.cmd = command::snapshot_list;
+    opts.name = rest.size() == 2 ? rest[1] : "";
+  } else if (verb == "rm" && rest.size() == 2) {
+    opts.cmd = command::snapshot_remove;
+    opts.name = rest[1];
+  } else if (verb == "create" || verb == "ls" || verb == "rm") {
+    return bad_usage("snapshot " + verb + " takes "
+                     + (verb == "create" ? std::string{"a volume and a snapshot name"}
+                        : verb == "ls"   ? std::string{"at most one volume name"}
+                                         : std::string{"one snapshot name"}));
+  } else {
+    return bad_usage("unknown snapshot verb " + quote_input(verb) + ": " + forms);
+  }
+  return {};
+}
 
 /// What a flag that lacks its value, or a switch given one, is told.
 std::string missing_value(const std::string& what) {
@@ -267,6 +301,13 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
       }
       opts.name = rest[0];
       opts.mount_id = rest[1];
+      break;
+    case command::snapshot_create:
+    case command::snapshot_list:
+    case command::snapshot_remove:
+      if (auto err = parse_snapshot_args(rest, opts)) {
+        return err;
+      }
       break;
     case command::modify:
       if (rest.size() < 2) {

@@ -91,12 +91,15 @@ std::string pairs(const option_map& m) {
   return out.empty() ? "-" : out;
 }
 
-/// The admin API body of a resize, modify or release.
+/// The admin API body of a resize, modify, release or snapshot create.
 std::string change_body(const options& opts) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w{buf};
   w.StartObject();
-  if (opts.cmd == command::release) {
+  if (opts.cmd == command::snapshot_create) {
+    w.Key("name");
+    w.String(opts.snapshot.c_str(), static_cast<rapidjson::SizeType>(opts.snapshot.size()));
+  } else if (opts.cmd == command::release) {
     w.Key("id");
     w.String(opts.mount_id.c_str(), static_cast<rapidjson::SizeType>(opts.mount_id.size()));
   } else if (opts.cmd == command::resize) {
@@ -140,13 +143,10 @@ std::string format_size(uint64_t bytes) {
   return std::string{buf} + " " + units[unit] + " (" + std::to_string(bytes) + " bytes)";
 }
 
-std::string format_table(const std::vector<volume_record>& recs) {
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back({"NAME", "OWNER", "KIND", "BACKEND", "MOUNTED", "MOUNT IDS", "PATH"});
-  for (const auto& rec : recs) {
-    rows.push_back({rec.name, owner_of(rec), to_string(rec.kind), rec.backend,
-                    rec.mounted ? "yes" : "no", mount_ids(rec, true), path_of(rec)});
-  }
+namespace {
+
+/// Rows of cells as aligned columns, the first row the heading.
+std::string aligned(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) {
@@ -164,6 +164,34 @@ std::string format_table(const std::vector<volume_record>& recs) {
     out += '\n';
   }
   return out;
+}
+
+} // namespace
+
+std::string format_table(const std::vector<volume_record>& recs) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"NAME", "OWNER", "KIND", "BACKEND", "MOUNTED", "MOUNT IDS", "PATH"});
+  for (const auto& rec : recs) {
+    rows.push_back({rec.name, owner_of(rec), to_string(rec.kind), rec.backend,
+                    rec.mounted ? "yes" : "no", mount_ids(rec, true), path_of(rec)});
+  }
+  return aligned(rows);
+}
+
+std::string format_snapshots(const std::vector<volume_record>& snapshots,
+                             const std::string& volume) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"NAME", "VOLUME", "BACKEND", "SIZE", "CREATED"});
+  for (const auto& rec : snapshots) {
+    if (!volume.empty() && rec.source.name != volume) {
+      continue;
+    }
+    auto bytes = rec.capacity_bytes;
+    rows.push_back({rec.name, rec.source.name, rec.backend,
+                    bytes == 0 ? "-" : std::to_string(bytes >> 20) + "M",
+                    rec.created_at.empty() ? "-" : rec.created_at});
+  }
+  return aligned(rows);
 }
 
 std::string format_record(const volume_record& rec) {
@@ -216,9 +244,10 @@ caf::expected<std::string> format_release(const std::string& body) {
 
 caf::expected<std::string> admin_request(unix_http_client& client, const std::string& socket,
                                          const std::string& target,
-                                         const std::string* post_body) {
-  auto res = post_body != nullptr ? client.post(target, *post_body, "application/json")
-                                  : client.get(target);
+                                         const std::string* post_body, bool remove) {
+  auto res = remove                ? client.remove(target)
+             : post_body != nullptr ? client.post(target, *post_body, "application/json")
+                                    : client.get(target);
   if (!res) {
     // The client's own messages name the socket and how long it waited.
     if (is(res.error(), ec::timeout)) {
@@ -247,6 +276,9 @@ std::string target_of(const options& opts) {
     case command::resize: return "/v1/volumes/" + opts.name + "/resize";
     case command::modify: return "/v1/volumes/" + opts.name + "/modify";
     case command::release: return "/v1/volumes/" + opts.name + "/release";
+    case command::snapshot_create: return "/v1/volumes/" + opts.name + "/snapshot";
+    case command::snapshot_list: return "/v1/snapshots";
+    case command::snapshot_remove: return "/v1/snapshots/" + opts.name;
     default: return "/v1/volumes/" + opts.name; // inspect
   }
 }
@@ -272,6 +304,23 @@ caf::expected<std::string> text_of(const options& opts, const std::string& body)
       }
       return format_table(*recs);
     }
+    case command::snapshot_list: {
+      auto recs = records_from_json(body);
+      if (!recs) {
+        return unreadable_answer(recs.error());
+      }
+      return format_snapshots(*recs, opts.name);
+    }
+    case command::snapshot_remove:
+      return "snapshot " + opts.name + " removed\n";
+    case command::snapshot_create: {
+      auto rec = record_from_json(body);
+      if (!rec) {
+        return unreadable_answer(rec.error());
+      }
+      return "snapshot " + rec->name + " of volume " + rec->source.name + " taken ("
+             + format_size(rec->capacity_bytes) + ")\n";
+    }
     default: {
       auto rec = record_from_json(body);
       if (!rec) {
@@ -290,9 +339,10 @@ caf::expected<std::string> answer_of(const options& opts) {
   unix_http_client client{opts.socket};
   client.set_timeout(opts.timeout);
   bool post = opts.cmd == command::resize || opts.cmd == command::modify
-              || opts.cmd == command::release;
+              || opts.cmd == command::release || opts.cmd == command::snapshot_create;
   auto sent = change_body(opts);
-  auto body = admin_request(client, opts.socket, target_of(opts), post ? &sent : nullptr);
+  auto body = admin_request(client, opts.socket, target_of(opts), post ? &sent : nullptr,
+                            opts.cmd == command::snapshot_remove);
   if (!body) {
     return body.error();
   }

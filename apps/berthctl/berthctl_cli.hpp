@@ -30,13 +30,19 @@ inline constexpr const char* default_socket = defaults::admin_socket;
 /// (client_ec::usage).
 enum exit_code : int { exit_ok = 0, exit_failure = 1, exit_usage = 2 };
 
-enum class command { help, version, volumes, inspect, resize, modify, release, status, top };
+enum class command {
+  help, version, volumes, inspect, resize, modify, release, status, top,
+  snapshot_create, snapshot_list, snapshot_remove
+};
 
 /// A parsed command line.
 struct options {
   std::string socket = default_socket;
   command cmd = command::help;
-  std::string name;       ///< for inspect, resize, modify and release
+  /// for inspect, resize, modify, release and snapshot create (the volume); snapshot ls
+  /// (the volume whose snapshots are listed, "" for all); snapshot rm (the snapshot)
+  std::string name;
+  std::string snapshot;   ///< for snapshot create: the new snapshot's name
   std::string mount_id;   ///< for release
   uint64_t size_bytes = 0; ///< for resize
   option_map parameters;  ///< for modify: the key=value pairs
@@ -85,7 +91,8 @@ std::string format_table(const std::vector<volume_record>& recs);
 /// One record as readable "key: value" lines.
 std::string format_record(const volume_record& rec);
 
-/// Sends one request to berthd's admin API at `socket` (GET, or POST of `post_body`) and
+/// Sends one request to berthd's admin API at `socket` (GET, POST of `post_body`, or
+/// with `remove` DELETE) and
 /// returns the body of a 200 answer; otherwise an error whose message is what berthctl
 /// prints: client_ec::unreachable with unreachable_message() when it cannot connect,
 /// client_ec::no_answer when berthd did not answer in time, client_ec::interrupted when
@@ -93,7 +100,12 @@ std::string format_record(const volume_record& rec);
 /// answer's status.
 caf::expected<std::string> admin_request(unix_http_client& client, const std::string& socket,
                                          const std::string& target,
-                                         const std::string* post_body = nullptr);
+                                         const std::string* post_body = nullptr,
+                                         bool remove = false);
+
+/// `berthctl snapshot ls [VOLUME]`: the snapshots (of VOLUME, "" for all) as a table.
+std::string format_snapshots(const std::vector<volume_record>& snapshots,
+                             const std::string& volume);
 
 /// Runs berthctl: writes results to `out`, a failure to `err` (report_failure: with --json
 /// as JSON, also for a bad command line); returns the exit code.

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/detail/fs_freeze.hpp"
 #include "backends/helper_process.hpp"
 #include "backends/loop_device.hpp"
 #include "backends/mountinfo.hpp"
@@ -99,34 +100,38 @@ caf::error commit_temp(const std::string& temp, const std::string& image,
   return fsync_dir_of(image, what);
 }
 
-/// Flushes every mounted filesystem on the loop device backing `image`.
-void sync_mounted_filesystems(const std::string& image, const std::string& what) {
+/// Freezes the filesystem of the loop device backing `image` while it is mounted (all
+/// its mounts share one superblock), then flushes the device's own buffers: the image
+/// then holds a clean filesystem until the freeze ends. Nothing mounted: nothing frozen.
+caf::expected<filesystem_freeze> freeze_for_copy(const std::string& image,
+                                                 const std::string& what) {
   auto device = find_loop_device(image);
-  if (!device || device->empty()) {
-    return;
+  if (!device) {
+    return device.error();
+  }
+  if (device->empty()) {
+    return filesystem_freeze{};
   }
   auto entries = read_mountinfo();
   if (!entries) {
-    return;
+    return entries.error();
   }
+  filesystem_freeze frozen;
   for (const auto& e : *entries) {
-    if (e.source != *device) {
-      continue;
-    }
-    int fd = ::open(e.mount_point.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-      if (::syncfs(fd) != 0) {
-        spdlog::warn("{}: syncfs of {} before copying failed: {}", what, e.mount_point,
-                     std::strerror(errno));
+    if (e.source == *device) {
+      auto made = filesystem_freeze::freeze(e.mount_point, what);
+      if (!made) {
+        return made.error();
       }
-      ::close(fd);
+      frozen = std::move(*made);
+      break;
     }
-    break; // all mounts of one device share the superblock
   }
   if (int fd = ::open(device->c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    ::fsync(fd); // the loop device's own buffers
+    ::fsync(fd);
     ::close(fd);
   }
+  return frozen;
 }
 
 } // namespace
@@ -196,10 +201,14 @@ caf::error copy_block_image(const std::string& source, const std::string& image,
     return err;
   }
   const std::string temp = block_image_temp_path(image);
-  sync_mounted_filesystems(source, what);
+  auto frozen = freeze_for_copy(source, what);
+  if (!frozen) {
+    return frozen.error();
+  }
   auto copied = run_helper_checked({"cp", "--reflink=auto", "--sparse=always", "--", source,
                                     temp},
                                    timeout, what + ": copy of " + source + " failed");
+  frozen->thaw(); // writers wait only for the copy itself
   if (!copied) {
     ::unlink(temp.c_str());
     return copied.error();

@@ -27,7 +27,8 @@ caf::error create_sparse_block_image(const std::string& image, uint64_t size,
 /// `cp --reflink=auto --sparse=always` (the helper is killed after `timeout`),
 /// grows the copy to `min_size` when that is larger, fsyncs it and renames it.
 /// When a loop device backs `source` and a filesystem on it is mounted, that
-/// filesystem is synced first, so the copy holds what was written so far.
+/// filesystem is frozen (FIFREEZE) for the copy, so the copy holds a clean filesystem
+/// with everything written before it; a freeze the kernel refuses fails the copy.
 caf::error copy_block_image(const std::string& source, const std::string& image,
                             uint64_t min_size, std::chrono::milliseconds timeout,
                             const std::string& what);

@@ -98,8 +98,8 @@ const std::vector<label_pair>& operation_names() {
       out.push_back(std::move(op));
     }
     for (auto& op :
-         with_protocol("admin", {"list", "get", "resize", "modify", "release", "status",
-                                  "operations"})) {
+         with_protocol("admin", {"list", "get", "resize", "modify", "release", "snapshot",
+                                  "snapshots", "snapshot_remove", "status", "operations"})) {
       out.push_back(std::move(op));
     }
     return out;

@@ -39,7 +39,8 @@ const std::vector<std::string>& code_names();
 
 /// The operations each protocol counts. Docker: the plugin call without its prefix
 /// ("activate", "create", "mount", ...); CSI: the RPC's name ("NodeStageVolume"); admin:
-/// the route ("list", "get", "resize", "modify", "status", "operations").
+/// the route ("list", "get", "resize", "modify", "release", "snapshot", "snapshots",
+/// "snapshot_remove", "status", "operations").
 const std::vector<label_pair>& operation_names();
 
 /// The backend calls timed (backend_stats::call_duration's second label).

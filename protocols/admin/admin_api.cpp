@@ -5,6 +5,7 @@
 
 #include "core/errors.hpp"
 #include "core/free_memory.hpp"
+#include "core/json_text.hpp"
 #include "core/names.hpp"
 #include "core/record_json.hpp"
 #include "core/text.hpp"
@@ -18,6 +19,7 @@ namespace {
 
 constexpr const char* json_type = "application/json";
 constexpr std::string_view volumes_path = "/v1/volumes";
+constexpr std::string_view snapshots_path = "/v1/snapshots";
 
 std::string error_body(std::string_view message) {
   rapidjson::StringBuffer buf;
@@ -39,7 +41,16 @@ struct parsed_target {
 
 parsed_target parse_target(std::string_view path) {
   parsed_target t;
-  if (path == "/v1/status") {
+  if (path == snapshots_path) {
+    t.route = "snapshots";
+  } else if (path.size() > snapshots_path.size() + 1
+             && path.substr(0, snapshots_path.size() + 1) == "/v1/snapshots/") {
+    t.name = path.substr(snapshots_path.size() + 1);
+    if (t.name.find('/') == std::string_view::npos) {
+      t.route = "snapshot_remove";
+      t.method = "DELETE";
+    }
+  } else if (path == "/v1/status") {
     t.route = "status";
   } else if (path == "/v1/operations") {
     t.route = "operations";
@@ -54,8 +65,12 @@ parsed_target parse_target(std::string_view path) {
     auto action = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
     if (action.empty()) {
       t.route = "get";
-    } else if (action == "resize" || action == "modify" || action == "release") {
-      t.route = action == "resize" ? "resize" : action == "modify" ? "modify" : "release";
+    } else if (action == "resize" || action == "modify" || action == "release"
+               || action == "snapshot") {
+      t.route = action == "resize"    ? "resize"
+                : action == "modify"  ? "modify"
+                : action == "release" ? "release"
+                                      : "snapshot";
       t.method = "POST";
     }
   }
@@ -129,7 +144,7 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   auto t = parse_target(path);
   responder r{std::move(reply), stats_, t.route};
   if (t.route == std::string_view{other_label}) {
-    auto hint = t.name.empty() ? "" : ": a volume has /resize, /modify and /release";
+    auto hint = t.name.empty() ? "" : ": a volume has /resize, /modify, /release and /snapshot";
     r.fail(404, make_error(ec::not_found,
                            "unknown endpoint " + quote_input(path) + hint));
     return;
@@ -152,6 +167,10 @@ void admin_api::handle(const std::string& method, const std::string& target, std
     list(std::move(r));
     return;
   }
+  if (route == "snapshots") {
+    snapshots(std::move(r));
+    return;
+  }
   auto name = std::string{t.name};
   if (!is_valid_volume_name(name)) {
     r.fail(make_error(ec::invalid_argument,
@@ -161,6 +180,25 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   }
   if (route == "get") {
     get(std::move(name), std::move(r));
+    return;
+  }
+  if (route == "snapshot_remove") {
+    remove_snapshot(std::move(name), std::move(r));
+    return;
+  }
+  if (route == "snapshot") {
+    auto snapshot = admin::decode_snapshot(body);
+    if (!snapshot) {
+      r.fail(400, snapshot.error());
+      return;
+    }
+    if (!is_valid_volume_name(*snapshot)) {
+      r.fail(make_error(ec::invalid_argument,
+                        "invalid snapshot name " + quote_input(*snapshot)
+                          + ": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}"));
+      return;
+    }
+    snapshot_volume(std::move(name), std::move(*snapshot), std::move(r));
     return;
   }
   if (route == "release") {
@@ -226,6 +264,44 @@ void admin_api::list(responder r) {
       release_free_memory();
     },
     on_error(r), atom::list_v);
+}
+
+void admin_api::snapshots(responder r) {
+  gw_.ask(
+    registry_, query_timeout,
+    [r](std::vector<volume_record>& recs) {
+      rapidjson::StringBuffer buf;
+      rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+      w.StartArray();
+      for (auto& rec : recs) {
+        if (rec.kind == record_kind::snapshot) {
+          rec.owner = owner_docker;
+          write_record(w, rec, record_shape::full);
+        }
+      }
+      w.EndArray();
+      r.ok(std::string{buf.GetString(), buf.GetSize()});
+    },
+    on_error(r), atom::list_v, std::string{owner_docker});
+}
+
+void admin_api::snapshot_volume(std::string volume, std::string snapshot, responder r) {
+  // Docker's snapshots are made as CSI's are, in Docker's namespace: the registry reads
+  // the volume (Docker's only) and the snapshot lives on its backend.
+  volume_spec spec;
+  spec.kind = record_kind::snapshot;
+  spec.owner = owner_docker;
+  spec.source = volume_source(std::move(volume));
+  gw_.ask(
+    registry_, transition_timeout, [r](volume_record& rec) { r.ok(admin_json(rec)); },
+    on_error(r), atom::create_v, std::move(snapshot), std::move(spec));
+}
+
+void admin_api::remove_snapshot(std::string name, responder r) {
+  gw_.ask(
+    registry_, transition_timeout,
+    [r, name](atom::ok) { r.ok("{\"removed\":" + json_quote(name) + "}"); }, on_error(r),
+    atom::remove_v, name, std::string{owner_docker}, record_kind::snapshot);
 }
 
 void admin_api::get(std::string name, responder r) {

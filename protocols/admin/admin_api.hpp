@@ -23,6 +23,10 @@ namespace berth {
 ///   POST /v1/volumes/NAME/release {"id": "MOUNT_ID"}           -> {"volume", "id", "dropped",
 ///                                    "checked", "unchecked_why"} (operator_release_desk:
 ///                                    a Docker volume's ID, refused while its container runs)
+///   POST /v1/volumes/NAME/snapshot {"name": "SNAP"}           -> the snapshot's record: a
+///                                    snapshot of Docker volume NAME, in Docker's namespace
+///   GET  /v1/snapshots            -> [record...] Docker's snapshots, sorted by name
+///   DELETE /v1/snapshots/SNAP     -> {"removed": "SNAP"}; 404 unless a Docker snapshot
 ///   GET  /v1/status               -> version, uptime, readiness, volume counts, journal
 ///                                    (admin::status_json)
 ///   GET  /v1/operations           -> counts by code and latency histograms per
@@ -70,6 +74,9 @@ private:
   void get(std::string name, responder r);
   void modify(std::string name, modify_request req, responder r);
   void release(std::string name, std::string id, responder r);
+  void snapshots(responder r);
+  void snapshot_volume(std::string volume, std::string snapshot, responder r);
+  void remove_snapshot(std::string name, responder r);
 
   registry_actor registry_;
   std::shared_ptr<operator_release_desk> desk_;

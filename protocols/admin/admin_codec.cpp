@@ -153,6 +153,20 @@ caf::expected<std::string> decode_release(std::string_view body) {
   return id;
 }
 
+caf::expected<std::string> decode_snapshot(std::string_view body) {
+  constexpr const char* example = R"({"name": "SNAPSHOT"})";
+  rapidjson::Document doc;
+  if (auto err = parse_body(body, "name", example, doc)) {
+    return err;
+  }
+  const auto& v = doc["name"];
+  if (!v.IsString()) {
+    return invalid(std::string{"\"name\" must be a string, got "} + json_type_name(v)
+                   + ": send " + example);
+  }
+  return std::string{v.GetString(), v.GetStringLength()};
+}
+
 std::string encode_release(const std::string& volume, const std::string& id, uint32_t dropped,
                            bool checked, const std::string& unchecked_why) {
   rapidjson::StringBuffer buf;

@@ -28,6 +28,10 @@ caf::expected<option_map> decode_modify(std::string_view body);
 /// at most limits::max_mount_id_bytes. Returns the ID.
 caf::expected<std::string> decode_release(std::string_view body);
 
+/// The body of POST /v1/volumes/NAME/snapshot: {"name": "SNAPSHOT"}. Returns the name
+/// (checked by the caller, as every name is).
+caf::expected<std::string> decode_snapshot(std::string_view body);
+
 /// The answer of POST /v1/volumes/NAME/release: {"volume", "id", "dropped", "checked",
 /// "unchecked_why"}.
 std::string encode_release(const std::string& volume, const std::string& id, uint32_t dropped,

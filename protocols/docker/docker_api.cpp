@@ -1,5 +1,6 @@
 #include "protocols/docker/docker_api.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include "core/errors.hpp"
@@ -13,6 +14,12 @@ namespace berth {
 namespace {
 
 using clock = std::chrono::steady_clock;
+
+/// Docker's answer for one of its snapshots, which share its namespace but are no volume.
+caf::error not_a_volume(const volume_record& rec) {
+  return make_error(ec::not_found, "no such volume: " + rec.name + " (it is a snapshot; "
+                                     "berthctl snapshot ls lists it)");
+}
 
 /// One request's answer: writes it and counts it in telemetry::operations once. Its
 /// copies share one state; when the last goes without having answered (a callback that
@@ -210,6 +217,10 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     gw_.ask(
       registry_, query_timeout,
       [a](volume_record& rec) {
+        if (rec.kind != record_kind::volume) {
+          a.fail(not_a_volume(rec));
+          return;
+        }
         a.ok(docker::encode_mountpoint(rec.mounted ? rec.mountpoint : std::string{}));
       },
       a.on_error(), atom::get_v, std::move(req->name), std::string{owner_docker});
@@ -223,6 +234,10 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     gw_.ask(
       registry_, query_timeout,
       [a](volume_record& rec) {
+        if (rec.kind != record_kind::volume) {
+          a.fail(not_a_volume(rec));
+          return;
+        }
         a.ok(docker::encode_get(rec));
       },
       a.on_error(), atom::get_v, std::move(req->name), std::string{owner_docker});
@@ -230,6 +245,12 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     gw_.ask(
       registry_, query_timeout,
       [a](std::vector<volume_record>& recs) {
+        // Docker's snapshots share its namespace but are no volumes (berthctl snapshot ls).
+        recs.erase(std::remove_if(recs.begin(), recs.end(),
+                                  [](const volume_record& rec) {
+                                    return rec.kind != record_kind::volume;
+                                  }),
+                   recs.end());
         a.ok(docker::encode_list(recs));
         // Every record was copied for this answer: free them, and the pages they held.
         recs = {};

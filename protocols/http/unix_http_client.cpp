@@ -40,6 +40,10 @@ caf::expected<http_response> unix_http_client::get(const std::string& target) {
   return send("GET", target, {}, {});
 }
 
+caf::expected<http_response> unix_http_client::remove(const std::string& target) {
+  return send("DELETE", target, {}, {});
+}
+
 caf::error unix_http_client::wait_until(const bool& done,
                                         std::chrono::steady_clock::time_point deadline) {
   using clock = std::chrono::steady_clock;

@@ -34,6 +34,9 @@ public:
   /// GETs `target`.
   caf::expected<http_response> get(const std::string& target);
 
+  /// DELETEs `target`.
+  caf::expected<http_response> remove(const std::string& target);
+
   /// Each request (connect, write, read) ends after `limit` (0: never), with
   /// ec::timeout reading "PATH did not answer in N s"; the connection is dropped.
   void set_timeout(std::chrono::milliseconds limit) {

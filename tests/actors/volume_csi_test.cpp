@@ -279,7 +279,7 @@ TEST_F(volume_csi_test, a_docker_create_on_a_csi_snapshot_name_is_refused) {
   snap.source = volume_source("pvc-0");
   snap.source_bytes = 10 * mib;
   ASSERT_TRUE(test::ask<volume_record>(self, vol, atom::create_v, snap));
-  auto err = test::call<atom::ok>(self, vol, atom::create_v, option_map{});
+  auto err = test::call<atom::ok>(self, vol, atom::create_v, option_map{}, uint64_t{0});
   ASSERT_TRUE(err) << "Docker must not adopt a CSI snapshot as its volume";
   EXPECT_EQ(err.code(), code_of(ec::already_exists)) << describe(err);
 }

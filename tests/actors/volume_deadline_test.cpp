@@ -36,7 +36,7 @@ protected:
 
 TEST_F(volume_deadline_test, calls_well_within_their_timeout_keep_no_timer_per_call) {
   spawn_volume("v1", 30s);
-  ASSERT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}));
+  ASSERT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}, uint64_t{0}));
   auto pairs = [&](int from, int to) {
     for (int i = from; i < to; ++i) {
       auto id = "c" + std::to_string(i);
@@ -60,7 +60,7 @@ TEST_F(volume_deadline_test, calls_well_within_their_timeout_keep_no_timer_per_c
 
 TEST_F(volume_deadline_test, a_call_still_times_out_at_its_own_deadline_after_quick_ones) {
   spawn_volume("v1", 300ms);
-  ASSERT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}));
+  ASSERT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}, uint64_t{0}));
   // Quick calls first arm the one timer; the slow call after them must time out
   // 300 ms after it started, not be missed because a timer was already armed.
   ASSERT_FALSE(mount("quick").empty());

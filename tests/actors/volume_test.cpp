@@ -29,8 +29,8 @@ TEST_F(volume_test, create_does_not_mount) {
 
 TEST_F(volume_test, create_twice_is_idempotent_and_other_options_are_refused) {
   create();
-  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}));
-  auto err = test::call<atom::ok>(self, vol, atom::create_v, option_map{{"type", "tmpfs"}});
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}, uint64_t{0}));
+  auto err = test::call<atom::ok>(self, vol, atom::create_v, option_map{{"type", "tmpfs"}}, uint64_t{0});
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::already_exists));
   EXPECT_EQ(storage->creates, 1);

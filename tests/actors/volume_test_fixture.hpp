@@ -30,7 +30,7 @@ protected:
   }
 
   void create() {
-    ASSERT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{})) << "create failed";
+    ASSERT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}, uint64_t{0})) << "create failed";
   }
 };
 

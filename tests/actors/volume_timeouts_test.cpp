@@ -55,7 +55,7 @@ TEST_F(volume_test, a_retry_on_a_hung_volume_fails_fast_and_starts_no_second_cal
   EXPECT_EQ(storage->mounts, 1) << "no second call while the first has not returned";
   EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
                                     record_kind::volume)) << "nor a remove";
-  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::create_v, option_map{})) << "nor a create";
+  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}, uint64_t{0})) << "nor a create";
   storage->release();
   ASSERT_TRUE(eventually([&] { return storage->unmounts == 1; })) << "the late mount is undone";
   EXPECT_FALSE(test::call<std::string>(self, vol, atom::mount_v,
@@ -76,7 +76,7 @@ TEST_F(volume_test, a_timed_out_remove_keeps_the_volume_until_its_storage_is_gon
     std::lock_guard<std::mutex> guard{disk->mtx};
     EXPECT_EQ(disk->records.count("v1"), 1u) << "its record stays while the deletion runs";
   }
-  auto again = test::call<atom::ok>(self, vol, atom::create_v, option_map{});
+  auto again = test::call<atom::ok>(self, vol, atom::create_v, option_map{}, uint64_t{0});
   ASSERT_TRUE(again) << "a re-create must not be told the half-deleted volume exists";
   EXPECT_EQ(code(again), static_cast<uint8_t>(ec::aborted)) << describe(again);
   storage->release(); // the deletion finishes: the removal is adopted
@@ -85,7 +85,7 @@ TEST_F(volume_test, a_timed_out_remove_keeps_the_volume_until_its_storage_is_gon
     return disk->records.count("v1") == 0;
   })) << "the late deletion is adopted: the record goes";
   EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v)) << "the volume is gone";
-  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}))
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}, uint64_t{0}))
     << "a re-create now makes a new volume";
   EXPECT_EQ(storage->creates, 2);
 }

@@ -65,7 +65,7 @@ TEST(block_docker_options, each_refusal_names_the_option_and_what_to_do) {
   msg = refused({{"size", "64M"}, {"type", "ext4"}});
   EXPECT_NE(msg.find("give fstype=ext4 or fstype=xfs"), std::string::npos) << msg;
   msg = refused({{"size", "64M"}, {"colour", "red"}});
-  EXPECT_NE(msg.find("(allowed: backend, size, fstype, uid, gid, mode)"), std::string::npos)
+  EXPECT_NE(msg.find("(allowed: backend, size, fstype, uid, gid, mode, from-snapshot, clone-of)"), std::string::npos)
     << msg;
   EXPECT_NE(refused({{"size", "64M"}, {"uid", "-1"}}).find("uid"), std::string::npos);
   EXPECT_NE(refused({{"size", "64M"}, {"backend", "local"}}).find("not this backend"),

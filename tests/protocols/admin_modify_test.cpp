@@ -190,7 +190,7 @@ TEST_F(admin_modify_test, routes_methods_and_names) {
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404u);
   EXPECT_EQ(unknown->body, R"({"error":"unknown endpoint \"/v1/volumes/beta/shrink\": )"
-                           R"(a volume has /resize, /modify and /release"})");
+                           R"(a volume has /resize, /modify, /release and /snapshot"})");
   auto bad_name = post("/v1/volumes/-x/resize", R"({"size_bytes": 1})");
   ASSERT_TRUE(bad_name);
   EXPECT_EQ(bad_name->status, 400u);
