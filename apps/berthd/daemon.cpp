@@ -260,6 +260,7 @@ int run_daemon(const daemon_options& opts) {
   auto loops = sweep_loop_devices(*state, backends);
   stats->reconcile_actions.add("loop_detached", loops.detached);
   stats->reconcile_actions.add("loop_detach_failed", loops.failed);
+  stats->reconcile_actions.add("thawed", loops.thawed);
   test_crash_point("start-reconciled");
   // Makes the boot decision durable; a crash at any step of it is safe (file_store).
   auto compact_started = std::chrono::steady_clock::now();

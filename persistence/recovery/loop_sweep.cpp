@@ -1,11 +1,14 @@
 #include "persistence/recovery/loop_sweep.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <spdlog/spdlog.h>
 
 #include "backends/block_backend.hpp"
+#include "backends/detail/fs_freeze.hpp"
 #include "backends/loop_device.hpp"
+#include "backends/mountinfo.hpp"
 #include "core/errors.hpp"
 
 namespace berth {
@@ -22,6 +25,34 @@ bool below_any(const std::string& path, const std::vector<std::string>& dirs) {
     if (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0) {
       return true;
     }
+  }
+  return false;
+}
+
+/// Thaws the filesystem on `device` (one of berth's images that a record keeps) when it
+/// is mounted and frozen: a snapshot's copy freezes it, and a crash during the copy
+/// leaves it frozen, its writers blocked, until someone thaws it. True when it was.
+bool thaw_kept_device(const std::string& device) {
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return false;
+  }
+  for (const auto& e : *mounts) {
+    if (e.source != device) {
+      continue;
+    }
+    auto thawed = thaw_filesystem(e.mount_point); // one mount thaws the whole filesystem
+    if (!thawed) {
+      spdlog::error("loop sweep: {} (on {}) may be frozen and cannot be thawed: {}; its "
+                    "writers wait until `fsfreeze -u {}`",
+                    e.mount_point, device, describe(thawed.error()), e.mount_point);
+      return false;
+    }
+    if (*thawed) {
+      spdlog::warn("loop sweep: thawed the filesystem at {} (on {}): a snapshot froze it "
+                   "and berthd stopped before the copy ended", e.mount_point, device);
+    }
+    return *thawed;
   }
   return false;
 }
@@ -68,8 +99,15 @@ loop_sweep_report sweep_loop_devices(
     return report;
   }
   auto image_of = [block](const volume_record& rec) { return block->image_path(rec); };
-  for (const auto& [device, backing] :
-       loops_to_sweep(state, block->image_dirs(), image_of, list_loop_devices())) {
+  const auto loops = list_loop_devices();
+  const auto swept = loops_to_sweep(state, block->image_dirs(), image_of, loops);
+  for (const auto& [device, backing] : loops) {
+    if (below_any(backing, block->image_dirs())
+        && std::find(swept.begin(), swept.end(), std::make_pair(device, backing)) == swept.end()) {
+      report.thawed += thaw_kept_device(device) ? 1 : 0;
+    }
+  }
+  for (const auto& [device, backing] : swept) {
     if (auto err = detach_loop_device(device)) {
       spdlog::error("loop sweep: cannot detach {} (backing {}), which no volume uses: {}",
                     device, backing, describe(err));

@@ -23,6 +23,7 @@ using loop_list = std::vector<std::pair<std::string, std::string>>;
 struct loop_sweep_report {
   size_t detached = 0; ///< loop devices detached
   size_t failed = 0;   ///< loop devices that could not be detached (see the log)
+  size_t thawed = 0;   ///< frozen filesystems of kept devices thawed (a crash mid-snapshot)
 };
 
 /// The devices of `loops` to detach: those whose backing file lies in one of
@@ -36,7 +37,9 @@ loop_list loops_to_sweep(const state_snapshot& state, const std::vector<std::str
 
 /// Detaches what loops_to_sweep() chooses among the attached loop devices, with the
 /// image directories and image paths of the "block" backend of `backends` (none:
-/// nothing to sweep). Logs each device it detaches and each it cannot.
+/// nothing to sweep). Logs each device it detaches and each it cannot. The filesystem
+/// of each device it keeps is thawed if frozen: only a snapshot's copy freezes one, and
+/// none runs before berthd serves.
 loop_sweep_report sweep_loop_devices(const state_snapshot& state,
                                      const std::map<std::string, std::shared_ptr<backend>>& backends);
 

@@ -9,21 +9,12 @@
 #include <unistd.h>
 
 #include "backends/detail/block_image.hpp"
-#include "tests/backends/block_fixture.hpp"
+#include "tests/backends/block_docker_fixture.hpp"
 
 namespace berth {
 namespace {
 
 using namespace block_test;
-
-volume_record docker_record(const std::string& name, option_map options) {
-  volume_record rec;
-  rec.name = name;
-  rec.backend = "block";
-  rec.owner = owner_docker;
-  rec.options = std::move(options);
-  return rec;
-}
 
 // -- without root: the options ----------------------------------------------------
 
@@ -100,44 +91,7 @@ TEST(block_docker_options, only_a_docker_record_has_a_mountpoint) {
   EXPECT_EQ(b.mountpoint(docker_record("..", {})), "");
 }
 
-// -- with root: real loop devices, mkfs and mounts -------------------------------
-
-class block_docker_test : public block_backend_test {
-protected:
-  /// A Docker record as the volume actor makes it at Create: capacity from the options.
-  volume_record created(const std::string& name, option_map options) {
-    auto rec = docker_record(name, options);
-    auto capacity = backend_->validate_docker(name, options);
-    EXPECT_TRUE(capacity) << describe(capacity.error());
-    rec.capacity_bytes = capacity ? *capacity : 0;
-    auto err = backend_->create(rec);
-    EXPECT_FALSE(err) << describe(err);
-    return rec;
-  }
-
-  /// Writes zeros to `file` until the filesystem refuses; the bytes written and the
-  /// errno that stopped it.
-  std::pair<uint64_t, int> fill(const std::string& file, uint64_t most) {
-    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    EXPECT_GE(fd, 0) << file;
-    std::vector<char> chunk(1 << 20, 0);
-    uint64_t written = 0;
-    int stopped = 0;
-    while (written < most) {
-      auto n = ::write(fd, chunk.data(), chunk.size());
-      if (n < 0) {
-        stopped = errno;
-        break;
-      }
-      written += static_cast<uint64_t>(n);
-    }
-    if (stopped == 0 && ::fsync(fd) != 0) {
-      stopped = errno;
-    }
-    ::close(fd);
-    return {written, stopped};
-  }
-};
+// -- with root: real loop devices, mkfs and mounts (block_docker_fixture.hpp) ---------
 
 TEST_F(block_docker_test, create_formats_and_leaves_nothing_attached) {
   auto rec = created("d1", {{"backend", "block"}, {"size", "32M"}});

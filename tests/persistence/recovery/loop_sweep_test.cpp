@@ -4,14 +4,18 @@
 
 #include "persistence/recovery/loop_sweep.hpp"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include "backends/block_backend.hpp"
+#include "backends/detail/fs_freeze.hpp"
+#include "backends/helper_process.hpp"
 #include "backends/loop_device.hpp"
 #include "core/errors.hpp"
 #include "tests/backends/temp_state.hpp"
@@ -159,4 +163,33 @@ TEST_F(loop_sweep_test, detaches_only_loop_devices_of_berth_images_that_no_recor
   state.volumes.erase("staged");
   EXPECT_EQ(sweep_loop_devices(state, {}).detached, 0u);
   EXPECT_EQ(*find_loop_device(root_ + "/block/volumes/staged.img"), staged);
+}
+
+TEST_F(loop_sweep_test, thaws_a_kept_filesystem_that_a_crash_left_frozen) {
+  // A crash while a snapshot copies leaves the volume's filesystem frozen.
+  const auto image = root_ + "/block/volumes/frozen.img";
+  auto dev = attach(image);
+  ASSERT_FALSE(dev.empty());
+  auto made = run_helper({"mkfs.ext4", "-q", "-F", dev}, std::chrono::seconds(30));
+  ASSERT_TRUE(made && made->exit_code == 0) << "mkfs.ext4";
+  const auto mp = root_ + "/block/mounts/frozen";
+  fs::create_directories(mp);
+  ASSERT_EQ(::mount(dev.c_str(), mp.c_str(), "ext4", 0, nullptr), 0) << std::strerror(errno);
+  auto frozen = run_helper({"fsfreeze", "-f", mp}, std::chrono::seconds(10));
+  ASSERT_TRUE(frozen && frozen->exit_code == 0) << "fsfreeze -f";
+  state_snapshot state;
+  auto rec = record("frozen");
+  rec.owner = owner_docker;
+  rec.mounted = true;
+  rec.mountpoint = mp;
+  state.volumes["frozen"] = rec;
+
+  auto report = sweep_loop_devices(state, {{"block", block_}});
+  EXPECT_EQ(report.thawed, 1u);
+  EXPECT_EQ(report.detached, 0u) << "a mounted record keeps its device";
+  auto again = thaw_filesystem(mp);
+  ASSERT_TRUE(again) << describe(again.error());
+  EXPECT_FALSE(*again) << "no longer frozen";
+  EXPECT_EQ(sweep_loop_devices(state, {{"block", block_}}).thawed, 0u) << "nothing to thaw";
+  ::umount2(mp.c_str(), MNT_DETACH);
 }
