@@ -52,11 +52,22 @@ public:
   bool copies_content() const override { return copies; }
   caf::error validate(const std::string&, const option_map& options) const override {
     for (const auto& [k, v] : options) {
-      if (k != "type" && k != "device" && k != "o" && k != "fsType") {
+      // from-snapshot, clone-of and size: the fake copies and sizes, as the block backend does.
+      if (k != "type" && k != "device" && k != "o" && k != "fsType" && k != "from-snapshot"
+          && k != "clone-of" && k != "size") {
         return make_error(ec::invalid_argument, "unknown option \"" + k + "\"");
       }
     }
     return {};
+  }
+  /// A Docker volume's capacity: its option size, in plain bytes (0 without one).
+  caf::expected<uint64_t> validate_docker(const std::string& volume,
+                                          const option_map& options) const override {
+    if (auto err = validate(volume, options)) {
+      return err;
+    }
+    auto size = options.find("size");
+    return size == options.end() ? uint64_t{0} : std::stoull(size->second);
   }
   caf::error create(const volume_record&) override {
     flight f{*this};

@@ -149,6 +149,16 @@ TEST(volume_rules, distinct_mount_ids_per_volume_are_bounded) {
   EXPECT_FALSE(check_mount(rec, "id7")) << "another Mount of a counted ID still counts";
 }
 
+TEST(volume_rules, a_snapshot_is_never_mounted) {
+  auto snap = mounted_by({});
+  snap.kind = record_kind::snapshot;
+  auto err = check_mount(snap, "c1");
+  ASSERT_TRUE(err);
+  EXPECT_EQ(static_cast<ec>(err.code()), ec::not_found);
+  EXPECT_NE(describe(err).find("make a volume of it with -o from-snapshot="), std::string::npos)
+    << describe(err);
+}
+
 // -- origins: who made each count (docs/design.md, "Mount IDs dockerd forgot") --------
 
 namespace {

@@ -228,6 +228,24 @@ TEST_F(docker_api_test, csi_snapshots_are_not_docker_volumes) {
   EXPECT_TRUE(still_there) << "Docker's Remove must not delete a CSI snapshot";
 }
 
+TEST_F(docker_api_test, dockers_own_snapshots_are_no_volumes_either) {
+  caf::scoped_actor self{*sys};
+  call("Create", R"({"Name":"v1"})");
+  volume_spec spec;
+  spec.kind = record_kind::snapshot;
+  spec.owner = owner_docker; // berthctl snapshot create
+  spec.source = volume_source("v1");
+  self->request(reg, std::chrono::seconds(5), atom::create_v, std::string{"s1"}, spec)
+    .receive([](volume_record&) {}, [](caf::error& err) { FAIL() << describe(err); });
+  auto list = call("List", "{}");
+  EXPECT_NE(list.find("v1"), std::string::npos) << list;
+  EXPECT_EQ(list.find("s1"), std::string::npos) << "a snapshot is listed: " << list;
+  EXPECT_EQ(err_of(call("Get", R"({"Name":"s1"})")),
+            "no such volume: s1 (it is a snapshot; berthctl snapshot ls lists it)");
+  EXPECT_EQ(err_of(call("Path", R"({"Name":"s1"})")),
+            "no such volume: s1 (it is a snapshot; berthctl snapshot ls lists it)");
+}
+
 TEST_F(docker_api_test, each_request_counts_once_with_its_code_and_duration) {
   EXPECT_EQ(call("Create", R"({"Name":"v1"})"), R"({"Err":""})");
   EXPECT_EQ(err_of(call("Create", R"({"Name":)")), "malformed JSON at offset 8: Invalid value.");

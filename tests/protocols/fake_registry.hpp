@@ -182,7 +182,8 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       volume_record rec;
       rec.name = name;
       rec.kind = spec.kind;
-      rec.owner = owner_csi;
+      rec.owner = spec.owner;
+      rec.source = spec.source;
       rec.backend = spec.backend;
       self->state.volumes[name] = rec;
       return rec;
