@@ -13,6 +13,7 @@
 # (e) kill -9 of berthd under a running container keeps the mount, the count and the device
 # (f) -o uid=1000 -o gid=1000 -o mode=0750: a container running as uid 1000 writes the root
 # (g) remove: no image, no mount dir, no loop device left; bad options change nothing
+# (h) a snapshot of a volume a container is writing to, volumes made of it, and a clone
 # Sizes and growth: docs/running.md, "Volumes of a hard size (-o backend=block)".
 # Exit 77 (skipped, loudly) when root, docker.io, a working dockerd or loop devices are missing.
 
@@ -78,6 +79,11 @@ on_cleanup detach_block_loops
 # run_bg NAME VOLUME: a long-running container with VOLUME at /data.
 run_bg() {
   dk run -d --network none --name "$1" -v "$2:/data" "$IMG" sleep 300
+}
+
+# run_rm_block VOLUME CMD: CMD's output in a throw-away container with VOLUME at /data.
+run_rm_block() {
+  dk run --rm --network none -v "$1:/data" "$IMG" sh -c "$2" 2>&1
 }
 
 stop_rm() {
@@ -247,6 +253,75 @@ check "(f) the container sees its root as 1000 1000 750" "1000 1000 750" \
   "$(dk run --rm --network none -v b2:/vol "$IMG" stat -c '%u %g %a' /vol 2>&1)"
 check "(f) the file belongs to uid 1000" "1000 mine" \
   "$(dk run --rm --network none -v b2:/vol "$IMG" sh -c 'stat -c %u /vol/f; cat /vol/f' 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+
+# -- (h) snapshots and clones ----------------------------------------------------------------
+log "(h) a snapshot of a volume a running container writes to, and volumes made of it"
+snap_img() {
+  echo "$BLOCK/snapshots/$1.img"
+}
+for fstype in ext4 xfs; do
+  size=$([[ $fstype == xfs ]] && echo 300M || echo 64M)
+  src="s$fstype"
+  check_ok "(h) docker volume create $src ($fstype, $size)" \
+    dk volume create -d "$DRIVER" -o backend=block -o size="$size" -o fstype="$fstype" "$src"
+  check_ok "(h) container w$fstype writes to $src without pause" \
+    dk run -d --network none --name "w$fstype" -v "$src:/data" "$IMG" \
+    sh -c 'echo base > /data/base; i=0; while true; do i=$((i+1)); echo "$i" >> /data/log; done'
+  wait_until 10 test -s "$(block_mnt "$src")/log"
+  check_ok "(h) berthctl snapshot create $src snap-$fstype while w$fstype writes" \
+    ctl snapshot create "$src" "snap-$fstype"
+  check_contains "(h) berthctl snapshot ls shows it" "snap-$fstype" "$(ctl snapshot ls "$src" 2>&1)"
+  check "(h) docker volume ls does not list the snapshot" "" \
+    "$(dk volume ls -q --filter "driver=$DRIVER" | grep -x "snap-$fstype" || true)"
+  check_ok "(h) w$fstype still writes after the snapshot (its filesystem was thawed)" \
+    dk exec "w$fstype" sh -c 'a=$(wc -l < /data/log); sleep 0.5; b=$(wc -l < /data/log); test "$b" -gt "$a"'
+  if [[ $fstype == ext4 ]]; then
+    if e2fsck -fn "$(snap_img "snap-$fstype")" >"$E2E_TMP/fsck.out" 2>&1; then
+      pass "(h) the ext4 snapshot checks clean (e2fsck -fn)"
+    else
+      fail "(h) the ext4 snapshot checks clean (e2fsck -fn)" "$(tail -5 "$E2E_TMP/fsck.out")"
+    fi
+  fi
+  check_ok "(h) docker volume create r$fstype -o from-snapshot=snap-$fstype" \
+    dk volume create -d "$DRIVER" -o from-snapshot="snap-$fstype" "r$fstype"
+  # What the snapshot held: its base file, and a log whose last line is whole and whose
+  # lines count 1..N without a gap, N being that last line.
+  check "(h) r$fstype holds the base file" base "$(run_rm_block "r$fstype" 'cat /data/base')"
+  check "(h) r$fstype's log is whole: lines 1..N, N its last line" yes \
+    "$(run_rm_block "r$fstype" 'n=$(wc -l < /data/log); t=$(tail -n 1 /data/log); test "$n" -gt 0 && test "$n" = "$t" && echo yes || echo "no: $n lines, last $t"')"
+  check_ok "(h) docker stop w$fstype" stop_rm "w$fstype"
+  if [[ $fstype == xfs ]]; then
+    # xfs keeps its log across a freeze: the volume's first mount replayed it.
+    if xfs_repair -n "$(block_img "r$fstype")" >"$E2E_TMP/fsck.out" 2>&1; then
+      pass "(h) the volume made of the xfs snapshot checks clean (xfs_repair -n)"
+    else
+      fail "(h) the volume made of the xfs snapshot checks clean (xfs_repair -n)" \
+        "$(tail -5 "$E2E_TMP/fsck.out")"
+    fi
+  fi
+done
+check_ok "(h) docker volume create c1 -o clone-of=sext4 -o size=128M" \
+  dk volume create -d "$DRIVER" -o clone-of=sext4 -o size=128M c1
+check "(h) the clone holds its source's data" base "$(run_rm_block c1 'cat /data/base')"
+c1_kib=$(dk run --rm --network none -v c1:/data "$IMG" df -k /data | awk 'NR == 2 { print $2 }')
+check "(h) the clone has the larger size it asked for (more than 112 MiB)" yes \
+  "$( ((c1_kib > 112 * 1024)) && echo yes || echo "no: $c1_kib KiB")"
+check_fails "(h) a volume from a missing snapshot is refused" \
+  dk volume create -d "$DRIVER" -o from-snapshot=ghost r0
+check_contains "(h) the error names it" "no Docker snapshot ghost" "$LAST_OUTPUT"
+check_fails "(h) a clone with its own fstype is refused" \
+  dk volume create -d "$DRIVER" -o clone-of=sext4 -o fstype=xfs c2
+check_contains "(h) the error says a copy keeps its source's filesystem" "a copy keeps its source" \
+  "$LAST_OUTPUT"
+check_ok "(h) the snapshot outlives its volume: docker volume rm sext4" dk volume rm sext4
+check_ok "(h) a volume is made of it after that" \
+  dk volume create -d "$DRIVER" -o from-snapshot=snap-ext4 r2
+check_fails "(h) docker volume rm of a snapshot's name is refused" dk volume rm snap-ext4
+check_ok "(h) berthctl snapshot rm snap-ext4 snap-xfs" ctl snapshot rm snap-ext4
+check_ok "(h) berthctl snapshot rm snap-xfs" ctl snapshot rm snap-xfs
+check "(h) the snapshots' images are gone" "absent absent" \
+  "$(present "$(snap_img snap-ext4)") $(present "$(snap_img snap-xfs)")"
+check_ok "(h) docker volume rm rext4 rxfs sxfs c1 r2" dk volume rm rext4 rxfs sxfs c1 r2
 
 # -- (g) remove, and options refused --------------------------------------------------------
 log "(g) remove and bad options"
