@@ -41,6 +41,7 @@
 #include "persistence/crash_point.hpp"
 #include "persistence/ecs_import.hpp"
 #include "persistence/file_store.hpp"
+#include "persistence/recovery/image_sweep.hpp"
 #include "persistence/recovery/loop_sweep.hpp"
 #include "persistence/recovery/node_sweep.hpp"
 #include "persistence/recovery/reconcile.hpp"
@@ -261,6 +262,9 @@ int run_daemon(const daemon_options& opts) {
   stats->reconcile_actions.add("loop_detached", loops.detached);
   stats->reconcile_actions.add("loop_detach_failed", loops.failed);
   stats->reconcile_actions.add("thawed", loops.thawed);
+  // After the loop sweep: an image it detached is no longer in use.
+  auto images = sweep_block_images(*state, backends, opts.state_dir);
+  stats->reconcile_actions.add("image_removed", images.removed);
   test_crash_point("start-reconciled");
   // Makes the boot decision durable; a crash at any step of it is safe (file_store).
   auto compact_started = std::chrono::steady_clock::now();

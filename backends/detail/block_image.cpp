@@ -160,6 +160,10 @@ std::string temp_prefix(const fs::path& image) {
 
 } // namespace
 
+bool is_block_image_temp_name(const std::string& file_name) {
+  return file_name.size() > 1 && file_name[0] == '.' && file_name.find(".tmp.") != std::string::npos;
+}
+
 std::string block_image_temp_path(const std::string& image) {
   // Unique per call: a copy that outlived its caller's timeout must never rename
   // a retry's half-written file (or have its own unlinked) under the final name.

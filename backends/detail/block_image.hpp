@@ -19,6 +19,10 @@ caf::expected<uint64_t> block_image_size(const std::string& path);
 /// volume name never starts with '.', so it can never be another volume's image.
 std::string block_image_temp_path(const std::string& image);
 
+/// True for the file name of a temp image block_image_temp_path makes (".NAME.tmp.*"): a
+/// copy or create that never reached its rename, so never any volume's image.
+bool is_block_image_temp_name(const std::string& file_name);
+
 /// Creates a sparse image of `size` bytes at `image` (its directory too).
 caf::error create_sparse_block_image(const std::string& image, uint64_t size,
                                      const std::string& what);

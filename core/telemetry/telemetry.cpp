@@ -117,7 +117,8 @@ const std::vector<std::string>& backend_call_names() {
 const std::vector<std::string>& reconcile_action_names() {
   // At start (apps/berthd/daemon.cpp): cleared (volumes a new boot released), stray_unmounted
   // (Docker mounts of no record, CSI stagings and publications their record lacks),
-  // loop_detached, loop_detach_failed, thawed (a filesystem a crash left frozen mid-snapshot).
+  // loop_detached, loop_detach_failed, thawed (a filesystem a crash left frozen mid-snapshot),
+  // image_removed (a block image no record holds: a create or copy killed before its commit).
   // In each volume's reconciliation
   // (count_reconcile_actions): remounted, restaged, republished, unmounted and their
   // failures; reconcile_failed: it did not finish (timed out, refused) or could not
@@ -126,7 +127,7 @@ const std::vector<std::string>& reconcile_action_names() {
     "cleared",         "remounted",        "unmounted",       "mount_failed",
     "stray_unmounted", "restaged",         "republished",     "loop_detached",
     "reconcile_failed", "restage_failed",  "republish_failed", "loop_detach_failed",
-    "thawed"};
+    "thawed",          "image_removed"};
   return names;
 }
 

@@ -14,6 +14,7 @@
 # (f) -o uid=1000 -o gid=1000 -o mode=0750: a container running as uid 1000 writes the root
 # (g) remove: no image, no mount dir, no loop device left; bad options change nothing
 # (h) a snapshot of a volume a container is writing to, volumes made of it, and a clone
+# (i) kill -9 between an image (or a snapshot's copy) and its record: nothing is left
 # Sizes and growth: docs/running.md, "Volumes of a hard size (-o backend=block)".
 # Exit 77 (skipped, loudly) when root, docker.io, a working dockerd or loop devices are missing.
 
@@ -322,6 +323,49 @@ check_ok "(h) berthctl snapshot rm snap-xfs" ctl snapshot rm snap-xfs
 check "(h) the snapshots' images are gone" "absent absent" \
   "$(present "$(snap_img snap-ext4)") $(present "$(snap_img snap-xfs)")"
 check_ok "(h) docker volume rm rext4 rxfs sxfs c1 r2" dk volume rm rext4 rxfs sxfs c1 r2
+
+# -- (i) kill -9 at the new steps -------------------------------------------------------------
+log "(i) berthd killed between a block volume's image (or a snapshot's copy) and its record"
+crash_during() {
+  local what="$1"
+  shift
+  kill9_berthd
+  if ! BERTH_TEST_CRASH_AT=engine-before-persist start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
+    fail "(i) berthd starts with BERTH_TEST_CRASH_AT" "see the log above"
+    return
+  fi
+  "$@" >/dev/null 2>&1
+  if wait_until 10 eval '! kill -0 "$BERTHD_PID"'; then
+    pass "(i) berthd died at engine-before-persist during $what"
+  else
+    fail "(i) berthd died at engine-before-persist during $what" "it is still running"
+  fi
+  wait "$BERTHD_PID" 2>/dev/null
+  BERTHD_PID=""
+  if start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
+    pass "(i) berthd starts again after the crash during $what"
+  else
+    fail "(i) berthd starts again after the crash during $what" "see the log above"
+  fi
+}
+crash_during "a Create" dk volume create -d "$DRIVER" -o backend=block -o size=32M k1
+check "(i) the image of the Create that was never acknowledged is gone" absent \
+  "$(present "$(block_img k1)")"
+check_contains "(i) the crash had left it, and the start-up sweep deleted it" \
+  "image sweep: deleted $(block_img k1)" "$(grep 'image sweep' "$BERTHD_LOG")"
+check "(i) and k1 is no volume" "" "$(dk volume ls -q --filter "driver=$DRIVER" | grep -x k1 || true)"
+check_ok "(i) docker volume create k1 again gets a fresh volume" \
+  dk volume create -d "$DRIVER" -o backend=block -o size=64M k1
+check "(i) of the size asked now" 67108864 "$(stat -c %s "$(block_img k1)" 2>&1)"
+crash_during "a snapshot" ctl snapshot create k1 k1-snap
+check "(i) the snapshot's copy that was never acknowledged is gone" absent \
+  "$(present "$BLOCK/snapshots/k1-snap.img")"
+check_contains "(i) the crash had left it, and the start-up sweep deleted it" \
+  "image sweep: deleted $BLOCK/snapshots/k1-snap.img" "$(grep 'image sweep' "$BERTHD_LOG")"
+check "(i) no temp image is left" "" "$(ls -A "$BLOCK/volumes" "$BLOCK/snapshots" 2>/dev/null | grep '^\.' || true)"
+check "(i) no loop device of berth's images is attached" "" \
+  "$(losetup -l -n -O BACK-FILE 2>/dev/null | grep -F "$BLOCK/" || true)"
+check_ok "(i) docker volume rm k1" dk volume rm k1
 
 # -- (g) remove, and options refused --------------------------------------------------------
 log "(g) remove and bad options"
