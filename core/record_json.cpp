@@ -113,7 +113,8 @@ void write_origins(json_writer& w, const volume_record& rec) {
 } // namespace
 
 void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_record& rec,
-                  record_shape shape) {
+                  record_shape shape,
+                  const std::function<void(rapidjson::Writer<rapidjson::StringBuffer>&)>& extra) {
   w.StartObject();
   w.Key("name");
   w.String(rec.name.c_str(), static_cast<rapidjson::SizeType>(rec.name.size()));
@@ -140,6 +141,9 @@ void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_re
     put_string(w, rec.owner);
   }
   write_csi_fields(w, rec, shape);
+  if (extra) {
+    extra(w);
+  }
   w.EndObject();
 }
 

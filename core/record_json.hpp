@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,11 @@ enum class record_shape {
 /// Writes `rec` as one JSON object (the journal's and the admin API's shape):
 /// {"name","backend","options":{},"created_at","mounts":{ID:N},
 /// "mount_origins":{ID:{"dockerd","last_mounted_ms"}} (when any),"mounted","mountpoint"}
-/// then the CSI fields (see record_shape).
+/// then the CSI fields (see record_shape). `extra` writes members of the admin API's own
+/// (used_bytes) before the object ends.
 void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_record& rec,
-                  record_shape shape = record_shape::journal);
+                  record_shape shape = record_shape::journal,
+                  const std::function<void(rapidjson::Writer<rapidjson::StringBuffer>&)>& extra = {});
 
 /// Serializes `rec` to a JSON string.
 std::string record_to_json(const volume_record& rec, record_shape shape = record_shape::journal);

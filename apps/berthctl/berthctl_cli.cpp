@@ -145,6 +145,24 @@ std::string format_size(uint64_t bytes) {
 
 namespace {
 
+/// A size for a table cell: "64M", "1.5G", "-" for none.
+std::string short_size(uint64_t bytes) {
+  if (bytes == 0) {
+    return "-";
+  }
+  static constexpr const char* units[] = {"", "K", "M", "G", "T", "P", "E"};
+  size_t unit = 0;
+  double value = static_cast<double>(bytes);
+  while (value >= 1024.0 && unit + 1 < std::size(units)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), value >= 10 || unit == 0 ? "%.0f%s" : "%.1f%s", value,
+                units[unit]);
+  return buf;
+}
+
 /// Rows of cells as aligned columns, the first row the heading.
 std::string aligned(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(rows[0].size(), 0);
@@ -168,11 +186,42 @@ std::string aligned(const std::vector<std::vector<std::string>>& rows) {
 
 } // namespace
 
-std::string format_table(const std::vector<volume_record>& recs) {
+used_bytes_map used_bytes_of(const std::string& body) {
+  used_bytes_map out;
+  rapidjson::Document doc;
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError()) {
+    return out;
+  }
+  auto take = [&out](const rapidjson::Value& rec) {
+    if (!rec.IsObject()) {
+      return;
+    }
+    auto name = rec.FindMember("name");
+    auto used = rec.FindMember("used_bytes");
+    if (name != rec.MemberEnd() && name->value.IsString() && used != rec.MemberEnd()
+        && used->value.IsUint64()) {
+      out[name->value.GetString()] = used->value.GetUint64();
+    }
+  };
+  if (doc.IsArray()) {
+    for (const auto& rec : doc.GetArray()) {
+      take(rec);
+    }
+  } else {
+    take(doc);
+  }
+  return out;
+}
+
+std::string format_table(const std::vector<volume_record>& recs, const used_bytes_map& used) {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"NAME", "OWNER", "KIND", "BACKEND", "MOUNTED", "MOUNT IDS", "PATH"});
+  rows.push_back(
+    {"NAME", "OWNER", "KIND", "BACKEND", "SIZE", "USED", "MOUNTED", "MOUNT IDS", "PATH"});
   for (const auto& rec : recs) {
+    auto u = used.find(rec.name);
     rows.push_back({rec.name, owner_of(rec), to_string(rec.kind), rec.backend,
+                    short_size(rec.capacity_bytes), u == used.end() ? "-" : short_size(u->second),
                     rec.mounted ? "yes" : "no", mount_ids(rec, true), path_of(rec)});
   }
   return aligned(rows);
@@ -186,16 +235,15 @@ std::string format_snapshots(const std::vector<volume_record>& snapshots,
     if (!volume.empty() && rec.source.name != volume) {
       continue;
     }
-    auto bytes = rec.capacity_bytes;
-    rows.push_back({rec.name, rec.source.name, rec.backend,
-                    bytes == 0 ? "-" : std::to_string(bytes >> 20) + "M",
+    rows.push_back({rec.name, rec.source.name, rec.backend, short_size(rec.capacity_bytes),
                     rec.created_at.empty() ? "-" : rec.created_at});
   }
   return aligned(rows);
 }
 
-std::string format_record(const volume_record& rec) {
+std::string format_record(const volume_record& rec, const used_bytes_map& used) {
   auto size = format_size(rec.capacity_bytes);
+  auto u = used.find(rec.name);
   std::string out;
   out += "name:          " + rec.name + "\n";
   out += "owner:         " + owner_of(rec) + " (the protocol that may use it)\n";
@@ -206,6 +254,10 @@ std::string format_record(const volume_record& rec) {
   out += "size:          " + (size == "-" ? std::string{"- (no size of its own)"} : size) + "\n";
   out += "mutable:       " + pairs(rec.mutable_parameters) + "\n";
   out += "modifications: " + std::to_string(rec.modifications) + "\n";
+  out += "used:          "
+         + (u == used.end() ? std::string{"- (measured while a block volume is mounted)"}
+                            : format_size(u->second))
+         + "\n";
   out += std::string{"mounted:       "} + (rec.mounted ? "yes" : "no") + "\n";
   out += "mountpoint:    " + path_of(rec) + "\n";
   out += "mounts:        " + std::to_string(total_mounts(rec)) + "\n";
@@ -302,7 +354,7 @@ caf::expected<std::string> text_of(const options& opts, const std::string& body)
       if (!recs) {
         return unreadable_answer(recs.error());
       }
-      return format_table(*recs);
+      return format_table(*recs, used_bytes_of(body));
     }
     case command::snapshot_list: {
       auto recs = records_from_json(body);
@@ -328,7 +380,7 @@ caf::expected<std::string> text_of(const options& opts, const std::string& body)
                           "berthd sent an unreadable record: " + describe(rec.error()));
       }
       bool change = opts.cmd == command::resize || opts.cmd == command::modify;
-      return change ? format_change(*rec, opts.cmd) : format_record(*rec);
+      return change ? format_change(*rec, opts.cmd) : format_record(*rec, used_bytes_of(body));
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,11 +86,20 @@ caf::expected<std::string> format_release(const std::string& body);
 /// The --help text.
 std::string usage();
 
-/// A table with columns NAME, BACKEND, MOUNTED, MOUNT IDS, PATH.
-std::string format_table(const std::vector<volume_record>& recs);
+/// Used bytes by volume name, as the admin API's records carry them ("used_bytes": only
+/// a mounted block volume has a figure).
+using used_bytes_map = std::map<std::string, uint64_t>;
 
-/// One record as readable "key: value" lines.
-std::string format_record(const volume_record& rec);
+/// The "used_bytes" of the records in an admin API answer (an array, or one record).
+used_bytes_map used_bytes_of(const std::string& body);
+
+/// A table with columns NAME, OWNER, KIND, BACKEND, SIZE, USED (from `used`), MOUNTED,
+/// MOUNT IDS, PATH.
+std::string format_table(const std::vector<volume_record>& recs,
+                         const used_bytes_map& used = {});
+
+/// One record as readable "key: value" lines, with its used bytes from `used`.
+std::string format_record(const volume_record& rec, const used_bytes_map& used = {});
 
 /// Sends one request to berthd's admin API at `socket` (GET, POST of `post_body`, or
 /// with `remove` DELETE) and

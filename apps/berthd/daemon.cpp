@@ -29,6 +29,7 @@
 #include "apps/berthd/servers.hpp"
 #include "apps/berthd/socket_activation.hpp"
 #include "apps/berthd/state_lock.hpp"
+#include "apps/berthd/usage_sampler.hpp"
 #include "backends/block_backend.hpp"
 #include "backends/local_backend.hpp"
 #include "backends/mountinfo.hpp"
@@ -327,6 +328,20 @@ int run_daemon(const daemon_options& opts) {
     agent = std::make_unique<kube::agent::node_agent>(sys, reg, std::move(cluster_api), ac);
     agent->start();
   }
+  std::unique_ptr<usage_sampler> usage;
+  if (opts.usage_series > 0) {
+    usage = std::make_unique<usage_sampler>(
+      [&sys, reg]() -> caf::expected<std::vector<volume_record>> {
+        caf::scoped_actor self{sys};
+        caf::expected<std::vector<volume_record>> out = std::vector<volume_record>{};
+        self->request(reg, std::chrono::seconds(10), atom::list_v)
+          .receive([&](std::vector<volume_record>& recs) { out = std::move(recs); },
+                   [&](caf::error& err) { out = std::move(err); });
+        return out;
+      },
+      stats, opts.usage_series, opts.usage_interval);
+    usage->start();
+  }
   stats->ready.serving = true;
   spdlog::info("berthd ready");
   tell_systemd("READY=1");
@@ -337,6 +352,9 @@ int run_daemon(const daemon_options& opts) {
   stats->ready.stopping = true; // /readyz: 503 while stopping
   if (agent) {
     agent->stop(); // before the drain: no new work reaches the volumes from the cluster
+  }
+  if (usage) {
+    usage->stop();
   }
   stop_gracefully(srv, sys, reg, persistence, *sync, opts);
   if (metrics) {

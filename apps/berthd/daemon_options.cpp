@@ -181,6 +181,13 @@ void describe_options(CLI::App& app, daemon_options& opts) {
   value("--executor-threads", "N", "threads for blocking backend calls (default 16)",
         count(1, 999999999, "a number above 0"),
         [&](const std::string& v) { opts.executor_threads = std::stoul(v); });
+  value("--usage-series", "N",
+        "measure and export the used bytes of at most N mounted block\n"
+        "volumes (the first by name; one statvfs each); 0 = none\n(default 1000)",
+        count(0, 1000000, "0 to 1000000"),
+        [&](const std::string& v) { opts.usage_series = std::stoul(v); });
+  value("--usage-interval-ms", "N", "time between two samples of the used bytes (default 15000)",
+        count(100, 3600000, "100 to 3600000 (milliseconds)"), millis(opts.usage_interval));
   value("--test-stall-volume", "NAMES",
         "TEST ONLY: stall these volumes' backend calls (a,b,...)", any,
         [&](const std::string& v) {

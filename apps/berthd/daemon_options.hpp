@@ -56,6 +56,10 @@ struct daemon_options {
   /// releases it (at most limits::max_die_grace).
   std::chrono::milliseconds die_grace{10000};
   size_t executor_threads = 16;
+  /// How many mounted block volumes' used bytes are measured and exported (0: none).
+  size_t usage_series = 1000;
+  /// The time between two samples of those used bytes.
+  std::chrono::milliseconds usage_interval{15000};
   /// Test only: these volumes' backend calls stall for test_stall (benchmarks).
   std::set<std::string> test_stall_volumes;
   std::chrono::milliseconds test_stall{0};

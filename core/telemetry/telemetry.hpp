@@ -20,6 +20,7 @@
 
 #include "core/telemetry/atomic_metrics.hpp"
 #include "core/telemetry/tables.hpp"
+#include "core/telemetry/volume_usage.hpp"
 #include "core/volume_record.hpp"
 
 namespace berth {
@@ -182,6 +183,8 @@ struct telemetry {
   counter_table docker_replies_lost;
   /// 1 while the Docker Engine API (--docker-api) answers, else 0 (protocols/docker/sync/).
   atomic_gauge docker_engine_up;
+  /// Mounted block volumes' used bytes and limits (apps/berthd/usage_sampler).
+  volume_usage usage;
   readiness ready;
 };
 

@@ -233,11 +233,32 @@ void admin_api::handle(const std::string& method, const std::string& target, std
 
 namespace {
 
-/// The record as the admin API shows it: its owner, and every field an operator
-/// looks for (size, mutable parameters, modifications) even when 0 or empty.
-std::string admin_json(volume_record& rec) {
+/// Writes "used_bytes" of `rec` when the usage sampler measured it (a mounted block
+/// volume), else nothing: a directory volume has no figure.
+auto usage_of(const telemetry& stats, const volume_record& rec) {
+  return [figure = stats.usage.of(rec.name)](rapidjson::Writer<rapidjson::StringBuffer>& w) {
+    if (figure) {
+      w.Key("used_bytes");
+      w.Uint64(figure->used_bytes);
+    }
+  };
+}
+
+/// The record as the admin API shows it: its owner, every field an operator looks for
+/// (size, mutable parameters, modifications) even when 0 or empty, and its used bytes.
+std::string admin_json(const telemetry& stats, volume_record& rec) {
   rec.owner = owner_of(rec); // shown also for records of older state
-  return record_to_json(rec, record_shape::full);
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+  write_record(w, rec, record_shape::full, usage_of(stats, rec));
+  return {buf.GetString(), buf.GetSize()};
+}
+
+/// Answers with the record as the admin API shows it.
+auto record_answer(admin_api::responder r, std::shared_ptr<telemetry> stats) {
+  return [r = std::move(r), stats = std::move(stats)](volume_record& rec) {
+    r.ok(admin_json(*stats, rec));
+  };
 }
 
 auto on_error(admin_api::responder r) {
@@ -249,13 +270,13 @@ auto on_error(admin_api::responder r) {
 void admin_api::list(responder r) {
   gw_.ask(
     registry_, query_timeout,
-    [r](std::vector<volume_record>& recs) {
+    [r, stats = stats_](std::vector<volume_record>& recs) {
       rapidjson::StringBuffer buf;
       rapidjson::Writer<rapidjson::StringBuffer> w{buf};
       w.StartArray();
       for (auto& rec : recs) {
         rec.owner = owner_of(rec); // shown also for records of older state
-        write_record(w, rec, record_shape::full);
+        write_record(w, rec, record_shape::full, usage_of(*stats, rec));
       }
       w.EndArray();
       r.ok(std::string{buf.GetString(), buf.GetSize()});
@@ -293,7 +314,7 @@ void admin_api::snapshot_volume(std::string volume, std::string snapshot, respon
   spec.owner = owner_docker;
   spec.source = volume_source(std::move(volume));
   gw_.ask(
-    registry_, transition_timeout, [r](volume_record& rec) { r.ok(admin_json(rec)); },
+    registry_, transition_timeout, record_answer(r, stats_),
     on_error(r), atom::create_v, std::move(snapshot), std::move(spec));
 }
 
@@ -306,14 +327,14 @@ void admin_api::remove_snapshot(std::string name, responder r) {
 
 void admin_api::get(std::string name, responder r) {
   gw_.ask(
-    registry_, query_timeout, [r](volume_record& rec) { r.ok(admin_json(rec)); }, on_error(r),
+    registry_, query_timeout, record_answer(r, stats_), on_error(r),
     atom::get_v, std::move(name));
 }
 
 void admin_api::modify(std::string name, modify_request req, responder r) {
   // A transition: the mailbox's window and the backend call bound it, not the adapter.
   gw_.ask(
-    registry_, transition_timeout, [r](volume_record& rec) { r.ok(admin_json(rec)); },
+    registry_, transition_timeout, record_answer(r, stats_),
     on_error(r), atom::modify_v, std::move(name), std::move(req));
 }
 

@@ -94,6 +94,27 @@ void add_volumes(const telemetry& t, std::vector<family>& out) {
                       static_cast<double>(v.reconcile_pending.value())));
 }
 
+/// The usage sampler's last figures: one series per measured volume, at most its bound.
+void add_usage(const telemetry& t, std::vector<family>& out) {
+  auto used = make("berth_volume_used_bytes",
+                   "Bytes used in a mounted block volume's filesystem (statvfs), by volume.",
+                   metric_type::gauge);
+  auto limit = make("berth_volume_limit_bytes",
+                    "The size of a mounted block volume whose used bytes are exported, by "
+                    "volume.",
+                    metric_type::gauge);
+  for (const auto& [name, figure] : t.usage.snapshot()) {
+    used.values.push_back(series{{{"volume", name}}, static_cast<double>(figure.used_bytes)});
+    limit.values.push_back(series{{{"volume", name}}, static_cast<double>(figure.limit_bytes)});
+  }
+  out.push_back(std::move(used));
+  out.push_back(std::move(limit));
+  out.push_back(gauge("berth_volume_usage_omitted",
+                      "Mounted block volumes whose used bytes are not exported: beyond "
+                      "--usage-series.",
+                      static_cast<double>(t.usage.omitted())));
+}
+
 void add_persistence(const telemetry& t, std::vector<family>& out) {
   const auto& p = t.persistence;
   auto appends = make("berth_journal_appends_total", "Records appended to the journal.",
@@ -139,6 +160,7 @@ std::vector<family> collect(const telemetry& t, const process_stats* proc,
   std::vector<family> out;
   add_operations(t, out);
   add_volumes(t, out);
+  add_usage(t, out);
   out.push_back(by_label("berth_modify_requests_total",
                          "Expand and modify requests: every one counts as received and once "
                          "more as what happened to it.",

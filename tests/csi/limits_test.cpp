@@ -38,14 +38,16 @@ protected:
     return ids;
   }
 
-  /// Files under the block image directory.
+  /// Files where the block backend keeps images (BLOCK/volumes, BLOCK/snapshots), temp
+  /// images included; BLOCK/owner, which berthd writes at start, is none.
   size_t images() {
-    std::error_code err;
     size_t n = 0;
-    for (auto it = std::filesystem::recursive_directory_iterator(
-           berthd().state_dir() + "/block", err);
-         !err && it != std::filesystem::recursive_directory_iterator(); it.increment(err)) {
-      n += it->is_regular_file() ? 1 : 0;
+    for (const char* dir : {"/block/volumes", "/block/snapshots"}) {
+      std::error_code err;
+      for (auto it = std::filesystem::recursive_directory_iterator(berthd().state_dir() + dir, err);
+           !err && it != std::filesystem::recursive_directory_iterator(); it.increment(err)) {
+        n += it->is_regular_file() ? 1 : 0;
+      }
     }
     return n;
   }

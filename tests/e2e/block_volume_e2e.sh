@@ -33,7 +33,9 @@ if ! make_busybox_image "$IMG"; then
   skip "could not import the busybox image into dockerd"
 fi
 BLOCK="$STATE/block"
-if ! start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
+# Used bytes sampled often, so a check sees a figure within a second.
+USAGE_ARGS=(--usage-interval-ms 200)
+if ! start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${USAGE_ARGS[@]}"; then
   fail "berthd starts" "see the log above"
   e2e_finish
 fi
@@ -146,6 +148,21 @@ got=$(bytes_of "$out")
 check "(b) it stopped at about 64 MiB (between 40 and 64 MiB)" yes \
   "$( ((got > 40 * 1048576 && got <= 64 * 1048576)) && echo yes || echo "no: $(mib "$got") MiB")"
 check "(b) the image on the host is still 64 MiB" 67108864 "$(stat -c %s "$(block_img b1)" 2>&1)"
+# The used-bytes metric against df in the container (both statvfs: (blocks - bfree) * size).
+used_metric() {
+  curl -s --max-time 5 "$(metrics_url)/metrics" |
+    awk '$1 == "berth_volume_used_bytes{volume=\"b1\"}" { print $2 }'
+}
+sleep 0.5 # one more sample after the write
+df_used=$(dk exec k1 df -k /data | awk 'NR == 2 { print $3 }')
+metric_used=$(used_metric)
+check "(b) berth_volume_used_bytes matches df's Used in the container (KiB)" "$df_used" \
+  "$( [[ -n "$metric_used" ]] && echo $((${metric_used%.*} / 1024)) || echo "no series")"
+check "(b) berth_volume_limit_bytes is the size" 67108864 \
+  "$(curl -s --max-time 5 "$(metrics_url)/metrics" | awk '$1 == "berth_volume_limit_bytes{volume=\"b1\"}" { print $2 }')"
+row=$(ctl volumes | awk '$1 == "b1" { print $5 " " $6 }')
+check "(b) berthctl volumes shows b1's SIZE and a USED figure" "64M yes" \
+  "${row% *} $( [[ "${row#* }" =~ ^[0-9.]+M$ ]] && echo yes || echo "no: ${row#* }")"
 
 # -- (c) growth under a running container ---------------------------------------------------
 log "(c) berthctl resize b1 to 128M while k1 runs (ext4)"
@@ -225,7 +242,7 @@ check "(d) berthctl: the same mount ID, count 1" "$before" "$(ctl_mounts b1)"
 log "(e) kill -9 of berthd while k4 runs"
 loop_before=$(loop_of b1)
 kill9_berthd
-if start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
+if start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${USAGE_ARGS[@]}"; then
   pass "(e) berthd starts after kill -9"
 else
   fail "(e) berthd starts after kill -9" "see the log above"
@@ -330,7 +347,7 @@ crash_during() {
   local what="$1"
   shift
   kill9_berthd
-  if ! BERTH_TEST_CRASH_AT=engine-before-persist start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
+  if ! BERTH_TEST_CRASH_AT=engine-before-persist start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${USAGE_ARGS[@]}"; then
     fail "(i) berthd starts with BERTH_TEST_CRASH_AT" "see the log above"
     return
   fi
@@ -342,7 +359,7 @@ crash_during() {
   fi
   wait "$BERTHD_PID" 2>/dev/null
   BERTHD_PID=""
-  if start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
+  if start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${USAGE_ARGS[@]}"; then
     pass "(i) berthd starts again after the crash during $what"
   else
     fail "(i) berthd starts again after the crash during $what" "see the log above"

@@ -161,11 +161,6 @@ release_reason_of() {
   sed -n 's/.*(reason \([a-z_]*\),.*/\1/p' <<<"$1" | head -1
 }
 
-# metrics_url: http://ADDR of the running berthd's /metrics (its last "metrics listening on").
-metrics_url() {
-  echo "http://$(grep -o 'metrics listening on [^ ]*' "$BERTHD_LOG" | tail -n 1 | sed 's/^metrics listening on //')"
-}
-
 # metric NAME: the value of an unlabelled sample NAME on /metrics ("" when absent).
 metric() {
   curl -s --max-time 5 "$(metrics_url)/metrics" | awk -v n="$1" '$1 == n { print $2 }' | head -1

@@ -67,9 +67,19 @@ TEST_F(admin_api_test, berthctl_volumes_prints_a_table) {
   std::string out;
   std::string err;
   ASSERT_EQ(ctl({"volumes"}, out, err), 0) << err;
-  EXPECT_EQ(out, "NAME    OWNER    KIND     BACKEND   MOUNTED   MOUNT IDS         PATH\n"
-                 "alpha   docker   volume   local     yes       0123456789ab…:1   /mnt/berth/alpha\n"
-                 "beta    docker   volume   local     no        -                 -\n");
+  EXPECT_EQ(out,
+            "NAME    OWNER    KIND     BACKEND   SIZE   USED   MOUNTED   MOUNT IDS         PATH\n"
+            "alpha   docker   volume   local     -      -      yes       0123456789ab…:1   /mnt/berth/alpha\n"
+            "beta    docker   volume   local     -      -      no        -                 -\n");
+  // What the usage sampler measured reaches the table and the record's JSON.
+  stats->usage.replace({{"alpha", {5ull << 20, 64ull << 20}}}, 0);
+  ASSERT_EQ(ctl({"volumes"}, out, err), 0) << err;
+  EXPECT_NE(out.find("alpha   docker   volume   local     -      5.0M   yes"), std::string::npos)
+    << out;
+  ASSERT_EQ(ctl({"inspect", "alpha", "--json"}, out, err), 0) << err;
+  EXPECT_NE(out.find(R"("used_bytes":5242880)"), std::string::npos) << out;
+  ASSERT_EQ(ctl({"inspect", "beta", "--json"}, out, err), 0) << err;
+  EXPECT_EQ(out.find("used_bytes"), std::string::npos) << "no figure, no field: " << out;
   ASSERT_EQ(ctl({"volumes", "--json"}, out, err), 0) << err;
   EXPECT_EQ(out.front(), '[');
 }
@@ -87,6 +97,7 @@ TEST_F(admin_api_test, berthctl_inspect_prints_one_volume) {
                  "size:          - (no size of its own)\n"
                  "mutable:       -\n"
                  "modifications: 0\n"
+                 "used:          - (measured while a block volume is mounted)\n"
                  "mounted:       yes\n"
                  "mountpoint:    /mnt/berth/alpha\n"
                  "mounts:        1\n"

@@ -199,9 +199,17 @@ TEST(berthctl_cli, formats_a_table_with_short_ids) {
   a.mountpoint = "/var/lib/berth/mnt/data";
   // The IDs cut as logs show them (core/text.hpp's short_id), the "…" one column wide.
   EXPECT_EQ(format_table({a}),
-            "NAME   OWNER    KIND     BACKEND   MOUNTED   MOUNT IDS                PATH\n"
-            "data   docker   volume   block     yes       c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
-  EXPECT_EQ(format_table({}), "NAME   OWNER   KIND   BACKEND   MOUNTED   MOUNT IDS   PATH\n");
+            "NAME   OWNER    KIND     BACKEND   SIZE   USED   MOUNTED   MOUNT IDS                PATH\n"
+            "data   docker   volume   block     -      -      yes       c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
+  a.capacity_bytes = 64ull << 20;
+  EXPECT_EQ(format_table({a}, {{"data", 12ull << 20}, {"other", 1}}),
+            "NAME   OWNER    KIND     BACKEND   SIZE   USED   MOUNTED   MOUNT IDS                PATH\n"
+            "data   docker   volume   block     64M    12M    yes       c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
+  EXPECT_EQ(format_table({}),
+            "NAME   OWNER   KIND   BACKEND   SIZE   USED   MOUNTED   MOUNT IDS   PATH\n");
+  EXPECT_EQ(used_bytes_of(R"([{"name":"a","used_bytes":4096},{"name":"b"}])"),
+            (used_bytes_map{{"a", 4096}}));
+  EXPECT_EQ(used_bytes_of(R"({"name":"a","used_bytes":7})"), (used_bytes_map{{"a", 7}}));
 }
 
 TEST(berthctl_cli, parses_resize_and_modify) {
@@ -305,9 +313,12 @@ TEST(berthctl_cli, formats_sizes_and_changes) {
   auto text = format_record(rec);
   EXPECT_NE(text.find("size:          2 GiB (2147483648 bytes)\n"
                       "mutable:       readAheadKB=256\n"
-                      "modifications: 4\n"),
+                      "modifications: 4\n"
+                      "used:          - (measured while a block volume is mounted)\n"),
             std::string::npos)
     << text;
+  text = format_record(rec, {{"pv1", 3ull << 29}});
+  EXPECT_NE(text.find("used:          1.5 GiB (1610612736 bytes)\n"), std::string::npos) << text;
 }
 
 TEST(berthctl_cli, usage_names_resize_modify_status_and_top) {

@@ -113,6 +113,11 @@ use_docker_api() {
   fi
 }
 
+# metrics_url: http://ADDR of the running berthd's /metrics (its last "metrics listening on").
+metrics_url() {
+  echo "http://$(grep -o 'metrics listening on [^ ]*' "$BERTHD_LOG" | tail -n 1 | sed 's/^metrics listening on //')"
+}
+
 # start_berthd STATEDIR SOCK ADMIN [EXTRA ARGS...]: starts berthd (with METRICS_ARGS and
 # DOCKER_API_ARGS) in the background and
 # waits (30 s) until the plugin socket answers. Sets BERTHD_PID. Returns 1 when it does not come up.

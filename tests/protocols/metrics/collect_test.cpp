@@ -182,6 +182,20 @@ TEST(collect, ready_build_and_process_families) {
   EXPECT_NO_TEXT(page_of(t), "process_open_fds"); // no /proc figures given: left out
 }
 
+TEST(collect, used_bytes_of_each_measured_volume_with_its_limit) {
+  telemetry t{{"block"}};
+  auto page = page_of(t);
+  EXPECT_LINE(page, "berth_volume_usage_omitted 0");
+  EXPECT_NO_TEXT(page, "berth_volume_used_bytes{");
+  t.usage.replace({{"data", {12582912, 67108864}}, {"logs", {4096, 33554432}}}, 3);
+  page = page_of(t);
+  EXPECT_LINE(page, R"(berth_volume_used_bytes{volume="data"} 12582912)");
+  EXPECT_LINE(page, R"(berth_volume_limit_bytes{volume="data"} 67108864)");
+  EXPECT_LINE(page, R"(berth_volume_used_bytes{volume="logs"} 4096)");
+  EXPECT_LINE(page, R"(berth_volume_limit_bytes{volume="logs"} 33554432)");
+  EXPECT_LINE(page, "berth_volume_usage_omitted 3");
+}
+
 TEST(collect, every_family_of_the_contract_is_on_the_page) {
   telemetry t{{"block", "local"}};
   process_stats proc;
@@ -207,6 +221,9 @@ TEST(collect, every_family_of_the_contract_is_on_the_page) {
          {"berth_reconcile_actions_total", "counter"},
          {"berth_mount_ids_released_total", "counter"},
          {"berth_docker_engine_up", "gauge"},
+         {"berth_volume_used_bytes", "gauge"},
+         {"berth_volume_limit_bytes", "gauge"},
+         {"berth_volume_usage_omitted", "gauge"},
          {"berth_ready", "gauge"},
          {"berth_build_info", "gauge"},
          {"process_start_time_seconds", "gauge"},

@@ -1,0 +1,68 @@
+#pragma once
+
+// Each mounted block volume's used bytes, read with statvfs(3) every interval into
+// telemetry::usage, which the metrics scrape and the admin API read (docs/running.md,
+// "Volume usage"). One statvfs per mounted block volume: no tree walk, and a directory
+// volume is never measured.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "core/telemetry/telemetry.hpp"
+#include "core/volume_record.hpp"
+
+namespace berth {
+
+/// The path whose filesystem holds `rec`'s data and can be measured by one statvfs: a
+/// Docker block volume's mount point while mounted, a CSI block volume's staging path
+/// while staged as a filesystem; "" for anything else (a directory volume, a snapshot).
+std::string measured_path(const volume_record& rec);
+
+/// statvfs(3) of `path`: the bytes its filesystem uses, (f_blocks - f_bfree) * f_frsize.
+caf::expected<uint64_t> used_bytes_at(const std::string& path);
+
+class usage_sampler {
+public:
+  /// Every record (the registry's list), or why not.
+  using record_source = std::function<caf::expected<std::vector<volume_record>>()>;
+  using measure_fn = std::function<caf::expected<uint64_t>(const std::string& path)>;
+
+  /// @param max_series at most this many volumes (the first by name) are measured.
+  usage_sampler(record_source records, std::shared_ptr<telemetry> stats, size_t max_series,
+                std::chrono::milliseconds interval, measure_fn measure = used_bytes_at);
+  ~usage_sampler();
+  usage_sampler(const usage_sampler&) = delete;
+  usage_sampler& operator=(const usage_sampler&) = delete;
+
+  /// Starts the thread: a sample now, then one every interval.
+  void start();
+  /// Stops and joins the thread.
+  void stop();
+
+  /// One sample: the thread's step.
+  void sample_once();
+
+private:
+  void run();
+
+  record_source records_;
+  std::shared_ptr<telemetry> stats_;
+  size_t max_series_;
+  std::chrono::milliseconds interval_;
+  measure_fn measure_;
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+} // namespace berth
