@@ -120,17 +120,28 @@ std::string change_body(const options& opts) {
 
 } // namespace
 
+namespace {
+
+/// `bytes` in the largest power of 1024 that leaves at least 1: the value and the
+/// power (0: bytes, 1: KiB, ... 6: EiB).
+std::pair<double, size_t> scaled(uint64_t bytes) {
+  size_t unit = 0;
+  double value = static_cast<double>(bytes);
+  while (value >= 1024.0 && unit < 6) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return {value, unit};
+}
+
+} // namespace
+
 std::string format_size(uint64_t bytes) {
   if (bytes == 0) {
     return "-";
   }
   static constexpr const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  size_t unit = 0;
-  double value = static_cast<double>(bytes);
-  while (value >= 1024.0 && unit + 1 < std::size(units)) {
-    value /= 1024.0;
-    ++unit;
-  }
+  auto [value, unit] = scaled(bytes);
   if (unit == 0) {
     return std::to_string(bytes) + " bytes";
   }
@@ -151,12 +162,7 @@ std::string short_size(uint64_t bytes) {
     return "-";
   }
   static constexpr const char* units[] = {"", "K", "M", "G", "T", "P", "E"};
-  size_t unit = 0;
-  double value = static_cast<double>(bytes);
-  while (value >= 1024.0 && unit + 1 < std::size(units)) {
-    value /= 1024.0;
-    ++unit;
-  }
+  auto [value, unit] = scaled(bytes);
   char buf[32];
   std::snprintf(buf, sizeof(buf), value >= 10 || unit == 0 ? "%.0f%s" : "%.1f%s", value,
                 units[unit]);
