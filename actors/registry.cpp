@@ -215,11 +215,11 @@ caf::result<atom::ok> create(self_ptr self, const std::string& name, option_map&
                  uint64_t{0});
     return rp;
   }
-  auto missing = make_error(ec::not_found, "option " + std::string{source->kind == record_kind::snapshot
-                                                                     ? docker_from_snapshot_key
-                                                                     : docker_clone_of_key}
-                                             + " of volume " + name + ": no Docker "
-                                             + to_string(source->kind) + " " + source->name);
+  const std::string key = source->kind == record_kind::snapshot ? docker_from_snapshot_key
+                                                                 : docker_clone_of_key;
+  auto missing = make_error(ec::not_found, "option " + key + " of volume " + name
+                                             + ": no Docker " + to_string(source->kind) + " "
+                                             + source->name);
   auto entry = find(self, source->name);
   if (entry == nullptr) {
     return missing;

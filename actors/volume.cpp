@@ -45,7 +45,8 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     // -- Docker ------------------------------------------------------------------
     [self](atom::create, option_map& options, uint64_t source_bytes) -> caf::result<atom::ok> {
       return enqueue_request<atom::ok>(self, "create", admits::creation, owner_docker, {},
-                                       [self, options = std::move(options), source_bytes](auto rp) {
+                                       [self, options = std::move(options),
+                                        source_bytes](auto rp) {
                                          run_create(self, rp, options, source_bytes);
                                        });
     },

@@ -29,7 +29,8 @@ enum class record_shape {
 /// (used_bytes) before the object ends.
 void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_record& rec,
                   record_shape shape = record_shape::journal,
-                  const std::function<void(rapidjson::Writer<rapidjson::StringBuffer>&)>& extra = {});
+                  const std::function<void(rapidjson::Writer<rapidjson::StringBuffer>&)>& extra
+                  = {});
 
 /// Serializes `rec` to a JSON string.
 std::string record_to_json(const volume_record& rec, record_shape shape = record_shape::journal);

@@ -106,7 +106,8 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
           "drop every count of one Docker mount ID that dockerd will never\n"
           "Unmount (berthctl inspect NAME lists the IDs); refused while the\n"
           "Docker API reports its container running"},
-         {"snapshot", nullptr, command::snapshot_list, "create VOLUME SNAPSHOT | ls [VOLUME] | rm SNAPSHOT",
+         {"snapshot", nullptr, command::snapshot_list,
+          "create VOLUME SNAPSHOT | ls [VOLUME] | rm SNAPSHOT",
           "a Docker block volume's snapshots: create takes one (the\n"
           "filesystem frozen for the copy while mounted), ls lists them (of\n"
           "VOLUME), rm removes one. docker volume create -o from-snapshot=\n"

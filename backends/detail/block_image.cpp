@@ -161,7 +161,8 @@ std::string temp_prefix(const fs::path& image) {
 } // namespace
 
 bool is_block_image_temp_name(const std::string& file_name) {
-  return file_name.size() > 1 && file_name[0] == '.' && file_name.find(".tmp.") != std::string::npos;
+  return file_name.size() > 1 && file_name[0] == '.'
+         && file_name.find(".tmp.") != std::string::npos;
 }
 
 std::string block_image_temp_path(const std::string& image) {

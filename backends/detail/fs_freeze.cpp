@@ -24,7 +24,8 @@ int open_dir(const std::string& path) {
 } // namespace
 
 filesystem_freeze::filesystem_freeze(filesystem_freeze&& other) noexcept
-  : path_(std::move(other.path_)), what_(std::move(other.what_)), fd_(std::exchange(other.fd_, -1)) {
+  : path_(std::move(other.path_)), what_(std::move(other.what_)),
+    fd_(std::exchange(other.fd_, -1)) {
   other.path_.clear();
 }
 
