@@ -42,27 +42,61 @@ std::vector<std::string> images_to_sweep(
 
 namespace {
 
-/// True when BLOCK/owner names `state_dir` (canonical); writes it, and answers false,
+/// This state's identity: STATE/state/instance-id, 32 random hex digits made the first
+/// time. A state directory wiped or replaced gets another, even at the same path.
+std::string state_instance(const std::string& state_dir) {
+  const auto path = state_dir + "/state/instance-id";
+  std::string id;
+  if (std::ifstream in{path}; in) {
+    std::getline(in, id);
+  }
+  if (id.size() == 32) {
+    return id;
+  }
+  std::ifstream random{"/dev/urandom", std::ios::binary};
+  unsigned char bytes[16] = {};
+  random.read(reinterpret_cast<char*>(bytes), sizeof(bytes));
+  static constexpr char hex[] = "0123456789abcdef";
+  id.clear();
+  for (unsigned char c : bytes) {
+    id += hex[c >> 4];
+    id += hex[c & 15];
+  }
+  std::error_code err;
+  fs::create_directories(fs::path(path).parent_path(), err);
+  std::ofstream out{path};
+  out << id << "\n";
+  if (!random || !out.flush()) {
+    spdlog::warn("image sweep: cannot make {}: images without a record are kept", path);
+    return {};
+  }
+  return id;
+}
+
+/// True when BLOCK/owner names this state (state_instance); writes it, and answers false,
 /// when there is none yet.
 bool owned_by(const std::string& block_root, const std::string& state_dir) {
-  std::error_code err;
-  auto canonical = fs::weakly_canonical(fs::absolute(state_dir), err).string();
+  const auto id = state_instance(state_dir);
+  if (id.empty()) {
+    return false;
+  }
   const auto marker = block_root + "/owner";
   std::ifstream in(marker);
   if (in) {
     std::string named;
     std::getline(in, named);
-    if (named == canonical) {
+    if (named == id) {
       return true;
     }
-    spdlog::warn("image sweep: {} names state directory {}, not this one ({}): images without "
-                 "a record here may be that state's, so none is deleted", marker, named,
-                 canonical);
+    spdlog::warn("image sweep: {} names another state than {} ({}, not {}): images without a "
+                 "record here may be that state's, so none is deleted (delete {} once they "
+                 "are not)", marker, state_dir, named, id, marker);
     return false;
   }
+  std::error_code err;
   fs::create_directories(block_root, err);
   std::ofstream out(marker);
-  out << canonical << "\n";
+  out << id << "\n";
   if (!out.flush()) {
     spdlog::warn("image sweep: cannot write {}: images without a record are kept", marker);
   }

@@ -35,9 +35,11 @@ std::vector<std::string> images_to_sweep(
 /// backs. Runs after the loop sweep. Logs each file it deletes and each it cannot.
 ///
 /// Temp images are always deleted. An image without a record is deleted only when
-/// BLOCK/owner names `state_dir`: the first start on a block directory writes it, and
-/// deletes no image then; a berthd started with another state directory on the same
-/// block directory (a mistake, or a state moved elsewhere) deletes none and says so.
+/// BLOCK/owner names this state: the identity in STATE/state/instance-id, made at the
+/// first start. The first start on a block directory writes BLOCK/owner and deletes no
+/// image then; a berthd whose state is another (another --state-dir on the same block
+/// directory, or a state directory wiped or replaced) deletes none and says so, so a
+/// lost state never costs the images too.
 image_sweep_report sweep_block_images(
   const state_snapshot& state, const std::map<std::string, std::shared_ptr<backend>>& backends,
   const std::string& state_dir);

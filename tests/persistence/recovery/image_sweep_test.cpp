@@ -30,6 +30,13 @@ std::string image_of(const volume_record& rec) {
          + rec.name + ".img";
 }
 
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
 void touch(const std::string& path) {
   fs::create_directories(fs::path(path).parent_path());
   std::ofstream(path) << "x";
@@ -74,6 +81,12 @@ TEST(image_sweep, deletes_an_orphan_image_only_under_the_state_that_owns_the_blo
   auto other = sweep_block_images(state, backends, state_dir + "/elsewhere");
   EXPECT_EQ(other.removed, 0u);
   EXPECT_TRUE(fs::exists(orphan)) << "another state directory deletes nothing";
+  const auto id_file = state_dir + "/state/instance-id";
+  const auto id = read_first_line(id_file);
+  fs::remove(id_file); // the state wiped or replaced at the same path
+  EXPECT_EQ(sweep_block_images(state, backends, state_dir).removed, 0u);
+  EXPECT_TRUE(fs::exists(orphan)) << "a lost state never costs the images too";
+  std::ofstream(id_file) << id << "\n"; // the state it was
 
   auto second = sweep_block_images(state, backends, state_dir);
   EXPECT_EQ(second.removed, 1u);
