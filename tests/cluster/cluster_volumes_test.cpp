@@ -1,6 +1,7 @@
 // The cluster mode end to end: `berthd controller` places and answers, each node's agent
 // carries its BerthVolumes out, and the objects say what happened.
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -271,6 +272,29 @@ TEST_F(cluster, a_restarted_node_takes_its_volumes_back_without_making_them_agai
     made_here += line.find("volume cl-restart: created sparse image") != std::string::npos;
   }
   EXPECT_EQ(made_here, 1u) << berthd(2).log_tail();
+}
+
+TEST_F(cluster, a_volume_whose_storage_was_lost_can_still_be_deleted) {
+  v1::CreateVolumeResponse made;
+  auto st = controller().CreateVolume(call().get(), create_request("cl-lost", 64 * mib, "n2"), &made);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  ASSERT_EQ(berthd(2).stop(), 0) << berthd(2).log_tail();
+  // The node's records are gone (its state was replaced): it reports the volume lost.
+  for (const char* file : {"/state/journal.log", "/state/snapshot.json"}) {
+    std::filesystem::remove(berthd(2).state_dir() + file);
+  }
+  ASSERT_EQ(berthd(2).start(), "");
+  ASSERT_TRUE(eventually([] {
+    auto obj = object_of("cl-lost");
+    return obj && obj->status.phase == "Failed";
+  })) << logs();
+  // Deleting it is what the error tells the operator to do: the finalizer must go.
+  v1::DeleteVolumeRequest del;
+  del.set_volume_id("cl-lost");
+  v1::DeleteVolumeResponse deleted;
+  st = controller().DeleteVolume(call().get(), del, &deleted);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  EXPECT_FALSE(object_of("cl-lost")) << "the object is gone";
 }
 
 } // namespace berth::cluster_test

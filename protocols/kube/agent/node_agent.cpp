@@ -253,17 +253,21 @@ void node_agent::handle(const std::string& name) {
     }
     return;
   }
-  if (t.busy || t.lost) {
+  if (t.busy) {
     return; // the running create or removal looks again when it ends
   }
   auto obj = *t.latest;
   spdlog::debug("node agent: BerthVolume {} generation {} ({}{})", name, obj.generation,
                 obj.deleting ? "being deleted" : "", t.local_known ? "known here" : "first look");
   if (obj.deleting) {
+    // Also a lost volume's: deleting it is what its error tells the operator to do.
     t.busy = true;
     lock.unlock();
     handle_removal(name, obj);
     return;
+  }
+  if (t.lost) {
+    return; // reported lost: nothing is made in its place, only its deletion is served
   }
   if (!t.local_known) {
     t.busy = true;
