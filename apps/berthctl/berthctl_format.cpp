@@ -1,0 +1,239 @@
+// What berthctl prints for berthd's answers: sizes, the volume and snapshot tables, one
+// record, a change and a release (declared in berthctl_cli.hpp).
+
+#include "apps/berthctl/berthctl_cli.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <iterator>
+#include <utility>
+
+#include <rapidjson/document.h>
+
+#include "apps/berthctl/berthctl_inspect.hpp"
+#include "core/errors.hpp"
+#include "core/text.hpp"
+
+namespace berth::cli {
+
+namespace {
+
+/// The terminal columns `cell` takes: one per UTF-8 character, so that a short ID's "…"
+/// (three bytes) or a path in another script keeps the table's columns aligned.
+size_t columns(const std::string& cell) {
+  return static_cast<size_t>(std::count_if(cell.begin(), cell.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xc0) != 0x80; // not a continuation byte
+  }));
+}
+
+std::string mount_ids(const volume_record& rec, bool shorten) {
+  if (rec.mounts.empty()) {
+    return "-";
+  }
+  std::string out;
+  for (const auto& [id, count] : rec.mounts) {
+    if (!out.empty()) {
+      out += ',';
+    }
+    out += (shorten ? short_id(id) : id) + ':' + std::to_string(count);
+  }
+  return out;
+}
+
+std::string path_of(const volume_record& rec) {
+  return rec.mounted && !rec.mountpoint.empty() ? rec.mountpoint : "-";
+}
+
+/// "k=v, k2=v2", or "-" when empty.
+std::string pairs(const option_map& m) {
+  std::string out;
+  for (const auto& [k, v] : m) {
+    out += (out.empty() ? "" : ", ") + k + "=" + v;
+  }
+  return out.empty() ? "-" : out;
+}
+
+} // namespace
+
+namespace {
+
+/// `bytes` in the largest power of 1024 that leaves at least 1: the value and the
+/// power (0: bytes, 1: KiB, ... 6: EiB).
+std::pair<double, size_t> scaled(uint64_t bytes) {
+  size_t unit = 0;
+  double value = static_cast<double>(bytes);
+  while (value >= 1024.0 && unit < 6) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return {value, unit};
+}
+
+} // namespace
+
+std::string format_size(uint64_t bytes) {
+  if (bytes == 0) {
+    return "-";
+  }
+  static constexpr const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  auto [value, unit] = scaled(bytes);
+  if (unit == 0) {
+    return std::to_string(bytes) + " bytes";
+  }
+  char buf[32];
+  if (bytes % (uint64_t{1} << (10 * unit)) == 0) {
+    std::snprintf(buf, sizeof(buf), "%.0f", value);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f", value);
+  }
+  return std::string{buf} + " " + units[unit] + " (" + std::to_string(bytes) + " bytes)";
+}
+
+namespace {
+
+/// A size for a table cell: "64M", "1.5G", "-" for none.
+std::string short_size(uint64_t bytes) {
+  if (bytes == 0) {
+    return "-";
+  }
+  static constexpr const char* units[] = {"", "K", "M", "G", "T", "P", "E"};
+  auto [value, unit] = scaled(bytes);
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), value >= 10 || unit == 0 ? "%.0f%s" : "%.1f%s", value,
+                units[unit]);
+  return buf;
+}
+
+/// Rows of cells as aligned columns, the first row the heading.
+std::string aligned(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      width[i] = std::max(width[i], columns(row[i]));
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      out += row[i];
+      if (i + 1 < row.size()) {
+        out.append(width[i] - columns(row[i]) + 3, ' ');
+      }
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+} // namespace
+
+used_bytes_map used_bytes_of(const std::string& body) {
+  used_bytes_map out;
+  rapidjson::Document doc;
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError()) {
+    return out;
+  }
+  auto take = [&out](const rapidjson::Value& rec) {
+    if (!rec.IsObject()) {
+      return;
+    }
+    auto name = rec.FindMember("name");
+    auto used = rec.FindMember("used_bytes");
+    if (name != rec.MemberEnd() && name->value.IsString() && used != rec.MemberEnd()
+        && used->value.IsUint64()) {
+      out[name->value.GetString()] = used->value.GetUint64();
+    }
+  };
+  if (doc.IsArray()) {
+    for (const auto& rec : doc.GetArray()) {
+      take(rec);
+    }
+  } else {
+    take(doc);
+  }
+  return out;
+}
+
+std::string format_table(const std::vector<volume_record>& recs, const used_bytes_map& used) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back(
+    {"NAME", "OWNER", "KIND", "BACKEND", "SIZE", "USED", "MOUNTED", "MOUNT IDS", "PATH"});
+  for (const auto& rec : recs) {
+    auto u = used.find(rec.name);
+    rows.push_back({rec.name, owner_of(rec), to_string(rec.kind), rec.backend,
+                    short_size(rec.capacity_bytes), u == used.end() ? "-" : short_size(u->second),
+                    rec.mounted ? "yes" : "no", mount_ids(rec, true), path_of(rec)});
+  }
+  return aligned(rows);
+}
+
+std::string format_snapshots(const std::vector<volume_record>& snapshots,
+                             const std::string& volume) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"NAME", "VOLUME", "BACKEND", "SIZE", "CREATED"});
+  for (const auto& rec : snapshots) {
+    if (!volume.empty() && rec.source.name != volume) {
+      continue;
+    }
+    rows.push_back({rec.name, rec.source.name, rec.backend, short_size(rec.capacity_bytes),
+                    rec.created_at.empty() ? "-" : rec.created_at});
+  }
+  return aligned(rows);
+}
+
+std::string format_record(const volume_record& rec, const used_bytes_map& used) {
+  auto size = format_size(rec.capacity_bytes);
+  auto u = used.find(rec.name);
+  std::string out;
+  out += "name:          " + rec.name + "\n";
+  out += "owner:         " + owner_of(rec) + " (the protocol that may use it)\n";
+  out += "kind:          " + to_string(rec.kind) + "\n";
+  out += "backend:       " + rec.backend + "\n";
+  out += "created at:    " + (rec.created_at.empty() ? "-" : rec.created_at) + "\n";
+  out += "options:       " + pairs(rec.options) + "\n";
+  out += "size:          " + (size == "-" ? std::string{"- (no size of its own)"} : size) + "\n";
+  out += "mutable:       " + pairs(rec.mutable_parameters) + "\n";
+  out += "modifications: " + std::to_string(rec.modifications) + "\n";
+  out += "used:          "
+         + (u == used.end() ? std::string{"- (measured while a block volume is mounted)"}
+                            : format_size(u->second))
+         + "\n";
+  out += std::string{"mounted:       "} + (rec.mounted ? "yes" : "no") + "\n";
+  out += "mountpoint:    " + path_of(rec) + "\n";
+  out += "mounts:        " + std::to_string(total_mounts(rec)) + "\n";
+  out += format_mount_ids(rec);
+  return out;
+}
+
+std::string format_change(const volume_record& rec, command cmd) {
+  return "volume " + rec.name + (cmd == command::resize ? " resized" : " modified") + ": size "
+         + format_size(rec.capacity_bytes) + "; mutable parameters "
+         + pairs(rec.mutable_parameters) + "; modifications "
+         + std::to_string(rec.modifications) + "\n";
+}
+
+caf::expected<std::string> format_release(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("volume")
+      || !doc["volume"].IsString() || !doc.HasMember("id") || !doc["id"].IsString()
+      || !doc.HasMember("dropped") || !doc["dropped"].IsUint()) {
+    return make_error(ec::internal, "an unreadable answer to release: " + body.substr(0, 200));
+  }
+  std::string out = "released mount ID " + short_id(doc["id"].GetString()) + " of volume "
+                    + doc["volume"].GetString() + " (count "
+                    + std::to_string(doc["dropped"].GetUint()) + " dropped)\n";
+  auto checked = doc.FindMember("checked");
+  if (checked != doc.MemberEnd() && checked->value.IsBool() && !checked->value.GetBool()) {
+    auto why = doc.FindMember("unchecked_why");
+    out += std::string{"(not checked against dockerd: "}
+           + (why != doc.MemberEnd() && why->value.IsString() ? why->value.GetString()
+                                                              : "berthd did not say why")
+           + ")\n";
+  }
+  return out;
+}
+
+} // namespace berth::cli
