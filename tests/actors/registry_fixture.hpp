@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -24,6 +26,10 @@ protected:
   std::shared_ptr<executor> exec = std::make_shared<executor>(4, 64);
   caf::scoped_actor self{*ts.sys};
   registry_actor reg;
+  /// What the volumes count into; null: each counts into a private one.
+  std::shared_ptr<telemetry> stats;
+  /// The host's mount points; set before start(), loaded volumes reconcile with them.
+  std::shared_ptr<const std::set<std::string>> host_mounts;
 
   void start(std::vector<volume_record> initial = {}, std::chrono::milliseconds timeout = 1s) {
     registry_config cfg;
@@ -31,6 +37,8 @@ protected:
     cfg.exec = exec;
     cfg.persistence = ts.sys->spawn(test::fake_persistence, disk);
     cfg.backend_timeout = timeout;
+    cfg.host_mounts = host_mounts;
+    cfg.stats = stats;
     reg = ts.sys->spawn(registry, cfg, std::move(initial));
   }
 

@@ -14,7 +14,7 @@
 #include "actors/registry.hpp"
 #include "core/errors.hpp"
 #include "core/telemetry/telemetry.hpp"
-#include "tests/actors/fakes.hpp"
+#include "tests/actors/registry_fixture.hpp"
 
 using namespace berth;
 using namespace std::chrono_literals;
@@ -36,43 +36,18 @@ struct recount {
   }
 };
 
-class volume_telemetry_test : public ::testing::Test {
+class volume_telemetry_test : public test::registry_test {
 protected:
-  test::test_system ts;
-  std::shared_ptr<test::fake_backend> storage = std::make_shared<test::fake_backend>();
-  std::shared_ptr<test::fake_disk> disk = std::make_shared<test::fake_disk>();
-  std::shared_ptr<executor> exec = std::make_shared<executor>(4, 64);
-  std::shared_ptr<telemetry> stats =
-    std::make_shared<telemetry>(std::vector<std::string>{"local"});
-  caf::scoped_actor self{*ts.sys};
-  registry_actor reg;
+  volume_telemetry_test() {
+    stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
+  }
 
-  /// Starts the registry on `initial`; with `host_mounts`, loaded volumes reconcile.
+  /// Starts the registry on `initial`; with `mounts`, loaded volumes reconcile.
   void start(std::vector<volume_record> initial = {},
-             std::shared_ptr<const std::set<std::string>> host_mounts = nullptr,
+             std::shared_ptr<const std::set<std::string>> mounts = nullptr,
              std::chrono::milliseconds timeout = 2s) {
-    registry_config cfg;
-    cfg.backends["local"] = storage;
-    cfg.exec = exec;
-    cfg.persistence = ts.sys->spawn(test::fake_persistence, disk);
-    cfg.backend_timeout = timeout;
-    cfg.host_mounts = std::move(host_mounts);
-    cfg.stats = stats;
-    reg = ts.sys->spawn(registry, cfg, std::move(initial));
-  }
-
-  void TearDown() override {
-    storage->release();
-    self->send_exit(reg, caf::exit_reason::user_shutdown);
-    exec->stop();
-  }
-
-  std::vector<volume_record> list() {
-    std::vector<volume_record> out;
-    self->request(reg, 5s, atom::list_v)
-      .receive([&](std::vector<volume_record>& xs) { out = xs; },
-               [&](caf::error& err) { ADD_FAILURE() << describe(err); });
-    return out;
+    host_mounts = std::move(mounts);
+    registry_test::start(std::move(initial), timeout);
   }
 
   /// Every gauge equals the recount of what the registry lists.
