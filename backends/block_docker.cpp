@@ -62,6 +62,33 @@ caf::error unmount_and_detach(const std::string& device, const std::string& moun
   return {};
 }
 
+/// Mounts `device` at `mountpoint` for a create's preparation (a root's owner, a copy's
+/// growth). Mounted there already by this volume (a create that crashed) is success; a
+/// foreign mount there is ec::failed_precondition and is left alone.
+caf::error mount_to_prepare(const std::string& device, const std::string& mountpoint,
+                            const std::string& fs_type, const std::string& what) {
+  std::error_code err;
+  fs::create_directories(mountpoint, err);
+  if (err) {
+    return make_error(ec::backend_failure,
+                      what + ": cannot create " + mountpoint + ": " + err.message());
+  }
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return mounts.error();
+  }
+  auto here = mounts_at(*mounts, mountpoint);
+  if (here.empty()) {
+    return mount_block_device(device, mountpoint, fs_type, {}, what);
+  }
+  if (!block_origins(*mounts, device, "").owns(*here.back())) {
+    return make_error(ec::failed_precondition,
+                      what + ": " + mountpoint + " has a mount of " + here.back()->source
+                        + " that is not this volume's; berth leaves it alone");
+  }
+  return {};
+}
+
 } // namespace
 
 std::string block_backend::mountpoint(const volume_record& rec) const {
@@ -207,24 +234,9 @@ caf::error block_backend::prepare_docker_volume(const volume_record& rec,
     }
     // The root is the filesystem's: it takes its owner and mode while mounted.
     const auto mp = mountpoint(rec);
-    std::error_code err;
-    fs::create_directories(mp, err);
-    if (err) {
-      return make_error(ec::backend_failure, what + ": cannot create " + mp + ": " + err.message());
+    if (auto failed = mount_to_prepare(*device, mp, fs_type, what)) {
+      return failed;
     }
-    auto mounts = read_mountinfo();
-    if (!mounts) {
-      return mounts.error();
-    }
-    if (auto here = mounts_at(*mounts, mp); here.empty()) {
-      if (auto failed = mount_block_device(*device, mp, fs_type, {}, what)) {
-        return failed;
-      }
-    } else if (!block_origins(*mounts, *device, "").owns(*here.back())) {
-      return make_error(ec::failed_precondition,
-                        what + ": " + mp + " has a mount of " + here.back()->source
-                          + " that is not this volume's; berth leaves it alone");
-    } // else mounted by a create that crashed: its owner and mode are set again
     return detail::apply_root_ownership(rec.name, mp, *root);
   }();
   // Nothing stays attached or mounted that only a record could explain: it is not saved yet.
@@ -267,15 +279,8 @@ caf::error block_backend::prepare_docker_copy(const volume_record& rec, const st
       return grow_ext4_unmounted(*device, helper_timeout_, what);
     }
     // xfs grows only while mounted.
-    std::error_code err;
-    fs::create_directories(mp, err);
-    if (err) {
-      return make_error(ec::backend_failure, what + ": cannot create " + mp + ": " + err.message());
-    }
-    if (!block_mount_at(mp)) {
-      if (auto failed = mount_block_device(*device, mp, *fs_type, {}, what)) {
-        return failed;
-      }
+    if (auto failed = mount_to_prepare(*device, mp, *fs_type, what)) {
+      return failed;
     }
     auto size = grow_mounted(rec, mp);
     return size ? caf::error{} : size.error();

@@ -146,6 +146,21 @@ TEST_F(block_docker_copy_test, a_copy_larger_than_its_source_gets_the_larger_fil
   }
 }
 
+TEST_F(block_docker_copy_test, a_foreign_mount_where_a_copy_would_grow_is_left_alone) {
+  auto vol = created("v1", {{"size", "300M"}, {"fstype", "xfs"}});
+  auto clone = copy_of("c1", volume_source(vol.name), 600 * mib);
+  const auto mp = backend_->mountpoint(clone);
+  fs::create_directories(mp);
+  ASSERT_EQ(::mount("tmpfs", mp.c_str(), "tmpfs", 0, "size=1m"), 0);
+  auto err = backend_->create(clone);
+  ASSERT_TRUE(err) << "xfs grows only mounted, and the mountpoint is taken";
+  EXPECT_EQ(code_of(err), ec::failed_precondition);
+  EXPECT_TRUE(mentions(err, "not this volume's")) << describe(err);
+  EXPECT_EQ(fs_total(mp), mib) << "the tmpfs was not grown, nor covered";
+  EXPECT_TRUE(wait_detached(backend_->image_path(clone))) << "nothing stays attached";
+  ::umount2(mp.c_str(), MNT_DETACH);
+}
+
 TEST_F(block_docker_copy_test, a_filesystem_frozen_by_someone_else_fails_the_snapshot) {
   auto vol = created("v1", {{"size", "32M"}});
   auto mp = backend_->mount(vol);
