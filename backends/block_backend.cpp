@@ -42,6 +42,11 @@ block_backend::block_backend(std::string state_dir, std::chrono::milliseconds he
   root_ = (err ? fs::path(dir) : root).string();
 }
 
+block_backend* block_backend_of(const std::map<std::string, std::shared_ptr<backend>>& backends) {
+  auto it = backends.find("block");
+  return it == backends.end() ? nullptr : dynamic_cast<block_backend*>(it->second.get());
+}
+
 std::string block_backend::name() const {
   return "block";
 }

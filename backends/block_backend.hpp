@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -174,5 +176,9 @@ private:
   /// In memory only, like a cloud provider's own record of modifications.
   modify_cooldown cooldown_;
 };
+
+/// The "block" backend among `backends` (as berthd wires them), or nullptr: what the
+/// start-up sweeps of its mounts, loop devices and images act on.
+block_backend* block_backend_of(const std::map<std::string, std::shared_ptr<backend>>& backends);
 
 } // namespace berth

@@ -109,9 +109,7 @@ image_sweep_report sweep_block_images(
   const state_snapshot& state, const std::map<std::string, std::shared_ptr<backend>>& backends,
   const std::string& state_dir) {
   image_sweep_report report;
-  auto it = backends.find("block");
-  const auto* block = it == backends.end() ? nullptr
-                                           : dynamic_cast<const block_backend*>(it->second.get());
+  const auto* block = block_backend_of(backends);
   if (block == nullptr) {
     return report;
   }

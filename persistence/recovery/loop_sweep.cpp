@@ -1,6 +1,5 @@
 #include "persistence/recovery/loop_sweep.hpp"
 
-#include <algorithm>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -29,32 +28,31 @@ bool below_any(const std::string& path, const std::vector<std::string>& dirs) {
   return false;
 }
 
-/// Thaws the filesystem on `device` (one of berth's images that a record keeps) when it
-/// is mounted and frozen: a snapshot's copy freezes it, and a crash during the copy
-/// leaves it frozen, its writers blocked, until someone thaws it. True when it was.
-bool thaw_kept_device(const std::string& device) {
+/// Thaws each filesystem of `kept` (loop devices of berth's images that a record keeps)
+/// that is mounted and frozen: a snapshot's copy freezes one, and a crash during the copy
+/// leaves it frozen, its writers blocked, until someone thaws it. Returns how many were.
+size_t thaw_kept_devices(std::set<std::string> kept) {
   auto mounts = read_mountinfo();
   if (!mounts) {
-    return false;
+    return 0;
   }
+  size_t thawed = 0;
   for (const auto& e : *mounts) {
-    if (e.source != device) {
-      continue;
+    if (kept.erase(e.source) == 0) {
+      continue; // not kept, or thawed already: one mount thaws the whole filesystem
     }
-    auto thawed = thaw_filesystem(e.mount_point); // one mount thaws the whole filesystem
-    if (!thawed) {
+    auto was = thaw_filesystem(e.mount_point);
+    if (!was) {
       spdlog::error("loop sweep: {} (on {}) may be frozen and cannot be thawed: {}; its "
                     "writers wait until `fsfreeze -u {}`",
-                    e.mount_point, device, describe(thawed.error()), e.mount_point);
-      return false;
-    }
-    if (*thawed) {
+                    e.mount_point, e.source, describe(was.error()), e.mount_point);
+    } else if (*was) {
       spdlog::warn("loop sweep: thawed the filesystem at {} (on {}): a snapshot froze it "
-                   "and berthd stopped before the copy ended", e.mount_point, device);
+                   "and berthd stopped before the copy ended", e.mount_point, e.source);
+      ++thawed;
     }
-    return *thawed;
   }
-  return false;
+  return thawed;
 }
 
 } // namespace
@@ -92,21 +90,23 @@ loop_list loops_to_sweep(const state_snapshot& state, const std::vector<std::str
 loop_sweep_report sweep_loop_devices(
   const state_snapshot& state, const std::map<std::string, std::shared_ptr<backend>>& backends) {
   loop_sweep_report report;
-  auto it = backends.find("block");
-  const auto* block = it == backends.end() ? nullptr
-                                           : dynamic_cast<const block_backend*>(it->second.get());
+  const auto* block = block_backend_of(backends);
   if (block == nullptr) {
     return report;
   }
   auto image_of = [block](const volume_record& rec) { return block->image_path(rec); };
   const auto loops = list_loop_devices();
   const auto swept = loops_to_sweep(state, block->image_dirs(), image_of, loops);
+  std::set<std::string> kept;
   for (const auto& [device, backing] : loops) {
-    if (below_any(backing, block->image_dirs())
-        && std::find(swept.begin(), swept.end(), std::make_pair(device, backing)) == swept.end()) {
-      report.thawed += thaw_kept_device(device) ? 1 : 0;
+    if (below_any(backing, block->image_dirs())) {
+      kept.insert(device);
     }
   }
+  for (const auto& [device, backing] : swept) {
+    kept.erase(device);
+  }
+  report.thawed = thaw_kept_devices(std::move(kept));
   for (const auto& [device, backing] : swept) {
     if (auto err = detach_loop_device(device)) {
       spdlog::error("loop sweep: cannot detach {} (backing {}), which no volume uses: {}",

@@ -77,8 +77,7 @@ node_sweep_report sweep_node_mounts(const state_snapshot& state,
                                     const std::map<std::string, std::shared_ptr<backend>>& backends,
                                     const std::string& kubelet_dir) {
   node_sweep_report report;
-  auto it = backends.find("block");
-  auto* block = it == backends.end() ? nullptr : dynamic_cast<block_backend*>(it->second.get());
+  auto* block = block_backend_of(backends);
   if (block == nullptr || kubelet_dir.empty()) {
     return report;
   }
