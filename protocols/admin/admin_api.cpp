@@ -1,5 +1,7 @@
 #include "protocols/admin/admin_api.hpp"
 
+#include <functional>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -254,6 +256,25 @@ std::string admin_json(const telemetry& stats, volume_record& rec) {
   return {buf.GetString(), buf.GetSize()};
 }
 
+/// `recs` as the admin API shows them, those that `keep` keeps, as a JSON array. The
+/// records are freed afterwards, and the pages they held.
+std::string admin_array(const telemetry& stats, std::vector<volume_record>& recs,
+                        const std::function<bool(const volume_record&)>& keep) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+  w.StartArray();
+  for (auto& rec : recs) {
+    if (keep(rec)) {
+      rec.owner = owner_of(rec); // shown also for records of older state
+      write_record(w, rec, record_shape::full, usage_of(stats, rec));
+    }
+  }
+  w.EndArray();
+  recs = {};
+  release_free_memory();
+  return {buf.GetString(), buf.GetSize()};
+}
+
 /// Answers with the record as the admin API shows it.
 auto record_answer(admin_api::responder r, std::shared_ptr<telemetry> stats) {
   return [r = std::move(r), stats = std::move(stats)](volume_record& rec) {
@@ -271,18 +292,7 @@ void admin_api::list(responder r) {
   gw_.ask(
     registry_, query_timeout,
     [r, stats = stats_](std::vector<volume_record>& recs) {
-      rapidjson::StringBuffer buf;
-      rapidjson::Writer<rapidjson::StringBuffer> w{buf};
-      w.StartArray();
-      for (auto& rec : recs) {
-        rec.owner = owner_of(rec); // shown also for records of older state
-        write_record(w, rec, record_shape::full, usage_of(*stats, rec));
-      }
-      w.EndArray();
-      r.ok(std::string{buf.GetString(), buf.GetSize()});
-      // Every record was copied for this answer: free them, and the pages they held.
-      recs = {};
-      release_free_memory();
+      r.ok(admin_array(*stats, recs, [](const volume_record&) { return true; }));
     },
     on_error(r), atom::list_v);
 }
@@ -290,18 +300,10 @@ void admin_api::list(responder r) {
 void admin_api::snapshots(responder r) {
   gw_.ask(
     registry_, query_timeout,
-    [r](std::vector<volume_record>& recs) {
-      rapidjson::StringBuffer buf;
-      rapidjson::Writer<rapidjson::StringBuffer> w{buf};
-      w.StartArray();
-      for (auto& rec : recs) {
-        if (rec.kind == record_kind::snapshot) {
-          rec.owner = owner_docker;
-          write_record(w, rec, record_shape::full);
-        }
-      }
-      w.EndArray();
-      r.ok(std::string{buf.GetString(), buf.GetSize()});
+    [r, stats = stats_](std::vector<volume_record>& recs) {
+      r.ok(admin_array(*stats, recs, [](const volume_record& rec) {
+        return rec.kind == record_kind::snapshot;
+      }));
     },
     on_error(r), atom::list_v, std::string{owner_docker});
 }

@@ -131,18 +131,32 @@ caf::expected<option_map> decode_modify(std::string_view body) {
   return out;
 }
 
-caf::expected<std::string> decode_release(std::string_view body) {
-  constexpr const char* example = R"({"id": "MOUNT_ID"} (berthctl inspect NAME lists the IDs))";
+namespace {
+
+/// The string of a body whose only member is `field` (parse_body's rules).
+caf::expected<std::string> string_body(std::string_view body, const char* field,
+                                       const char* example) {
   rapidjson::Document doc;
-  if (auto err = parse_body(body, "id", example, doc)) {
+  if (auto err = parse_body(body, field, example, doc)) {
     return err;
   }
-  const auto& v = doc["id"];
+  const auto& v = doc[field];
   if (!v.IsString()) {
-    return invalid(std::string{"\"id\" must be a string, got "} + json_type_name(v) + ": send "
-                   + example);
+    return invalid(std::string{"\""} + field + "\" must be a string, got " + json_type_name(v)
+                   + ": send " + example);
   }
-  std::string id{v.GetString(), v.GetStringLength()};
+  return std::string{v.GetString(), v.GetStringLength()};
+}
+
+} // namespace
+
+caf::expected<std::string> decode_release(std::string_view body) {
+  constexpr const char* example = R"({"id": "MOUNT_ID"} (berthctl inspect NAME lists the IDs))";
+  auto got = string_body(body, "id", example);
+  if (!got) {
+    return got;
+  }
+  const std::string& id = *got;
   if (id.empty()) {
     return invalid(std::string{"\"id\" is empty: send "} + example);
   }
@@ -154,17 +168,7 @@ caf::expected<std::string> decode_release(std::string_view body) {
 }
 
 caf::expected<std::string> decode_snapshot(std::string_view body) {
-  constexpr const char* example = R"({"name": "SNAPSHOT"})";
-  rapidjson::Document doc;
-  if (auto err = parse_body(body, "name", example, doc)) {
-    return err;
-  }
-  const auto& v = doc["name"];
-  if (!v.IsString()) {
-    return invalid(std::string{"\"name\" must be a string, got "} + json_type_name(v)
-                   + ": send " + example);
-  }
-  return std::string{v.GetString(), v.GetStringLength()};
+  return string_body(body, "name", R"({"name": "SNAPSHOT"})");
 }
 
 std::string encode_release(const std::string& volume, const std::string& id, uint32_t dropped,
