@@ -153,8 +153,14 @@ used_metric() {
   curl -s --max-time 5 "$(metrics_url)/metrics" |
     awk '$1 == "berth_volume_used_bytes{volume=\"b1\"}" { print $2 }'
 }
-sleep 0.5 # one more sample after the write
 df_used=$(dk exec k1 df -k /data | awk 'NR == 2 { print $3 }')
+# used_metric_is KIB: the last sample (every 200 ms here) shows KIB used.
+used_metric_is() {
+  local m
+  m=$(used_metric)
+  [[ -n "$m" ]] && (( ${m%.*} / 1024 == $1 ))
+}
+wait_until 10 used_metric_is "$df_used"
 metric_used=$(used_metric)
 check "(b) berth_volume_used_bytes matches df's Used in the container (KiB)" "$df_used" \
   "$( [[ -n "$metric_used" ]] && echo $((${metric_used%.*} / 1024)) || echo "no series")"
@@ -228,11 +234,23 @@ check_ok "(d) container k4 uses b1" run_bg k4 b1
 before=$(ctl_mounts b1)
 check "(d) berthctl: one mount ID with count 1" 1 "$(ctl_total b1)"
 echo "copied in" >"$E2E_TMP/in.txt"
+# Each docker cp sends a Mount and an Unmount of k4's own mount ID; berthd logs the Unmount.
+cp_unmounts() {
+  grep -c "volume b1 unmount counted" "$BERTHD_LOG" 2>/dev/null || true
+}
+cp_unmounts_reached() {
+  (( $(cp_unmounts) >= $1 ))
+}
+unmounts_before=$(cp_unmounts)
 check_ok "(d) docker cp a file into k4" dk cp "$E2E_TMP/in.txt" k4:/data/in.txt
 check_ok "(d) k4 writes a file" dk exec k4 sh -c 'echo from-k4 > /data/out.txt'
 check_ok "(d) docker cp a file out of k4" dk cp k4:/data/out.txt "$E2E_TMP/out.txt"
 check "(d) the copied-out file has the data" from-k4 "$(cat "$E2E_TMP/out.txt" 2>&1)"
-sleep 0.5
+if wait_until 10 cp_unmounts_reached $((unmounts_before + 2)); then
+  pass "(d) berthd counted both docker cp Unmounts"
+else
+  fail "(d) berthd counted both docker cp Unmounts" "log: $(grep 'volume b1' "$BERTHD_LOG" | tail -4)"
+fi
 check "(d) b1 STILL mounted on the host after docker cp in and out" 1 \
   "$(mount_count "$(block_mnt b1)")"
 check "(d) k4 sees the copied-in file" "copied in" "$(dk exec k4 cat /data/in.txt 2>&1)"
@@ -292,7 +310,8 @@ for fstype in ext4 xfs; do
   check "(h) docker volume ls does not list the snapshot" "" \
     "$(dk volume ls -q --filter "driver=$DRIVER" | grep -x "snap-$fstype" || true)"
   check_ok "(h) w$fstype still writes after the snapshot (its filesystem was thawed)" \
-    dk exec "w$fstype" sh -c 'a=$(wc -l < /data/log); sleep 0.5; b=$(wc -l < /data/log); test "$b" -gt "$a"'
+    dk exec "w$fstype" sh -c 'a=$(wc -l < /data/log); for i in $(seq 100); do
+      test "$(wc -l < /data/log)" -gt "$a" && exit 0; sleep 0.1; done; exit 1'
   if [[ $fstype == ext4 ]]; then
     if e2fsck -fn "$(snap_img "snap-$fstype")" >"$E2E_TMP/fsck.out" 2>&1; then
       pass "(h) the ext4 snapshot checks clean (e2fsck -fn)"
