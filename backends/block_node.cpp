@@ -93,8 +93,9 @@ caf::expected<std::string> block_backend::probe_filesystem(const std::string& wh
   return found.empty() ? std::string{"data"} : found;
 }
 
-caf::expected<bool> block_backend::format_if_blank(const std::string& volume, const std::string& device,
-                                          const std::string& fs_type) {
+caf::expected<bool> block_backend::format_if_blank(const std::string& volume,
+                                                   const std::string& device,
+                                                   const std::string& fs_type) {
   const std::string what = "volume " + volume;
   auto found = probe_filesystem(what, device);
   if (!found) {
@@ -213,7 +214,8 @@ caf::error block_backend::unstage(const volume_record& rec) {
       return mounts.error();
     }
     bool covered = false;
-    if (auto err = unmount_block_mounts(*staging, block_origins(*mounts, *device, ""), covered, false, what)) {
+    if (auto err = unmount_block_mounts(*staging, block_origins(*mounts, *device, ""), covered,
+                                        false, what)) {
       return err;
     }
     if (covered) {
@@ -242,8 +244,8 @@ caf::error block_backend::sweep_staging(const volume_record& rec, const std::str
   const auto& what = view->what;
   const auto& device = view->device;
   bool covered = false;
-  if (auto err = unmount_block_mounts(view->path, block_origins(view->mounts, device, ""), covered, false,
-                                   what)) {
+  if (auto err = unmount_block_mounts(view->path, block_origins(view->mounts, device, ""),
+                                      covered, false, what)) {
     return err;
   }
   if (!rec.staging_path.empty()) {
