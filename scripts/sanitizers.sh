@@ -97,6 +97,7 @@ asan_binaries=(
   "protocols/protocols_test:.*"
   "protocols/docker/engine/docker_engine_test:.*"
   "protocols/docker/sync/docker_sync_test:.*"
+  "protocols/kube/kube_agent_test:.*"
 )
 # BERTH_ASAN_ALL=1 adds the CSI, Kubernetes, metrics and programs' suites, and the programs
 # their script tests run: about twice the build (gRPC's generated code, the apps).

@@ -2,6 +2,8 @@
 // the node's agent answers in its status (docs/running.md, "berth on a cluster").
 
 #include <algorithm>
+#include <cstdio>
+#include <random>
 
 #include <spdlog/spdlog.h>
 
@@ -55,6 +57,15 @@ grpc::Status wait_failed(const caf::error& err, const kube::volume_object& obj, 
     return node_late(obj, what);
   }
   return to_status(err);
+}
+
+/// A token no other DeleteVolume has: 128 random bits, in hex.
+std::string new_request_token() {
+  static thread_local std::mt19937_64 bits{std::random_device{}()};
+  char out[33];
+  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(bits()),
+                static_cast<unsigned long long>(bits()));
+  return out;
 }
 
 /// The node segments of `topologies`; a topology without berth's key names no node.
@@ -237,7 +248,7 @@ grpc::Status cluster_controller::CreateVolume(grpc::ServerContext* ctx,
   if ((*done)->status.phase != kube::phase_ready) {
     auto failed = node_failure(**done);
     // The retry starts afresh: the node removes what it made, and the object goes.
-    if (auto err = store_.remove(obj.name, until)) {
+    if (auto err = store_.remove(obj.name, new_request_token(), until)) {
       spdlog::warn("CreateVolume {}: cannot delete the failed BerthVolume {}: {}",
                    quote_input(req->name()), obj.name, describe(err));
     }
@@ -266,7 +277,8 @@ grpc::Status cluster_controller::DeleteVolume(grpc::ServerContext* ctx,
   if (!node_there) {
     return to_status(node_there.error());
   }
-  if (auto err = store_.remove(obj.name, until)) {
+  auto request = new_request_token();
+  if (auto err = store_.remove(obj.name, request, until)) {
     return to_status(err);
   }
   if (!*node_there) {
@@ -275,14 +287,17 @@ grpc::Status cluster_controller::DeleteVolume(grpc::ServerContext* ctx,
                    + quote_input(obj.spec.csi_name) + " went with it, and berth forgets the volume";
     spdlog::warn("DeleteVolume: {}", message);
     store_.record_event(obj, "Warning", "NodeGone", message, until);
-    if (auto err = store_.drop_finalizer(obj.name, until)) {
+    if (auto err = store_.drop_finalizer(obj, until)) {
       return to_status(err);
     }
   }
   auto gone = store_.wait(
     obj.name,
-    [](const kube::volume_object& o) {
-      return o.deleting && o.status.phase == kube::phase_deleting && !o.status.reason.empty();
+    [&](const kube::volume_object& o) {
+      // Only the failure that answers this call: an older one, of an attempt before, says
+      // nothing of this one.
+      return o.deleting && o.status.phase == kube::phase_deleting && !o.status.reason.empty()
+             && o.status.delete_request == request;
     },
     until);
   if (!gone) {

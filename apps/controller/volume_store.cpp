@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "core/text.hpp"
+#include "protocols/kube/storage_finalizer.hpp"
 
 namespace berth::controller {
 
@@ -86,7 +87,13 @@ caf::expected<kube::volume_object> volume_store::change_spec(const std::string& 
   }
 }
 
-caf::error volume_store::remove(const std::string& object_name, clock_type::time_point until) {
+caf::error volume_store::remove(const std::string& object_name, const std::string& request,
+                                clock_type::time_point until) {
+  auto asked = api_.merge_patch(kube::berth_volumes(), object_name, "",
+                                kube::delete_request_patch(request), until);
+  if (!asked) {
+    return is(asked.error(), ec::not_found) ? caf::none : asked.error();
+  }
   auto res = api_.delete_object(kube::berth_volumes(), object_name, until);
   if (!res && !is(res.error(), ec::not_found)) {
     return res.error();
@@ -94,35 +101,9 @@ caf::error volume_store::remove(const std::string& object_name, clock_type::time
   return caf::none;
 }
 
-caf::error volume_store::drop_finalizer(const std::string& object_name,
+caf::error volume_store::drop_finalizer(const kube::volume_object& obj,
                                         clock_type::time_point until) {
-  for (int attempt = 0;; ++attempt) {
-    auto json = api_.get_object(kube::berth_volumes(), object_name, until);
-    if (!json) {
-      return is(json.error(), ec::not_found) ? caf::none : json.error();
-    }
-    auto obj = kube::parse_volume_object(*json);
-    if (!obj) {
-      return obj.error();
-    }
-    std::vector<std::string> kept;
-    for (const auto& f : obj->finalizers) {
-      if (f != kube::storage_finalizer) {
-        kept.push_back(f);
-      }
-    }
-    if (kept.size() == obj->finalizers.size()) {
-      return caf::none;
-    }
-    auto res = api_.merge_patch(kube::berth_volumes(), object_name, "",
-                                kube::finalizers_patch(obj->resource_version, kept), until);
-    if (res || is(res.error(), ec::not_found)) {
-      return caf::none;
-    }
-    if (!is(res.error(), ec::aborted) || attempt + 1 >= max_conflict_retries) {
-      return res.error();
-    }
-  }
+  return kube::release_storage_finalizer(api_, obj.name, obj.uid, until);
 }
 
 caf::expected<std::optional<kube::volume_object>>
@@ -183,6 +164,9 @@ volume_store::wait(const std::string& object_name,
     }
     if (clock_type::now() >= until || (end && *end == kube::watch_end::stopped)) {
       return make_error(ec::timeout, "the deadline passed");
+    }
+    if (!end && (is(end.error(), ec::failed_precondition) || is(end.error(), ec::invalid_argument))) {
+      return end.error(); // the API refused the watch (401/403, 400): waiting cannot help
     }
     if (!end) {
       // The watch failed (the server restarted, a connection dropped): read and watch again.

@@ -45,14 +45,19 @@ public:
                                                  clock_type::time_point until);
 
   /// Deletes the object (the server marks it, and its finalizer holds it until the node
-  /// removed the storage). Gone already is success.
-  caf::error remove(const std::string& object_name, clock_type::time_point until);
+  /// removed the storage), after writing `request` in its delete_request_annotation: the
+  /// node's failure carries it back, and for an object being deleted already it is the
+  /// change that makes the node try again. Gone already is success.
+  caf::error remove(const std::string& object_name, const std::string& request,
+                    clock_type::time_point until);
 
-  /// Removes berth's storage finalizer from `object_name` (the node is gone for good).
-  caf::error drop_finalizer(const std::string& object_name, clock_type::time_point until);
+  /// Removes berth's storage finalizer from `obj` (the node is gone for good), unless its
+  /// name holds another object now.
+  caf::error drop_finalizer(const kube::volume_object& obj, clock_type::time_point until);
 
   /// Waits until `done` holds for the object, or it is gone (nullopt), or `until` passes
-  /// (ec::timeout).
+  /// (ec::timeout). A watch the API refuses (ec::failed_precondition for 401/403,
+  /// ec::invalid_argument for another 4xx) is that error at once.
   caf::expected<std::optional<kube::volume_object>>
   wait(const std::string& object_name, const std::function<bool(const kube::volume_object&)>& done,
        clock_type::time_point until);

@@ -182,6 +182,7 @@ caf::expected<volume_object> parse_volume_object(const std::string& json) {
     out.generation = g->GetInt64();
   }
   out.deleting = !json_text(meta, "deletionTimestamp").empty();
+  out.delete_request = json_text(json_object(meta, "annotations"), delete_request_annotation);
   const auto& spec = json_object(doc, "spec");
   const auto& source = json_object(spec, "source");
   const auto& cap = json_object(spec, "capability");
@@ -198,6 +199,7 @@ caf::expected<volume_object> parse_volume_object(const std::string& json) {
   st.phase = json_text(status, "phase");
   st.reason = json_text(status, "reason");
   st.message = json_text(status, "message");
+  st.delete_request = json_text(status, "deleteRequest");
   if (auto g = json_member(status, "observedGeneration"); g && g->IsInt64()) {
     st.observed_generation = g->GetInt64();
   }
@@ -294,6 +296,7 @@ std::string status_patch(const volume_object_status& st) {
   w.Int64(st.observed_generation);
   write_text(w, "reason", st.reason);
   write_text(w, "message", st.message);
+  write_text(w, "deleteRequest", st.delete_request);
   w.EndObject();
   w.EndObject();
   return text_of(buf);
@@ -324,6 +327,21 @@ std::string spec_patch(const std::string& resource_version, uint64_t size_bytes,
       w.Null();
     }
   }
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  return text_of(buf);
+}
+
+std::string delete_request_patch(const std::string& token) {
+  rapidjson::StringBuffer buf;
+  writer w{buf};
+  w.StartObject();
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("annotations");
+  w.StartObject();
+  write_text(w, delete_request_annotation, token);
   w.EndObject();
   w.EndObject();
   w.EndObject();

@@ -28,6 +28,10 @@ resource_ref events(const std::string& ns);
 inline constexpr const char* node_label = "berth.csi.dev/node";
 /// The finalizer that holds a BerthVolume until its node has removed the storage.
 inline constexpr const char* storage_finalizer = "berth.csi.dev/storage";
+/// The annotation a DeleteVolume writes with a token of its own before it waits: a change
+/// the node answers (its removal runs again), and the token the node's failure carries in
+/// status.deleteRequest, so a DeleteVolume never takes an older attempt's failure for its own.
+inline constexpr const char* delete_request_annotation = "berth.csi.dev/delete-request";
 /// A Node's annotation capacity.berth.csi.dev/BACKEND: the bytes free there.
 inline constexpr const char* capacity_annotation_prefix = "capacity.berth.csi.dev/";
 
@@ -64,6 +68,8 @@ struct volume_object_status {
   /// change that failed at observed_generation; "" when it succeeded.
   std::string reason;
   std::string message;
+  /// A removal's failure: the delete_request of the object it answers ("" otherwise).
+  std::string delete_request;
 };
 
 struct volume_object {
@@ -72,6 +78,7 @@ struct volume_object {
   std::string resource_version;
   int64_t generation = 0;
   bool deleting = false; ///< metadata.deletionTimestamp is set
+  std::string delete_request; ///< metadata.annotations[delete_request_annotation]
   std::vector<std::string> finalizers;
   volume_object_spec spec;
   volume_object_status status;
@@ -94,6 +101,9 @@ std::string status_patch(const volume_object_status& status);
 std::string spec_patch(const std::string& resource_version, uint64_t size_bytes,
                        const std::map<std::string, std::string>& mutable_parameters,
                        const std::map<std::string, std::string>& before);
+
+/// A merge patch setting the delete_request_annotation to `token`.
+std::string delete_request_patch(const std::string& token);
 
 /// A merge patch that leaves metadata.finalizers as `finalizers`, conditional on
 /// `resource_version`.

@@ -11,7 +11,5 @@ using clock_type = std::chrono::steady_clock;
 /// One call to the API server; a watch runs for limits::kube_watch_window of its own.
 constexpr std::chrono::seconds call_bound{30};
 constexpr std::chrono::minutes watch_bound{5};
-/// A write that lost a race with another writer is read again and retried this often.
-constexpr int max_conflict_retries = 8;
 
 } // namespace berth::kube::agent::detail

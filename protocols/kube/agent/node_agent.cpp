@@ -51,6 +51,11 @@ void node_agent::stop() {
   threads_.clear();
 }
 
+size_t node_agent::objects_tracked() {
+  std::lock_guard lock{mu_};
+  return volumes_.size();
+}
+
 // -- the objects of this node, listed and watched -----------------------------------------
 
 void node_agent::watch_loop() {
@@ -183,14 +188,13 @@ void node_agent::seen(volume_object obj) {
 }
 
 void node_agent::forget_unseen(const std::vector<std::string>& names) {
-  if (names.empty()) {
-    return;
-  }
+  // Also after an empty list: then every object went while no watch ran.
   std::set<std::string> listed{names.begin(), names.end()};
   std::lock_guard lock{mu_};
   for (auto& [name, t] : volumes_) {
-    if (!listed.count(name)) {
+    if (!listed.count(name) && t.latest) {
       t.latest.reset();
+      enqueue_locked(name, t); // handle forgets it, once nothing of it runs
     }
   }
 }
@@ -301,7 +305,9 @@ void node_agent::handle_removal(const std::string& name, const volume_object& ob
     spdlog::warn("node agent: BerthVolume {} is being deleted, but volume {} cannot be removed "
                  "yet: {}; trying again at the next change or resync",
                  name, quote_input(obj.spec.csi_name), describe(err));
-    write_status(obj, failed_status(phase_deleting, err, obj.generation, nullptr));
+    auto status = failed_status(phase_deleting, err, obj.generation, nullptr);
+    status.delete_request = obj.delete_request; // the DeleteVolume this failure answers
+    write_status(obj, status);
   } else {
     spdlog::info("node agent: volume {} removed; BerthVolume {} may go", quote_input(obj.spec.csi_name),
                  name);
@@ -312,6 +318,12 @@ void node_agent::handle_removal(const std::string& name, const volume_object& ob
   auto& t = volumes_[name];
   t.busy = false;
   t.local_known = false;
+  // What came while the removal ran waited for it: a new object under the name, or the
+  // object gone (handle then forgets it). An object that did not change is left for the
+  // next change or resync, so a removal that fails is not retried in a loop.
+  if (!t.latest || t.latest->uid != obj.uid || t.latest->resource_version != obj.resource_version) {
+    enqueue_locked(name, t);
+  }
 }
 
 void node_agent::handle_first_look(const std::string& name, const volume_object& obj) {

@@ -63,6 +63,10 @@ public:
   /// worker waits for finish first. Idempotent.
   void stop();
 
+  /// How many objects the agent keeps track of now: each one listed or watched, until it
+  /// is gone from the API and nothing of it runs.
+  size_t objects_tracked();
+
 private:
   /// What the agent knows of one volume.
   struct tracked {
@@ -74,6 +78,9 @@ private:
     bool queued = false;
     requested asked;                     ///< what the volume's actor was last asked for
     int64_t status_generation = 0;       ///< the newest generation a status answered
+    /// Held across one status write, its check and its call: the workers write one
+    /// object's status one at a time.
+    std::shared_ptr<std::mutex> status_writes = std::make_shared<std::mutex>();
   };
 
   void watch_loop();
@@ -82,6 +89,7 @@ private:
 
   /// Takes in the object as seen; queues it when it changed.
   void seen(volume_object obj);
+  /// Forgets each object a whole LIST lacks: it went while no watch ran.
   void forget_unseen(const std::vector<std::string>& names);
   void enqueue_locked(const std::string& name, tracked& t);
 

@@ -4,7 +4,6 @@
 #include "protocols/kube/agent/node_agent.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -12,23 +11,37 @@
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "protocols/kube/agent/agent_bounds.hpp"
+#include "protocols/kube/storage_finalizer.hpp"
 
 namespace berth::kube::agent {
 
 using detail::call_bound;
 using detail::clock_type;
-using detail::max_conflict_retries;
 
 void node_agent::write_status(const volume_object& obj, const volume_object_status& status) {
   const auto& name = obj.name;
-  {
-    std::lock_guard lock{mu_};
+  auto is_its_answer = [&] {
     auto it = volumes_.find(name);
     if (it == volumes_.end() || it->second.uid != obj.uid) {
-      return; // the object is gone, or was deleted and made again: this answer is not its
+      return false; // the object is gone, or was deleted and made again: this answer is not its
     }
-    if (status.observed_generation < it->second.status_generation) {
-      return; // a newer generation was answered already
+    return status.observed_generation >= it->second.status_generation; // else a newer one came
+  };
+  std::shared_ptr<std::mutex> writes;
+  {
+    std::lock_guard lock{mu_};
+    if (!is_its_answer()) {
+      return;
+    }
+    writes = volumes_[name].status_writes;
+  }
+  // The check below and the write are one step: a write of an older generation that
+  // passed its check before a newer one was written would otherwise land over it.
+  std::lock_guard one_at_a_time{*writes};
+  {
+    std::lock_guard lock{mu_};
+    if (!is_its_answer()) {
+      return;
     }
   }
   auto res = api_->merge_patch(berth_volumes(), name, "status", status_patch(status),
@@ -47,35 +60,8 @@ void node_agent::write_status(const volume_object& obj, const volume_object_stat
 }
 
 void node_agent::drop_finalizer(const volume_object& obj) {
-  for (int attempt = 0; attempt < max_conflict_retries; ++attempt) {
-    auto json = api_->get_object(berth_volumes(), obj.name, clock_type::now() + call_bound);
-    if (!json) {
-      if (!is(json.error(), ec::not_found)) {
-        spdlog::warn("node agent: cannot read BerthVolume {} to release it: {}", obj.name,
-                     describe(json.error()));
-      }
-      return;
-    }
-    auto now = parse_volume_object(*json);
-    if (!now) {
-      return;
-    }
-    std::vector<std::string> kept;
-    std::copy_if(now->finalizers.begin(), now->finalizers.end(), std::back_inserter(kept),
-                 [](const std::string& f) { return f != storage_finalizer; });
-    if (kept.size() == now->finalizers.size()) {
-      return;
-    }
-    auto res = api_->merge_patch(berth_volumes(), obj.name, "",
-                                 finalizers_patch(now->resource_version, kept),
-                                 clock_type::now() + call_bound);
-    if (res || is(res.error(), ec::not_found)) {
-      return;
-    }
-    if (!is(res.error(), ec::aborted)) {
-      spdlog::warn("node agent: cannot release BerthVolume {}: {}", obj.name, describe(res.error()));
-      return;
-    }
+  if (auto err = release_storage_finalizer(*api_, obj.name, obj.uid, clock_type::now() + call_bound)) {
+    spdlog::warn("node agent: cannot release BerthVolume {}: {}", obj.name, describe(err));
   }
 }
 

@@ -74,14 +74,29 @@ TEST(berth_objects, the_status_patch_carries_every_field) {
   st.capacity_bytes = 9;
   st.applied_parameters = {{"k", "v"}};
   st.observed_generation = 4;
+  st.modifications = 3;
   st.reason = "invalid_argument";
   st.message = "no \"x\"";
+  st.delete_request = "0123abcd";
   auto back = parse_volume_object(status_patch(st));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->status.phase, phase_failed);
   EXPECT_EQ(back->status.capacity_bytes, 9u);
+  EXPECT_EQ(back->status.applied_parameters, (std::map<std::string, std::string>{{"k", "v"}}));
+  EXPECT_EQ(back->status.modifications, 3u);
   EXPECT_EQ(back->status.observed_generation, 4);
+  EXPECT_EQ(back->status.reason, "invalid_argument");
   EXPECT_EQ(back->status.message, "no \"x\"");
+  EXPECT_EQ(back->status.delete_request, "0123abcd");
+}
+
+TEST(berth_objects, a_delete_request_is_an_annotation_the_object_carries) {
+  EXPECT_EQ(delete_request_patch("t-1"),
+            R"({"metadata":{"annotations":{"berth.csi.dev/delete-request":"t-1"}}})");
+  auto obj = parse_volume_object(
+    R"({"metadata":{"name":"v","annotations":{"berth.csi.dev/delete-request":"t-1"}}})");
+  ASSERT_TRUE(obj);
+  EXPECT_EQ(obj->delete_request, "t-1");
 }
 
 TEST(berth_objects, a_spec_patch_removes_the_parameters_it_no_longer_names) {

@@ -1,0 +1,124 @@
+// The node agent's bookkeeping of the objects it carries out: which object an answer is
+// for, in what order answers land, and what it forgets.
+
+#include <atomic>
+
+#include "tests/protocols/kube/agent/node_agent_fixture.hpp"
+
+namespace berth::test {
+namespace {
+
+/// The observedGeneration a status patch writes (0 when it writes none).
+int64_t generation_in(const std::string& status_patch) {
+  auto at = status_patch.find("\"observedGeneration\":");
+  return at == std::string::npos ? 0 : std::stoll(status_patch.substr(at + 21));
+}
+
+class node_agent_removal : public node_agent_test {
+protected:
+  /// A volume whose storage removal is running (held in the backend) when an operator takes
+  /// its finalizer away and the controller makes a new object under the same name: the
+  /// new object is `name`'s when this returns, and the removal goes on.
+  std::string replace_while_removing() {
+    auto name = add_volume("vol-a", 8 * mib);
+    EXPECT_TRUE(eventually([&] { return ready(name); }));
+    auto old_uid = volume(name)->uid;
+    storage->hang_remove = true;
+    EXPECT_TRUE(api->delete_object(kube::berth_volumes(), name, far()));
+    EXPECT_TRUE(eventually([&] { return storage->removes.load() == 1; }));
+    auto now = volume(name);
+    EXPECT_TRUE(api->merge_patch(kube::berth_volumes(), name, "",
+                                 kube::finalizers_patch(now->resource_version, {}), far()));
+    EXPECT_FALSE(volume(name)) << "an object being deleted goes with its last finalizer";
+    add_volume("vol-a", 8 * mib);
+    EXPECT_NE(volume(name)->uid, old_uid);
+    // The agent has taken in the new object's ADDED (and the old one's DELETED before it).
+    auto added = std::stoull(volume(name)->resource_version);
+    EXPECT_TRUE(eventually([&] { return api->delivered_through() >= added; }));
+    storage->release();
+    return name;
+  }
+};
+
+TEST_F(node_agent_removal, a_new_object_under_the_name_keeps_its_finalizer) {
+  auto name = replace_while_removing();
+  // The removal releases the old object before the agent looks at the new one.
+  ASSERT_TRUE(eventually([&] { return ready(name); }));
+  auto now = volume(name);
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->finalizers, std::vector<std::string>{kube::storage_finalizer})
+    << "the finalizer of the old object was released, not the new one's";
+}
+
+TEST_F(node_agent_removal, a_new_object_under_the_name_is_carried_out_when_the_removal_ends) {
+  auto name = replace_while_removing();
+  EXPECT_TRUE(eventually([&] { return ready(name); }))
+    << "the new object waited for a resync (10 minutes here)";
+  EXPECT_EQ(storage->creates.load(), 2);
+}
+
+TEST_F(node_agent_test, a_removal_that_fails_waits_for_a_change_before_it_is_tried_again) {
+  auto name = add_volume("vol-f", 8 * mib);
+  ASSERT_TRUE(eventually([&] { return ready(name); }));
+  storage->fail_remove = true;
+  ASSERT_TRUE(api->delete_object(kube::berth_volumes(), name, far()));
+  ASSERT_TRUE(eventually([&] {
+    auto obj = volume(name);
+    return obj && obj->status.phase == kube::phase_deleting;
+  }));
+  // Its own status write is a change: one more try may follow it, and no more.
+  std::this_thread::sleep_for(300ms);
+  EXPECT_LE(storage->removes.load(), 2);
+  storage->fail_remove = false;
+  resize(name, 8 * mib + 1); // any change: the removal is tried again, and now succeeds
+  EXPECT_TRUE(eventually([&] { return !volume(name); }));
+}
+
+TEST_F(node_agent_test, an_older_answer_never_lands_over_a_newer_one) {
+  auto name = add_volume("vol-b", 8 * mib);
+  ASSERT_TRUE(eventually([&] { return ready(name); }));
+  // The status of generation 2 is slow to write: it waits (3 s at most) until the status
+  // of generation 3 is there, as a slow API call would.
+  std::atomic<bool> second_writing{false};
+  api->set_hook([&](const object_call& call) {
+    if (call.verb == "patch" && call.subresource == "status" && generation_in(call.body) == 2) {
+      second_writing = true;
+      eventually([&] {
+        auto obj = volume(name);
+        return obj && obj->status.observed_generation == 3;
+      }, 3s);
+    }
+    return caf::error{};
+  });
+  resize(name, 16 * mib);
+  ASSERT_TRUE(eventually([&] { return second_writing.load(); }));
+  resize(name, 24 * mib);
+  ASSERT_TRUE(eventually([&] { return api->patches(name, "status").size() == 3; }));
+  auto patches = api->patches(name, "status");
+  EXPECT_EQ(generation_in(patches.back()), 3);
+  auto obj = volume(name);
+  EXPECT_EQ(obj->status.observed_generation, 3);
+  EXPECT_EQ(obj->status.capacity_bytes, 24 * mib);
+}
+
+TEST_F(node_agent_test, an_object_gone_while_no_watch_ran_is_forgotten_at_the_next_list) {
+  auto name = add_volume("vol-c", 8 * mib);
+  ASSERT_TRUE(eventually([&] { return ready(name); }));
+  ASSERT_EQ(agent->objects_tracked(), 1u);
+  api->erase_unseen(kube::berth_volumes().plural, name);
+  api->expire_watches();
+  EXPECT_TRUE(eventually([&] { return agent->objects_tracked() == 0; }))
+    << "an empty list forgets every object";
+}
+
+TEST_F(node_agent_test, of_two_objects_the_one_a_list_lacks_is_forgotten) {
+  auto kept = add_volume("vol-d", 8 * mib);
+  auto gone = add_volume("vol-e", 8 * mib);
+  ASSERT_TRUE(eventually([&] { return ready(kept) && ready(gone); }));
+  api->erase_unseen(kube::berth_volumes().plural, gone);
+  api->expire_watches();
+  EXPECT_TRUE(eventually([&] { return agent->objects_tracked() == 1; }));
+}
+
+} // namespace
+} // namespace berth::test
