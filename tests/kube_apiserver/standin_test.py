@@ -506,6 +506,20 @@ class StandinTest(unittest.TestCase):
         self.assertEqual(got["details"]["causes"][0]["field"],
                          "status.conditions[0].lastTransitionTime")
 
+    def test_immutable_fields_refuse_a_change_and_take_the_rest(self):
+        self.ok("POST", VOLUMES, volume("im-1", capability={"accessType": "mount"}))
+        for field, spec in {"spec.nodeName": {"nodeName": "n2"},
+                            "spec.name": {"name": "other"},
+                            "spec.capability": {"capability": {"accessType": "block"}}}.items():
+            code, got = self.call("PATCH", f"{VOLUMES}/im-1", {"spec": spec}, MERGE)
+            self.assertEqual(code, 422, field)
+            cause = got["details"]["causes"][0]
+            self.assertEqual(cause["field"], field, got)
+            self.assertIn(f"{field} is immutable", cause["message"])
+        got = self.ok("PATCH", f"{VOLUMES}/im-1", {"spec": {"sizeBytes": 4096}}, MERGE)
+        self.assertEqual(got["spec"]["nodeName"], "n1")
+        self.assertEqual(got["spec"]["sizeBytes"], 4096)
+
     def test_unknown_fields_are_pruned(self):
         body = volume("pr-1", unknown="x", capability={"accessType": "mount", "extra": 1})
         body["surplus"] = {"a": 1}

@@ -19,13 +19,9 @@ NODE_RBAC = [
     ("", "nodes", "get list watch", "berthd prestop: is the node being drained?"),
     ("storage.k8s.io", "volumeattachments", "get list watch", "berthd prestop: the wait"),
     ("", "nodes", "patch", "berthd --kubernetes: its capacity as Node annotations"),
-    ("berth.csi.dev", "berthvolumes", "get list watch patch update",
-     "berthd --kubernetes: its node's volumes"),
-    ("berth.csi.dev", "berthsnapshots", "get list watch patch update",
-     "berthd --kubernetes: its node's snapshots"),
-    ("berth.csi.dev", "berthvolumes/status", "get patch update", "berthd --kubernetes"),
-    ("berth.csi.dev", "berthsnapshots/status", "get patch update", "berthd --kubernetes"),
-    ("", "events", "create patch", "berthd --kubernetes"),
+    ("berth.csi.dev", "berthvolumes", "get list watch patch",
+     "berthd --kubernetes: its node's volumes, their finalizer"),
+    ("berth.csi.dev", "berthvolumes/status", "patch", "berthd --kubernetes"),
 ]
 
 # What only the controller does: the node's account may not, so a node cannot make or drop
@@ -34,17 +30,16 @@ NODE_FORBIDDEN = [
     ("berth.csi.dev", "berthvolumes", "create delete"),
     ("berth.csi.dev", "berthsnapshots", "create delete"),
     ("", "persistentvolumes", "create delete patch"),
+    # Nor what no part of berthd on a node does: it writes no Events and serves no snapshots.
+    ("", "events", "create patch"),
+    ("berth.csi.dev", "berthsnapshots", "get list watch patch"),
     ("snapshot.storage.k8s.io", "volumesnapshotcontents", "update patch"),
 ]
 
 # No csi-snapshotter runs (the cluster mode serves no snapshots yet), so none of its rules.
 CONTROLLER_RBAC = [
-    ("berth.csi.dev", "berthvolumes", "get list watch create patch update delete",
+    ("berth.csi.dev", "berthvolumes", "get list watch create patch delete",
      "berthd controller"),
-    ("berth.csi.dev", "berthsnapshots", "get list watch create patch update delete",
-     "berthd controller"),
-    ("berth.csi.dev", "berthvolumes/status", "get", "berthd controller"),
-    ("berth.csi.dev", "berthsnapshots/status", "get", "berthd controller"),
     ("", "nodes", "get list watch", "berthd controller: topology and capacity"),
     ("", "events", "create patch", "berthd controller"),
     ("", "persistentvolumes", "get list watch create delete", "external-provisioner"),
@@ -129,8 +124,8 @@ class ClusterChecks(Rendered):
         for group, resource, verbs in NODE_FORBIDDEN:
             for verb in verbs.split():
                 expect(not self.allowed(granted, group, resource, verb, None),
-                       f"{sa} may {verb} {resource} ({group or 'core'}): only the controller "
-                       "should")
+                       f"{sa} may {verb} {resource} ({group or 'core'}): berthd on a node "
+                       "does not, and least privilege says it may not")
 
     def test_controller_rbac(self):
         sa, _, _ = self.expect_rbac(self.deploy, CONTROLLER_RBAC)

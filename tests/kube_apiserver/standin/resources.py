@@ -6,6 +6,8 @@ import os
 
 import yaml
 
+from .schema import rules_supported
+
 ALL_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 VERSION_INFO = {"major": "1", "minor": "29", "gitVersion": "v1.29.0-berth-standin",
                 "gitCommit": "0000000000000000000000000000000000000000",
@@ -69,6 +71,8 @@ def load_crds(directory):
                 for v in spec["versions"]:
                     if not v.get("served"):
                         continue
+                    rules_supported(v["schema"]["openAPIV3Schema"],
+                                    f"{os.path.basename(path)} {v['name']}")
                     found.append(Resource(
                         spec["group"], v["name"], names["plural"], names["singular"],
                         names["kind"], spec["scope"] == "Namespaced", names.get("shortNames", []),

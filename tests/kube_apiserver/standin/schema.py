@@ -1,6 +1,10 @@
 """A CRD's openAPIV3Schema applied as a real API server applies a structural schema: unknown
 fields pruned (not refused), then types, formats, enums, required and minimum checked, each
-failure one cause naming its field path, in the words of the real server's validator."""
+failure one cause naming its field path, in the words of the real server's validator.
+
+Of the CEL rules (x-kubernetes-validations) it evaluates one, the transition rule
+`self == oldSelf` that makes a field immutable; a CRD with any other rule is refused when
+it is loaded, since the stand-in could not hold a write to it."""
 
 import json
 import re
@@ -119,3 +123,40 @@ def check(schema, obj):
     sub["properties"] = {k: v for k, v in (schema.get("properties") or {}).items()
                          if k != "metadata"}
     return validate(sub, body)
+
+
+IMMUTABLE = "self == oldSelf"
+
+
+def rules_supported(schema, path="schema"):
+    """Raises ValueError naming the first CEL rule the stand-in cannot evaluate."""
+    if not isinstance(schema, dict):
+        return
+    for rule in schema.get("x-kubernetes-validations") or []:
+        if rule.get("rule") != IMMUTABLE:
+            raise ValueError(f"{path}: the stand-in evaluates only the CEL rule "
+                             f"{IMMUTABLE!r}, not {rule.get('rule')!r}")
+    for key, sub in (schema.get("properties") or {}).items():
+        rules_supported(sub, f"{path}.{key}")
+    if isinstance(schema.get("items"), dict):
+        rules_supported(schema["items"], f"{path}[]")
+    if isinstance(schema.get("additionalProperties"), dict):
+        rules_supported(schema["additionalProperties"], f"{path}.*")
+
+
+def transition_causes(schema, new, old, path=""):
+    """The causes of every immutable field an update changes. As on a real server, a
+    transition rule holds only where the old object had the field too."""
+    if not isinstance(schema, dict) or new is None or old is None:
+        return []
+    causes = []
+    for rule in schema.get("x-kubernetes-validations") or []:
+        if rule.get("rule") == IMMUTABLE and new != old:
+            got = {dict: "object", list: "array", str: "string", bool: "boolean",
+                   int: "integer", float: "number"}.get(type(new), "unknown")
+            causes.append(_invalid(path, got, rule.get("message") or f"failed rule: {IMMUTABLE}"))
+    if isinstance(new, dict) and isinstance(old, dict):
+        for key, sub in (schema.get("properties") or {}).items():
+            sub_path = f"{path}.{key}" if path else key
+            causes += transition_causes(sub, new.get(key), old.get(key), sub_path)
+    return causes

@@ -11,7 +11,7 @@ import uuid
 
 from . import errors
 from .patch import json_patch, merge_patch
-from .schema import check
+from .schema import check, transition_causes
 from .selectors import fields_match, labels_match
 
 MERGE = "application/merge-patch+json"
@@ -163,6 +163,10 @@ def _commit(store, res, name, old, new, subresource):
             "message": "Forbidden: no new finalizers can be added if the object is being "
                        f"deleted, found new finalizers {shown}"}])
     _validate(res, name, new)
+    if res.schema is not None:
+        causes = transition_causes(res.schema, new, old)
+        if causes:
+            raise errors.invalid(res, name, causes)
     if res.custom and _content(new, res.status_subresource) != \
             _content(old, res.status_subresource):
         new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
