@@ -148,6 +148,19 @@ bool is_label_value(const std::string& s) {
   return true;
 }
 
+/// A merge patch setting each of `annotations` on an object.
+std::string annotations_patch(const std::map<std::string, std::string>& annotations) {
+  rapidjson::StringBuffer buf;
+  writer w{buf};
+  w.StartObject();
+  w.Key("metadata");
+  w.StartObject();
+  write_map(w, "annotations", annotations);
+  w.EndObject();
+  w.EndObject();
+  return text_of(buf);
+}
+
 } // namespace
 
 resource_ref berth_volumes() {
@@ -334,18 +347,7 @@ std::string spec_patch(const std::string& resource_version, uint64_t size_bytes,
 }
 
 std::string delete_request_patch(const std::string& token) {
-  rapidjson::StringBuffer buf;
-  writer w{buf};
-  w.StartObject();
-  w.Key("metadata");
-  w.StartObject();
-  w.Key("annotations");
-  w.StartObject();
-  write_text(w, delete_request_annotation, token);
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  return text_of(buf);
+  return annotations_patch({{delete_request_annotation, token}});
 }
 
 std::string finalizers_patch(const std::string& resource_version,
@@ -422,20 +424,11 @@ std::string object_name_of(const std::string& json) {
 }
 
 std::string capacity_patch(const std::map<std::string, uint64_t>& bytes_by_backend) {
-  rapidjson::StringBuffer buf;
-  writer w{buf};
-  w.StartObject();
-  w.Key("metadata");
-  w.StartObject();
-  w.Key("annotations");
-  w.StartObject();
+  std::map<std::string, std::string> annotations;
   for (const auto& [backend, bytes] : bytes_by_backend) {
-    write_text(w, (capacity_annotation_prefix + backend).c_str(), std::to_string(bytes));
+    annotations[capacity_annotation_prefix + backend] = std::to_string(bytes);
   }
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  return text_of(buf);
+  return annotations_patch(annotations);
 }
 
 std::string event_json(const std::string& ns, const std::string& name, const volume_object& object,
