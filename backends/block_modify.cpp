@@ -18,6 +18,34 @@
 
 namespace berth {
 
+namespace {
+
+/// A Docker volume whose filesystem could not grow under its containers (ext4 without
+/// CAP_SYS_RESOURCE): the image and its loop device go back to `old_size`, so the failed
+/// resize changed nothing and the record's size stays true. Only while the filesystem still
+/// fits in `old_size`; else the growth stays, and a retry finishes it.
+void take_back_growth(const std::string& image, const std::string& device,
+                      const std::string& mountpoint, uint64_t old_size, const std::string& what) {
+  auto fs = block_statvfs(mountpoint, what);
+  if (!fs || static_cast<uint64_t>(fs->f_blocks) * fs->f_frsize > old_size) {
+    spdlog::warn("{}: its image stays grown: the filesystem at {} {}", what, mountpoint,
+                 fs ? "grew past the old size" : "cannot be measured");
+    return;
+  }
+  caf::error err = shrink_block_image(image, old_size, what);
+  if (!err && !device.empty()) {
+    err = refresh_loop_capacity(device);
+  }
+  if (err) {
+    spdlog::error("{}: could not take its image back to {} bytes: {}", what, old_size,
+                  describe(err));
+    return;
+  }
+  spdlog::info("{}: image back to {} bytes, as its filesystem could not grow", what, old_size);
+}
+
+} // namespace
+
 caf::error block_backend::validate_mutable(const std::string& volume,
                                            const option_map& parameters) const {
   if (!is_valid_volume_name(volume)) {
@@ -135,6 +163,7 @@ caf::error block_backend::modify(const volume_record& rec, const modification& m
       auto grown = grow_mounted(rec, mountpoint(rec));
       if (!grown) {
         err = std::move(grown.error());
+        take_back_growth(*image, *device, mountpoint(rec), *size, what);
       }
     }
     if (err) {

@@ -60,7 +60,10 @@ caf::error make_parent(const std::string& image, const std::string& what) {
 }
 
 /// Truncates `path` up to `size` (never down) and fsyncs it.
-caf::error truncate_and_sync(const std::string& path, uint64_t size, const std::string& what) {
+/// Sets the file at `path` to `size` bytes when it is smaller (or, with `may_shrink`,
+/// larger), and fsyncs it.
+caf::error truncate_and_sync(const std::string& path, uint64_t size, const std::string& what,
+                             bool may_shrink = false) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     int e = errno;
@@ -68,7 +71,8 @@ caf::error truncate_and_sync(const std::string& path, uint64_t size, const std::
   }
   struct stat st {};
   int rc = ::fstat(fd, &st);
-  if (rc == 0 && static_cast<uint64_t>(st.st_size) < size) {
+  auto now = static_cast<uint64_t>(st.st_size);
+  if (rc == 0 && (now < size || (may_shrink && now > size))) {
     rc = ::ftruncate(fd, static_cast<off_t>(size));
   }
   if (rc == 0) {
@@ -227,6 +231,10 @@ caf::error copy_block_image(const std::string& source, const std::string& image,
 
 caf::error grow_block_image(const std::string& image, uint64_t size, const std::string& what) {
   return truncate_and_sync(image, size, what);
+}
+
+caf::error shrink_block_image(const std::string& image, uint64_t size, const std::string& what) {
+  return truncate_and_sync(image, size, what, true);
 }
 
 caf::error remove_block_image(const std::string& image, const std::string& what) {

@@ -40,6 +40,10 @@ caf::error copy_block_image(const std::string& source, const std::string& image,
 /// Grows (never shrinks) the file at `image` to `size` and fsyncs it.
 caf::error grow_block_image(const std::string& image, uint64_t size, const std::string& what);
 
+/// Gives back the tail of `image` beyond `size` bytes, and fsyncs it. Only for a tail
+/// that no filesystem uses: a growth whose filesystem could not grow into it.
+caf::error shrink_block_image(const std::string& image, uint64_t size, const std::string& what);
+
 /// Deletes `image` and its temp file; missing is success. Fsyncs the directory.
 caf::error remove_block_image(const std::string& image, const std::string& what);
 

@@ -174,6 +174,8 @@ TEST_F(block_docker_test, a_resize_while_mounted_grows_the_filesystem_online) {
       EXPECT_EQ(code_of(err), ec::failed_precondition);
       EXPECT_TRUE(mentions(err, "stop the volume's containers and resize again")) << describe(err);
       EXPECT_EQ(fs_total(*mp), before);
+      // The resize failed, so nothing changed: the image is the record's size again.
+      EXPECT_EQ(fs::file_size(backend_->image_path(rec)), rec.capacity_bytes);
     } else {
       ASSERT_FALSE(err) << describe(err);
       EXPECT_GT(fs_total(*mp), before + rec.capacity_bytes / 2) << "grown while mounted";
