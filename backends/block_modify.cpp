@@ -167,7 +167,8 @@ caf::error block_backend::modify(const volume_record& rec, const modification& m
       }
     }
     if (err) {
-      // The size cannot be taken back (a retry finishes it); the parameters can.
+      // The parameters are taken back. The size is only where no filesystem grew into
+      // it (above); elsewhere a retry finishes the growth.
       if (!device->empty()) {
         if (auto undo = apply_block_parameters(*device, before, what)) {
           spdlog::error("{}: could not put its parameters back after a failed modify: {}", what,

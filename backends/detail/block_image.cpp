@@ -59,7 +59,6 @@ caf::error make_parent(const std::string& image, const std::string& what) {
   return {};
 }
 
-/// Truncates `path` up to `size` (never down) and fsyncs it.
 /// Sets the file at `path` to `size` bytes when it is smaller (or, with `may_shrink`,
 /// larger), and fsyncs it.
 caf::error truncate_and_sync(const std::string& path, uint64_t size, const std::string& what,

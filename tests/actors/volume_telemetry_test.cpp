@@ -216,9 +216,11 @@ TEST_F(volume_telemetry_test, a_hung_reconcile_is_pending_then_uncertain_until_i
   EXPECT_EQ(stats->volumes.uncertain.value(), 0);
 
   // Past the backend timeout: reconciliation counts as finished, the volume as uncertain.
-  ASSERT_TRUE(eventually(
-    [&] { return stats->volumes.uncertain.value() == 1; }));
-  EXPECT_EQ(stats->volumes.reconcile_pending.value(), 0);
+  // The actor sets the two gauges one after the other, so this thread waits for both.
+  ASSERT_TRUE(eventually([&] {
+    return stats->volumes.uncertain.value() == 1 && stats->volumes.reconcile_pending.value() == 0;
+  })) << "uncertain " << stats->volumes.uncertain.value() << ", reconcile pending "
+      << stats->volumes.reconcile_pending.value();
   EXPECT_EQ(stats->backends.timeouts.value("local"), 1u);
   EXPECT_GE(stats->reconcile_actions.value("reconcile_failed"), 1u);
   EXPECT_EQ(calls("reconcile"), 0u) << "not returned yet";
