@@ -66,12 +66,13 @@ TEST_F(node_agent_test, a_removal_that_fails_waits_for_a_change_before_it_is_tri
     auto obj = volume(name);
     return obj && obj->status.phase == kube::phase_deleting;
   }));
-  // Its own status write is a change: one more try may follow it, and no more.
-  std::this_thread::sleep_for(300ms);
-  EXPECT_LE(storage->removes.load(), 2);
+  // Its own status write is a change, so one more try follows it; that try writes the same
+  // status, which is no change, and no try follows it.
+  ASSERT_TRUE(eventually([&] { return storage->removes.load() == 2; }));
   storage->fail_remove = false;
   resize(name, 8 * mib + 1); // any change: the removal is tried again, and now succeeds
   EXPECT_TRUE(eventually([&] { return !volume(name); }));
+  EXPECT_EQ(storage->removes.load(), 3) << "a try that nothing asked for ran between";
 }
 
 TEST_F(node_agent_test, an_older_answer_never_lands_over_a_newer_one) {
