@@ -373,7 +373,11 @@ memory_objects::watch_objects(const kube::resource_ref& kind, const kube::list_q
         return kube::watch_end::stopped;
       }
     }
-    if (changed_.wait_until(lock, until) == std::cv_status::timeout) {
+    // With a predicate: an expiry, a cancel or an event that came while on_event ran (the
+    // lock released) notified no one, and must not be waited for.
+    if (!changed_.wait_until(lock, until, [&] {
+          return cancelled_ || expiries_ != expiries || next < history_.size();
+        })) {
       return kube::watch_end::stopped;
     }
   }
