@@ -26,3 +26,23 @@ target_link_libraries(berth_deps INTERFACE
   ${CAF_CORE_LIBRARY} ${CAF_IO_LIBRARY} spdlog::spdlog Threads::Threads)
 # Beast/Asio are header-only; keep them on the standalone error_code path.
 target_compile_definitions(berth_deps INTERFACE BOOST_ASIO_NO_DEPRECATED)
+
+# berthd's allocator (apps/berthd): jemalloc gives the pages of a freed burst back where glibc's
+# arenas keep them (docs/benchmarks.md, "jemalloc"). Off under a sanitizer, which brings its
+# own allocator.
+if(BERTH_SANITIZE OR BERTH_SANITIZE_THREAD OR BERTH_FUZZ)
+  set(berth_jemalloc_default OFF)
+else()
+  set(berth_jemalloc_default ON)
+endif()
+option(BERTH_JEMALLOC "Link berthd with jemalloc (libjemalloc-dev)" ${berth_jemalloc_default})
+if(BERTH_JEMALLOC)
+  if(BERTH_SANITIZE OR BERTH_SANITIZE_THREAD OR BERTH_FUZZ)
+    message(FATAL_ERROR "BERTH_JEMALLOC excludes the sanitizers: each replaces malloc")
+  endif()
+  find_library(JEMALLOC_LIBRARY jemalloc)
+  if(NOT JEMALLOC_LIBRARY)
+    message(FATAL_ERROR "jemalloc not found: install libjemalloc-dev (scripts/install-deps.sh), "
+                        "or configure with -DBERTH_JEMALLOC=OFF for glibc's malloc")
+  endif()
+endif()

@@ -3,7 +3,15 @@
 #include <malloc.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <string>
+
+// jemalloc's control call: defined when the program links jemalloc (berthd does), null
+// otherwise. A weak reference, so core links against neither allocator, and the tests and
+// the sanitizer builds (which keep glibc's, or the sanitizer's) run the same code.
+extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
+  __attribute__((weak));
 
 namespace berth {
 
@@ -12,7 +20,35 @@ namespace {
 // The steady clock's count at the last trim; the minimum means never.
 std::atomic<int64_t> last_trim{INT64_MIN};
 
+// "arena.<MALLCTL_ARENAS_ALL>.purge" (MALLCTL_ARENAS_ALL is 4096 in jemalloc 5): every
+// arena's unused dirty pages go back to the kernel at once, not after their decay time.
+constexpr const char* jemalloc_purge_all = "arena.4096.purge";
+
+void give_pages_back() {
+  if (mallctl != nullptr) {
+    mallctl(jemalloc_purge_all, nullptr, nullptr, nullptr, 0);
+  } else {
+    ::malloc_trim(0);
+  }
+}
+
 } // namespace
+
+const char* allocator_name() {
+  if (mallctl == nullptr) {
+    return "glibc malloc";
+  }
+  static const char* const name = [] {
+    const char* version = nullptr;
+    size_t len = sizeof(version);
+    if (mallctl("version", &version, &len, nullptr, 0) != 0 || version == nullptr) {
+      return "jemalloc";
+    }
+    static const std::string text = std::string{"jemalloc "} + version;
+    return text.c_str();
+  }();
+  return name;
+}
 
 bool release_free_memory(std::chrono::steady_clock::time_point now) {
   const int64_t at = now.time_since_epoch().count();
@@ -26,7 +62,7 @@ bool release_free_memory(std::chrono::steady_clock::time_point now) {
       !last_trim.compare_exchange_strong(last, at, std::memory_order_relaxed)) {
     return false;
   }
-  ::malloc_trim(0);
+  give_pages_back();
   return true;
 }
 

@@ -4,7 +4,10 @@ set -euo pipefail
 
 BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config libcaf-dev libboost1.81-dev rapidjson-dev
   libspdlog-dev libgtest-dev googletest libgrpc++-dev protobuf-compiler-grpc protobuf-compiler
-  libprotobuf-dev libssl-dev libyaml-cpp-dev libcli11-dev libsystemd-dev)
+  libprotobuf-dev libssl-dev libyaml-cpp-dev libcli11-dev libsystemd-dev
+  libjemalloc-dev)
+# libjemalloc-dev: berthd's allocator, which gives the pages of a burst back where glibc's
+# arenas keep them (docs/benchmarks.md, "jemalloc"); the package then depends on libjemalloc2.
 RUN_PKGS=(util-linux mount nfs-common)
 # prometheus: tests/metrics runs its promtool (`check metrics`) on the writer's output.
 # On a host with systemd the package also enables its own server on :9090; the tests

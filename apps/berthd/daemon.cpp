@@ -121,8 +121,8 @@ caf::error prepare_dirs(const daemon_options& opts) {
 
 /// Waits for SIGTERM or SIGINT. SIGHUP (blocked in main, like them) is logged and
 /// ignored: berthd has no configuration to reload, and a hang-up must not stop it.
-/// Between signals, every free_memory_sweep_interval, gives glibc's kept pages back: what
-/// steady load frees is then returned within that interval, wherever it was freed.
+/// Between signals, every free_memory_sweep_interval, gives the allocator's kept pages
+/// back: what steady load frees is then returned within that interval, wherever it was freed.
 int wait_for_signal() {
   sigset_t set;
   sigemptyset(&set);
@@ -173,8 +173,8 @@ void raise_open_file_limit() {
 
 int run_daemon(const daemon_options& opts) {
   setup_logging(opts.log_format, opts.log_level);
-  spdlog::info("berthd {} (revision {}) starting, state in {}", BERTH_VERSION,
-               this_build().revision, opts.state_dir);
+  spdlog::info("berthd {} (revision {}) starting, state in {}, allocator {}", BERTH_VERSION,
+               this_build().revision, opts.state_dir, allocator_name());
   raise_open_file_limit();
   // First, before any helper runs: they must not inherit the sockets (nor LISTEN_FDS).
   auto passed = take_passed_sockets();

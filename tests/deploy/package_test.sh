@@ -85,7 +85,8 @@ dpkg-deb --contents "$deb" | awk '$6 ~ /bin\/berth/ && $1 != "-rwxr-xr-x" { bad 
   || fail "berthd and berthctl must be 0755"
 # Depends, one package name a line, without versions.
 depends=$(dpkg-deb --field "$deb" Depends | tr ',' '\n' | sed 's/^ *//; s/[ (].*//')
-for need in mount xfsprogs e2fsprogs adduser init-system-helpers libcaf-core0.17 libgrpc++1.51; do
+for need in mount xfsprogs e2fsprogs adduser init-system-helpers libcaf-core0.17 libgrpc++1.51 \
+            libjemalloc2; do
   grep -qxF "$need" <<<"$depends" || fail "Depends lacks $need: $(dpkg-deb --field "$deb" Depends)"
 done
 [[ $(dpkg-deb --field "$deb" Recommends) == *nfs-common* ]] || fail "Recommends lacks nfs-common"
