@@ -112,6 +112,10 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
           "filesystem frozen for the copy while mounted), ls lists them (of\n"
           "VOLUME), rm removes one. docker volume create -o from-snapshot=\n"
           "makes a volume of one; a snapshot outlives its volume"},
+         {"unclaimed", nullptr, command::unclaimed_list, "[rm NAME]",
+          "cluster mode: the CSI volumes recorded here that no BerthVolume\n"
+          "names, which berthd keeps; rm NAME removes one, with its\n"
+          "storage, once the API server confirms that none names it"},
          {"status", nullptr, command::status, "",
           "version, uptime, whether berthd is ready (and why not), volume\n"
           "and mount counts, journal size, the last fsync's latency"},
@@ -216,6 +220,21 @@ caf::error parse_snapshot_args(const std::vector<std::string>& rest, options& op
   return {};
 }
 
+/// `unclaimed [rm NAME]` into `opts`.
+caf::error parse_unclaimed_args(const std::vector<std::string>& rest, options& opts) {
+  if (rest.empty()) {
+    opts.cmd = command::unclaimed_list;
+  } else if (rest[0] == "rm" && rest.size() == 2) {
+    opts.cmd = command::unclaimed_remove;
+    opts.name = rest[1];
+  } else if (rest[0] == "rm") {
+    return bad_usage("unclaimed rm takes one volume name (berthctl unclaimed lists them)");
+  } else {
+    return bad_usage("unclaimed takes no arguments, or rm NAME; got " + quote_input(rest[0]));
+  }
+  return {};
+}
+
 /// What a flag that lacks its value, or a switch given one, is told.
 std::string missing_value(const std::string& what) {
   if (auto refusal = command_line::switch_given_a_value(what); !refusal.empty()) {
@@ -307,6 +326,12 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
     case command::snapshot_list:
     case command::snapshot_remove:
       if (auto err = parse_snapshot_args(rest, opts)) {
+        return err;
+      }
+      break;
+    case command::unclaimed_list:
+    case command::unclaimed_remove:
+      if (auto err = parse_unclaimed_args(rest, opts)) {
         return err;
       }
       break;

@@ -120,6 +120,8 @@ std::string target_of(const options& opts) {
     case command::snapshot_create: return "/v1/volumes/" + opts.name + "/snapshot";
     case command::snapshot_list: return "/v1/snapshots";
     case command::snapshot_remove: return "/v1/snapshots/" + opts.name;
+    case command::unclaimed_list: return "/v1/unclaimed";
+    case command::unclaimed_remove: return "/v1/unclaimed/" + opts.name;
     default: return "/v1/volumes/" + opts.name; // inspect
   }
 }
@@ -154,6 +156,12 @@ caf::expected<std::string> text_of(const options& opts, const std::string& body)
     }
     case command::snapshot_remove:
       return "snapshot " + opts.name + " removed\n";
+    case command::unclaimed_list: {
+      auto text = format_unclaimed(body);
+      return text ? text : unreadable_answer(text.error());
+    }
+    case command::unclaimed_remove:
+      return "unclaimed volume " + opts.name + " removed, with its storage\n";
     case command::snapshot_create: {
       auto rec = record_from_json(body);
       if (!rec) {
@@ -183,7 +191,8 @@ caf::expected<std::string> answer_of(const options& opts) {
               || opts.cmd == command::release || opts.cmd == command::snapshot_create;
   auto sent = change_body(opts);
   auto body = admin_request(client, opts.socket, target_of(opts), post ? &sent : nullptr,
-                            opts.cmd == command::snapshot_remove);
+                            opts.cmd == command::snapshot_remove
+                              || opts.cmd == command::unclaimed_remove);
   if (!body) {
     return body.error();
   }

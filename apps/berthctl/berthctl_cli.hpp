@@ -33,7 +33,7 @@ enum exit_code : int { exit_ok = 0, exit_failure = 1, exit_usage = 2 };
 
 enum class command {
   help, version, volumes, inspect, resize, modify, release, status, top,
-  snapshot_create, snapshot_list, snapshot_remove
+  snapshot_create, snapshot_list, snapshot_remove, unclaimed_list, unclaimed_remove
 };
 
 /// A parsed command line.
@@ -41,7 +41,8 @@ struct options {
   std::string socket = default_socket;
   command cmd = command::help;
   /// for inspect, resize, modify, release and snapshot create (the volume); snapshot ls
-  /// (the volume whose snapshots are listed, "" for all); snapshot rm (the snapshot)
+  /// (the volume whose snapshots are listed, "" for all); snapshot rm (the snapshot);
+  /// unclaimed rm (the CSI volume)
   std::string name;
   std::string snapshot;   ///< for snapshot create: the new snapshot's name
   std::string mount_id;   ///< for release
@@ -82,6 +83,9 @@ std::string format_change(const volume_record& rec, command cmd);
 /// "released mount ID X… of volume NAME (count N dropped)", and
 /// "(not checked against dockerd: WHY)" when it was not checked.
 caf::expected<std::string> format_release(const std::string& body);
+
+/// What berthctl unclaimed prints for berthd's {"listed_at", "unclaimed": [...]}.
+caf::expected<std::string> format_unclaimed(const std::string& body);
 
 /// The --help text.
 std::string usage();

@@ -236,4 +236,29 @@ caf::expected<std::string> format_release(const std::string& body) {
   return out;
 }
 
+caf::expected<std::string> format_unclaimed(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("unclaimed")
+      || !doc["unclaimed"].IsArray() || !doc.HasMember("listed_at")
+      || !doc["listed_at"].IsString()) {
+    return make_error(ec::internal, "an unreadable answer to unclaimed: " + body.substr(0, 200));
+  }
+  const auto& names = doc["unclaimed"].GetArray();
+  std::string as_of = std::string{" (as of the node agent's LIST at "}
+                      + doc["listed_at"].GetString() + ")";
+  if (names.Empty()) {
+    return "no unclaimed CSI volumes" + as_of + "\n";
+  }
+  std::string out = std::to_string(names.Size())
+                    + " CSI volume(s) recorded here that no BerthVolume names" + as_of + ":\n";
+  for (const auto& name : names) {
+    if (!name.IsString()) {
+      return make_error(ec::internal, "an unreadable answer to unclaimed: " + body.substr(0, 200));
+    }
+    out += std::string{"  "} + name.GetString() + "\n";
+  }
+  return out + "berthd keeps them; berthctl unclaimed rm NAME removes one, with its storage\n";
+}
+
 } // namespace berth::cli

@@ -303,8 +303,18 @@ int run_daemon(const daemon_options& opts) {
   }
 
   auto sync = make_docker_sync(sys, reg, opts, stats);
+  // Made before the servers, whose admin API answers berthctl unclaimed through it; it
+  // starts once they serve.
+  std::shared_ptr<kube::agent::node_agent> agent;
+  if (cluster_api) {
+    kube::agent::agent_config ac;
+    ac.node = opts.node_id;
+    ac.backends = backends;
+    ac.stats = stats;
+    agent = std::make_shared<kube::agent::node_agent>(sys, reg, std::move(cluster_api), ac);
+  }
   servers srv;
-  if (auto err = start_servers(srv, sys, reg, backends, opts, stats, sync, *passed)) {
+  if (auto err = start_servers(srv, sys, reg, backends, opts, stats, sync, agent, *passed)) {
     spdlog::critical("{}", describe(err));
     stop_servers(srv, std::chrono::steady_clock::now());
     srv.guard.reset();
@@ -320,12 +330,7 @@ int run_daemon(const daemon_options& opts) {
   // Once the state has loaded and every volume was spawned (each reconciles first): its
   // first pass queues behind those reconciliations, and never delays serving.
   sync->start();
-  std::unique_ptr<kube::agent::node_agent> agent;
-  if (cluster_api) {
-    kube::agent::agent_config ac;
-    ac.node = opts.node_id;
-    ac.backends = backends;
-    agent = std::make_unique<kube::agent::node_agent>(sys, reg, std::move(cluster_api), ac);
+  if (agent) {
     agent->start();
   }
   std::unique_ptr<usage_sampler> usage;

@@ -52,7 +52,8 @@ caf::error serve(unix_http_server& server, const std::string& path, passed_socke
 caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
                          const backend_map& backends, const daemon_options& opts,
                          const std::shared_ptr<telemetry>& stats,
-                         std::shared_ptr<operator_release_desk> desk, passed_sockets& passed) {
+                         std::shared_ptr<operator_release_desk> desk,
+                         std::shared_ptr<unclaimed_desk> unclaimed, passed_sockets& passed) {
   if (!opts.docker_socket.empty()) {
     srv.docker = std::make_unique<docker_api>(sys, reg, stats);
     auto* api = srv.docker.get();
@@ -69,7 +70,7 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
     }
   }
   if (!opts.admin_socket.empty()) {
-    srv.admin = std::make_unique<admin_api>(sys, reg, stats, std::move(desk));
+    srv.admin = std::make_unique<admin_api>(sys, reg, stats, std::move(desk), std::move(unclaimed));
     auto* api = srv.admin.get();
     srv.listeners.push_back(std::make_unique<unix_http_server>(
       srv.io,

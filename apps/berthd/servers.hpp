@@ -20,6 +20,7 @@
 #include "apps/berthd/socket_activation.hpp"
 #include "backends/backend.hpp"
 #include "core/operator_release.hpp"
+#include "core/unclaimed_desk.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "protocols/admin/admin_api.hpp"
 #include "protocols/csi/csi_server.hpp"
@@ -55,11 +56,13 @@ struct servers {
 
 /// Starts the Docker plugin and admin sockets (each unless its path is empty: on the socket
 /// systemd passed for its path, else bound here) and the CSI server (with --csi-endpoint);
-/// `desk` answers berthctl release. A passed socket no flag names is an error.
+/// `desk` answers berthctl release, `unclaimed` berthctl unclaimed (null without
+/// --kubernetes). A passed socket no flag names is an error.
 caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
                          const backend_map& backends, const daemon_options& opts,
                          const std::shared_ptr<telemetry>& stats,
-                         std::shared_ptr<operator_release_desk> desk, passed_sockets& passed);
+                         std::shared_ptr<operator_release_desk> desk,
+                         std::shared_ptr<unclaimed_desk> unclaimed, passed_sockets& passed);
 
 /// Stops every server; in-flight CSI calls get until `deadline`.
 void stop_servers(servers& srv, std::chrono::steady_clock::time_point deadline);

@@ -99,7 +99,8 @@ const std::vector<label_pair>& operation_names() {
     }
     for (auto& op :
          with_protocol("admin", {"list", "get", "resize", "modify", "release", "snapshot",
-                                  "snapshots", "snapshot_remove", "status", "operations"})) {
+                                  "snapshots", "snapshot_remove", "unclaimed", "unclaimed_remove",
+                                  "status", "operations"})) {
       out.push_back(std::move(op));
     }
     return out;

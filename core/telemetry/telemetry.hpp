@@ -41,7 +41,7 @@ const std::vector<std::string>& code_names();
 /// The operations each protocol counts. Docker: the plugin call without its prefix
 /// ("activate", "create", "mount", ...); CSI: the RPC's name ("NodeStageVolume"); admin:
 /// the route ("list", "get", "resize", "modify", "release", "snapshot", "snapshots",
-/// "snapshot_remove", "status", "operations").
+/// "snapshot_remove", "unclaimed", "unclaimed_remove", "status", "operations").
 const std::vector<label_pair>& operation_names();
 
 /// The backend calls timed (backend_stats::call_duration's second label).
@@ -183,6 +183,9 @@ struct telemetry {
   counter_table docker_replies_lost;
   /// 1 while the Docker Engine API (--docker-api) answers, else 0 (protocols/docker/sync/).
   atomic_gauge docker_engine_up;
+  /// Cluster mode: CSI volumes recorded on this node that no BerthVolume names, as of the
+  /// node agent's last full LIST (protocols/kube/agent/node_agent_unclaimed.cpp).
+  atomic_gauge unclaimed_volumes;
   /// Mounted block volumes' used bytes and limits (apps/berthd/usage_sampler).
   volume_usage usage;
   readiness ready;

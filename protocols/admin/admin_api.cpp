@@ -22,6 +22,7 @@ namespace {
 constexpr const char* json_type = "application/json";
 constexpr std::string_view volumes_path = "/v1/volumes";
 constexpr std::string_view snapshots_path = "/v1/snapshots";
+constexpr std::string_view unclaimed_path = "/v1/unclaimed";
 
 std::string error_body(std::string_view message) {
   rapidjson::StringBuffer buf;
@@ -50,6 +51,15 @@ parsed_target parse_target(std::string_view path) {
     t.name = path.substr(snapshots_path.size() + 1);
     if (t.name.find('/') == std::string_view::npos) {
       t.route = "snapshot_remove";
+      t.method = "DELETE";
+    }
+  } else if (path == unclaimed_path) {
+    t.route = "unclaimed";
+  } else if (path.size() > unclaimed_path.size() + 1
+             && path.substr(0, unclaimed_path.size() + 1) == "/v1/unclaimed/") {
+    t.name = path.substr(unclaimed_path.size() + 1);
+    if (t.name.find('/') == std::string_view::npos) {
+      t.route = "unclaimed_remove";
       t.method = "DELETE";
     }
   } else if (path == "/v1/status") {
@@ -133,8 +143,10 @@ void admin_api::responder::answer(unsigned status, std::string body,
 // -- dispatch ------------------------------------------------------------------------
 
 admin_api::admin_api(caf::actor_system& sys, registry_actor registry,
-                     std::shared_ptr<telemetry> stats, std::shared_ptr<operator_release_desk> desk)
-  : registry_(std::move(registry)), desk_(std::move(desk)), stats_(std::move(stats)), gw_(sys) {
+                     std::shared_ptr<telemetry> stats, std::shared_ptr<operator_release_desk> desk,
+                     std::shared_ptr<unclaimed_desk> unclaimed)
+  : registry_(std::move(registry)), desk_(std::move(desk)), unclaimed_(std::move(unclaimed)),
+    stats_(std::move(stats)), gw_(sys) {
 }
 
 void admin_api::handle(const std::string& method, const std::string& target, std::string body,
@@ -173,6 +185,10 @@ void admin_api::handle(const std::string& method, const std::string& target, std
     snapshots(std::move(r));
     return;
   }
+  if (route == "unclaimed") {
+    unclaimed(std::move(r));
+    return;
+  }
   auto name = std::string{t.name};
   if (!is_valid_volume_name(name)) {
     r.fail(make_error(ec::invalid_argument,
@@ -186,6 +202,10 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   }
   if (route == "snapshot_remove") {
     remove_snapshot(std::move(name), std::move(r));
+    return;
+  }
+  if (route == "unclaimed_remove") {
+    remove_unclaimed(std::move(name), std::move(r));
     return;
   }
   if (route == "snapshot") {

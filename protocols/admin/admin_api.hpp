@@ -8,6 +8,7 @@
 
 #include "actors/actors.hpp"
 #include "core/operator_release.hpp"
+#include "core/unclaimed_desk.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "protocols/gateway/gateway.hpp"
 #include "protocols/http/unix_http_server.hpp"
@@ -27,6 +28,10 @@ namespace berth {
 ///                                    snapshot of Docker volume NAME, in Docker's namespace
 ///   GET  /v1/snapshots            -> [record...] Docker's snapshots, sorted by name
 ///   DELETE /v1/snapshots/SNAP     -> {"removed": "SNAP"}; 404 unless a Docker snapshot
+///   GET  /v1/unclaimed            -> {"listed_at", "unclaimed": [NAME...]}: the CSI volumes
+///                                    no BerthVolume names (cluster mode, unclaimed_desk)
+///   DELETE /v1/unclaimed/NAME     -> {"removed": "NAME"} once the API server confirms that
+///                                    no BerthVolume names it; 409 without --kubernetes
 ///   GET  /v1/status               -> version, uptime, readiness, volume counts, journal
 ///                                    (admin::status_json)
 ///   GET  /v1/operations           -> counts by code and latency histograms per
@@ -41,8 +46,11 @@ class admin_api {
 public:
   /// @param stats what status and operations read, and where requests are counted.
   /// @param desk berthctl release's (the dockerd reconciliation); null: release answers 503.
+  /// @param unclaimed berthctl unclaimed's (the node agent); null outside the cluster mode:
+  ///        its routes answer 409.
   admin_api(caf::actor_system& sys, registry_actor registry, std::shared_ptr<telemetry> stats,
-            std::shared_ptr<operator_release_desk> desk = nullptr);
+            std::shared_ptr<operator_release_desk> desk = nullptr,
+            std::shared_ptr<unclaimed_desk> unclaimed = nullptr);
 
   /// A handler_fn for unix_http_server; never blocks.
   void handle(const std::string& method, const std::string& target, std::string body,
@@ -77,9 +85,13 @@ private:
   void snapshots(responder r);
   void snapshot_volume(std::string volume, std::string snapshot, responder r);
   void remove_snapshot(std::string name, responder r);
+  // admin_unclaimed.cpp
+  void unclaimed(responder r);
+  void remove_unclaimed(std::string name, responder r);
 
   registry_actor registry_;
   std::shared_ptr<operator_release_desk> desk_;
+  std::shared_ptr<unclaimed_desk> unclaimed_;
   std::shared_ptr<telemetry> stats_;
   gateway gw_;
 };

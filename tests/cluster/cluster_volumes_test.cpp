@@ -297,4 +297,48 @@ TEST_F(cluster, a_volume_whose_storage_was_lost_can_still_be_deleted) {
   EXPECT_FALSE(object_of("cl-lost")) << "the object is gone";
 }
 
+TEST_F(cluster, a_volume_no_object_names_is_kept_until_an_operator_removes_it) {
+  v1::CreateVolumeResponse made;
+  auto st = controller().CreateVolume(call().get(), create_request("cl-unclaimed", 64 * mib, "n2"),
+                                      &made);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  // While n2 is down, its object goes without it: deleted, its finalizer taken by hand.
+  ASSERT_EQ(berthd(2).stop(), 0) << berthd(2).log_tail();
+  auto until = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(10); };
+  auto obj = object_of("cl-unclaimed");
+  ASSERT_TRUE(obj);
+  ASSERT_TRUE(api().delete_object(kube::berth_volumes(), obj->name, until()));
+  obj = object_of("cl-unclaimed");
+  ASSERT_TRUE(obj);
+  ASSERT_TRUE(api().merge_patch(kube::berth_volumes(), obj->name, "",
+                                kube::finalizers_patch(obj->resource_version, {}), until()));
+  ASSERT_FALSE(object_of("cl-unclaimed"));
+  ASSERT_EQ(berthd(2).start(), "");
+  std::string listed;
+  ASSERT_TRUE(eventually([&] {
+    listed = berthd(2).berthctl("unclaimed").second;
+    return listed.find("  cl-unclaimed\n") != std::string::npos;
+  })) << listed << logs();
+  auto [kept, inspect] = berthd(2).berthctl("inspect cl-unclaimed");
+  EXPECT_EQ(kept, 0) << "berth never removes it by itself: " << inspect;
+  auto [removed, out] = berthd(2).berthctl("unclaimed rm cl-unclaimed");
+  EXPECT_EQ(removed, 0) << out << logs();
+  EXPECT_EQ(out, "unclaimed volume cl-unclaimed removed, with its storage\n");
+  auto [gone, none] = berthd(2).berthctl("inspect cl-unclaimed");
+  EXPECT_EQ(gone, 1) << none;
+  EXPECT_EQ(berthd(2).berthctl("unclaimed").second.find("cl-unclaimed"), std::string::npos);
+  // On n1, which never had it, and for a name an object claims: refused.
+  v1::CreateVolumeResponse other;
+  st = controller().CreateVolume(call().get(), create_request("cl-claimed", 64 * mib, "n1"), &other);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  auto [refused, why] = berthd(1).berthctl("unclaimed rm cl-claimed");
+  EXPECT_EQ(refused, 1) << why;
+  EXPECT_NE(why.find("it is not unclaimed"), std::string::npos) << why;
+  v1::DeleteVolumeRequest del;
+  del.set_volume_id("cl-claimed");
+  v1::DeleteVolumeResponse deleted;
+  st = controller().DeleteVolume(call().get(), del, &deleted);
+  EXPECT_TRUE(st.ok()) << st.error_message() << logs();
+}
+
 } // namespace berth::cluster_test

@@ -1,7 +1,9 @@
 #include "tests/csi/berthd_process.hpp"
 
+#include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -10,6 +12,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <libgen.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -258,6 +261,22 @@ bool berthd_process::exited() {
   }
   pid_ = -1;
   return true;
+}
+
+std::pair<int, std::string> berthd_process::berthctl(const std::string& args) const {
+  std::string dir = binary();
+  dir = ::dirname(dir.data());
+  auto cmd = dir + "/berthctl --socket " + state_dir() + "/admin.sock " + args + " 2>&1";
+  std::string text;
+  int status = -1;
+  if (auto* p = ::popen(cmd.c_str(), "r")) {
+    std::array<char, 4096> buf{};
+    while (auto n = std::fread(buf.data(), 1, buf.size(), p)) {
+      text.append(buf.data(), n);
+    }
+    status = ::pclose(p);
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
 }
 
 std::string berthd_process::log_tail(size_t lines) const {

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
@@ -83,6 +84,10 @@ public:
   }
   /// The last `lines` lines of berthd's output (all starts).
   std::string log_tail(size_t lines = 40) const;
+
+  /// Runs the berthctl beside binary() against this berthd's admin socket with `args`
+  /// (split by the shell): its exit status and what it printed, stderr included.
+  std::pair<int, std::string> berthctl(const std::string& args) const;
 
   /// Arguments appended to every start.
   std::vector<std::string> extra_args;

@@ -5,11 +5,7 @@
 // on the real berthd, with a real loop device: the result is read back from berthctl,
 // statvfs and sysfs.
 
-#include <array>
-#include <cstdio>
 #include <future>
-#include <libgen.h>
-#include <sys/wait.h>
 
 #include <grpcpp/create_channel.h>
 #include <rapidjson/document.h>
@@ -78,19 +74,7 @@ protected:
 
   /// Runs berthctl against this berthd: its exit status and what it printed.
   std::pair<int, std::string> berthctl(const std::string& args) {
-    std::string dir = berthd_process::binary();
-    dir = ::dirname(dir.data());
-    auto cmd = dir + "/berthctl --socket " + berthd().state_dir() + "/admin.sock " + args + " 2>&1";
-    std::string text;
-    int status = -1;
-    if (auto* p = ::popen(cmd.c_str(), "r")) {
-      std::array<char, 4096> buf{};
-      while (auto n = std::fread(buf.data(), 1, buf.size(), p)) {
-        text.append(buf.data(), n);
-      }
-      status = ::pclose(p);
-    }
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+    return berthd().berthctl(args);
   }
 
   /// `berthctl inspect NAME --json`, parsed.

@@ -49,6 +49,15 @@ void node_agent::stop() {
     t.join();
   }
   threads_.clear();
+  std::deque<removal> left;
+  {
+    std::lock_guard lock{mu_};
+    left.swap(removals_);
+  }
+  for (auto& r : left) {
+    r.done(make_error(ec::unavailable, "berthd is stopping: volume " + quote_input(r.name)
+                                         + " was not removed; ask again once it runs"));
+  }
 }
 
 size_t node_agent::objects_tracked() {
@@ -107,9 +116,9 @@ void node_agent::watch_loop() {
     failures.succeeded("listing the BerthVolumes of node " + cfg_.node);
     pause.reset();
     forget_unseen(names);
+    report_unclaimed(names);
     if (first_list) {
       first_list = false;
-      report_unclaimed(names);
       report_capacity(true); // the scheduler can place volumes here from now on
     }
     // WATCH until it is gone (410: list again) or stopped.
@@ -167,6 +176,7 @@ void node_agent::seen(volume_object obj) {
     return; // the label says this node, the spec another: the spec is the truth
   }
   std::lock_guard lock{mu_};
+  claim_locked(obj.spec.csi_name);
   auto& t = volumes_[obj.name];
   if (t.uid != obj.uid) {
     // A new object under a known name (deleted and made again): what was answered and
@@ -231,9 +241,17 @@ void node_agent::ticker_loop() {
 void node_agent::worker_loop() {
   std::unique_lock lock{mu_};
   for (;;) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    wake_.wait(lock, [this] { return stopping_ || !removals_.empty() || !queue_.empty(); });
     if (stopping_) {
       return;
+    }
+    if (!removals_.empty()) {
+      auto r = std::move(removals_.front());
+      removals_.pop_front();
+      lock.unlock();
+      r.done(remove_unclaimed_now(r.name));
+      lock.lock();
+      continue;
     }
     auto name = queue_.front();
     queue_.pop_front();

@@ -4,7 +4,9 @@
 // BerthVolumes of its node (a label selector; again after 410 Expired, with backoff while
 // the API is away), carries each out through the volume actors (create, expand and modify,
 // remove), and answers in the object's status; it reports the free capacity of each
-// backend in its Node's annotations, on change and every resync.
+// backend in its Node's annotations, on change and every resync. After each full LIST it
+// reports the CSI volumes recorded here that no BerthVolume names (log, metric, berthctl
+// unclaimed), and removes one only when an operator asks (unclaimed_desk).
 //
 //   API server ─watch─▶ watcher thread ─▶ queue ─▶ workers ─▶ volume_desk ─▶ registry
 //        ▲                                              │
@@ -30,6 +32,8 @@
 
 #include "actors/actors.hpp"
 #include "backends/backend.hpp"
+#include "core/telemetry/telemetry.hpp"
+#include "core/unclaimed_desk.hpp"
 #include "protocols/kube/agent/volume_desk.hpp"
 #include "protocols/kube/agent/volume_intent.hpp"
 #include "protocols/kube/berth_objects.hpp"
@@ -45,13 +49,15 @@ struct agent_config {
   /// Every volume is looked at again, and capacity reported, this often.
   std::chrono::seconds resync{60};
   size_t workers = 4;
+  /// Where the unclaimed volumes are counted (berth_unclaimed_volumes); may be null.
+  std::shared_ptr<telemetry> stats;
 };
 
-class node_agent {
+class node_agent : public unclaimed_desk {
 public:
   node_agent(caf::actor_system& sys, registry_actor registry, std::unique_ptr<object_api> api,
              agent_config cfg);
-  ~node_agent();
+  ~node_agent() override;
 
   node_agent(const node_agent&) = delete;
   node_agent& operator=(const node_agent&) = delete;
@@ -66,6 +72,11 @@ public:
   /// How many objects the agent keeps track of now: each one listed or watched, until it
   /// is gone from the API and nothing of it runs.
   size_t objects_tracked();
+
+  // -- unclaimed_desk ----------------------------------------------------------------------
+  caf::expected<unclaimed_volumes> unclaimed() override;
+  /// Runs on a worker; a removal queued when the agent stops is answered ec::unavailable.
+  void remove_unclaimed(std::string name, removed_fn done) override;
 
 private:
   /// What the agent knows of one volume.
@@ -103,8 +114,13 @@ private:
   void write_status(const volume_object& obj, const volume_object_status& status);
   void drop_finalizer(const volume_object& obj);
   void report_capacity(bool force);
-  /// Logs each CSI volume of this node's state that no BerthVolume names (once, at start).
+  /// After a full LIST: the CSI volumes of this node's state that no BerthVolume names
+  /// become the unclaimed ones; each newly unclaimed one is logged.
   void report_unclaimed(const std::vector<std::string>& names_seen);
+  /// A volume an object names now is claimed. Needs mu_.
+  void claim_locked(const std::string& csi_name);
+  /// The removal an operator asked for, on a worker.
+  caf::error remove_unclaimed_now(const std::string& name);
 
   volume_desk desk_;
   std::unique_ptr<object_api> api_;
@@ -113,8 +129,15 @@ private:
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::string> queue_;
+  /// An operator's removal of an unclaimed volume, waiting for a worker.
+  struct removal {
+    std::string name;
+    removed_fn done;
+  };
+  std::deque<removal> removals_; ///< taken before queue_
   std::map<std::string, tracked> volumes_; ///< by object name
   bool stopping_ = false;
+  std::optional<unclaimed_volumes> unclaimed_; ///< nullopt before the first full LIST
 
   std::mutex capacity_mu_;
   std::map<std::string, uint64_t> capacity_written_;

@@ -1,10 +1,9 @@
-// The node agent's answers in the API: a BerthVolume's status and finalizer, the Node's
-// capacity, and the log line for a local volume no object claims.
+// The node agent's answers in the API: a BerthVolume's status and finalizer, and the
+// Node's capacity.
 
 #include "protocols/kube/agent/node_agent.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -84,30 +83,6 @@ void node_agent::report_capacity(bool force) {
     return;
   }
   capacity_written_ = std::move(now);
-}
-
-void node_agent::report_unclaimed(const std::vector<std::string>& names_seen) {
-  auto mine = desk_.volumes();
-  if (!mine) {
-    return;
-  }
-  std::set<std::string> claimed;
-  {
-    std::lock_guard lock{mu_};
-    for (const auto& name : names_seen) {
-      auto it = volumes_.find(name);
-      if (it != volumes_.end() && it->second.latest) {
-        claimed.insert(it->second.latest->spec.csi_name);
-      }
-    }
-  }
-  for (const auto& rec : *mine) {
-    if (!claimed.count(rec.name)) {
-      spdlog::warn("node agent: CSI volume {} is recorded on node {} but no BerthVolume names it; "
-                   "berth keeps it and never removes it by itself (berthctl inspect shows it)",
-                   quote_input(rec.name), cfg_.node);
-    }
-  }
 }
 
 } // namespace berth::kube::agent

@@ -160,10 +160,12 @@ TEST(collect, persistence_modify_and_reconcile_families) {
   EXPECT_LINE(page, "berth_reconcile_actions_total{action=\"cleared\"} 0");
   t.mount_ids_released.add("died", 2);
   t.docker_engine_up.set(1);
+  t.unclaimed_volumes.set(3);
   page = page_of(t);
   EXPECT_LINE(page, "berth_mount_ids_released_total{reason=\"died\"} 2");
   EXPECT_LINE(page, "berth_mount_ids_released_total{reason=\"operator\"} 0");
   EXPECT_LINE(page, "berth_docker_engine_up 1");
+  EXPECT_LINE(page, "berth_unclaimed_volumes 3");
 }
 
 TEST(collect, ready_build_and_process_families) {
@@ -221,6 +223,7 @@ TEST(collect, every_family_of_the_contract_is_on_the_page) {
          {"berth_reconcile_actions_total", "counter"},
          {"berth_mount_ids_released_total", "counter"},
          {"berth_docker_engine_up", "gauge"},
+         {"berth_unclaimed_volumes", "gauge"},
          {"berth_volume_used_bytes", "gauge"},
          {"berth_volume_limit_bytes", "gauge"},
          {"berth_volume_usage_omitted", "gauge"},

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/registry.hpp"
+#include "core/telemetry/telemetry.hpp"
 #include "protocols/kube/agent/node_agent.hpp"
 #include "protocols/kube/berth_objects.hpp"
 #include "tests/actors/fakes.hpp"
@@ -33,6 +34,8 @@ protected:
   std::shared_ptr<fake_disk> disk = std::make_shared<fake_disk>();
   std::shared_ptr<executor> exec = std::make_shared<executor>(4, 64);
   registry_actor reg;
+  /// Where the agent counts the unclaimed volumes.
+  std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
   memory_objects* api = nullptr; ///< owned by the agent
   std::unique_ptr<kube::agent::node_agent> agent;
 
@@ -52,6 +55,7 @@ protected:
     ac.backends["local"] = storage;
     ac.resync = std::chrono::seconds(600);
     ac.workers = 4;
+    ac.stats = stats;
     agent = std::make_unique<kube::agent::node_agent>(*ts.sys, reg, std::move(objects), ac);
     agent->start();
   }
