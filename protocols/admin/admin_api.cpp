@@ -42,36 +42,42 @@ struct parsed_target {
   std::string_view name;
 };
 
+/// What follows `collection` + "/" in `path` ("" when `path` is not below it).
+std::string_view below(std::string_view path, std::string_view collection) {
+  if (path.size() <= collection.size() + 1 || path.substr(0, collection.size()) != collection
+      || path[collection.size()] != '/') {
+    return {};
+  }
+  return path.substr(collection.size() + 1);
+}
+
+/// A collection's DELETE route of one member, `collection`/NAME (a name holds no '/').
+void member_delete(parsed_target& t, std::string_view name, const char* route) {
+  t.name = name;
+  if (name.find('/') == std::string_view::npos) {
+    t.route = route;
+    t.method = "DELETE";
+  }
+}
+
 parsed_target parse_target(std::string_view path) {
   parsed_target t;
   if (path == snapshots_path) {
     t.route = "snapshots";
-  } else if (path.size() > snapshots_path.size() + 1
-             && path.substr(0, snapshots_path.size() + 1) == "/v1/snapshots/") {
-    t.name = path.substr(snapshots_path.size() + 1);
-    if (t.name.find('/') == std::string_view::npos) {
-      t.route = "snapshot_remove";
-      t.method = "DELETE";
-    }
+  } else if (auto snapshot = below(path, snapshots_path); !snapshot.empty()) {
+    member_delete(t, snapshot, "snapshot_remove");
   } else if (path == unclaimed_path) {
     t.route = "unclaimed";
-  } else if (path.size() > unclaimed_path.size() + 1
-             && path.substr(0, unclaimed_path.size() + 1) == "/v1/unclaimed/") {
-    t.name = path.substr(unclaimed_path.size() + 1);
-    if (t.name.find('/') == std::string_view::npos) {
-      t.route = "unclaimed_remove";
-      t.method = "DELETE";
-    }
+  } else if (auto volume = below(path, unclaimed_path); !volume.empty()) {
+    member_delete(t, volume, "unclaimed_remove");
   } else if (path == "/v1/status") {
     t.route = "status";
   } else if (path == "/v1/operations") {
     t.route = "operations";
   } else if (path == volumes_path) {
     t.route = "list";
-  } else if (path.size() > volumes_path.size() + 1
-             && path.substr(0, volumes_path.size() + 1) == "/v1/volumes/") {
+  } else if (auto rest = below(path, volumes_path); !rest.empty()) {
     // /v1/volumes/NAME or /v1/volumes/NAME/ACTION (a name holds no '/').
-    auto rest = path.substr(volumes_path.size() + 1);
     auto slash = rest.find('/');
     t.name = rest.substr(0, slash);
     auto action = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
