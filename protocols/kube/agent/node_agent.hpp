@@ -119,8 +119,14 @@ private:
   void report_unclaimed(const std::vector<std::string>& names_seen);
   /// A volume an object names now is claimed. Needs mu_.
   void claim_locked(const std::string& csi_name);
+  /// Takes `csi_name` off the unclaimed list; false when it was not on it. Needs mu_.
+  bool drop_unclaimed_locked(const std::string& csi_name);
+  /// Sets berth_unclaimed_volumes to the list's length. Needs mu_.
+  void count_unclaimed_locked();
   /// The removal an operator asked for, on a worker.
   caf::error remove_unclaimed_now(const std::string& name);
+  /// At stop, after the workers ended: answers each removal still queued ec::unavailable.
+  void refuse_removals_left();
 
   volume_desk desk_;
   std::unique_ptr<object_api> api_;

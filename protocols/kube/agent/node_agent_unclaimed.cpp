@@ -30,6 +30,12 @@ caf::error claimed_by(const std::string& object, const std::string& csi_name,
                       "PersistentVolume (or the BerthVolume) instead");
 }
 
+/// The answer to a removal that reaches a stopping agent.
+caf::error stopping_refusal(const std::string& name) {
+  return make_error(ec::unavailable, "berthd is stopping: volume " + quote_input(name)
+                                       + " was not removed; ask again once it runs");
+}
+
 } // namespace
 
 void node_agent::report_unclaimed(const std::vector<std::string>& names_seen) {
@@ -65,25 +71,33 @@ void node_agent::report_unclaimed(const std::vector<std::string>& names_seen) {
   }
   std::sort(now.names.begin(), now.names.end());
   unclaimed_ = std::move(now);
-  if (cfg_.stats) {
-    cfg_.stats->unclaimed_volumes.set(static_cast<int64_t>(unclaimed_->names.size()));
-  }
+  count_unclaimed_locked();
 }
 
 void node_agent::claim_locked(const std::string& csi_name) {
+  if (drop_unclaimed_locked(csi_name)) {
+    spdlog::info("node agent: CSI volume {} is claimed by a BerthVolume again",
+                 quote_input(csi_name));
+  }
+}
+
+bool node_agent::drop_unclaimed_locked(const std::string& csi_name) {
   if (!unclaimed_) {
-    return;
+    return false;
   }
   auto& names = unclaimed_->names;
   auto it = std::lower_bound(names.begin(), names.end(), csi_name);
   if (it == names.end() || *it != csi_name) {
-    return;
+    return false;
   }
   names.erase(it);
-  spdlog::info("node agent: CSI volume {} is claimed by a BerthVolume again",
-               quote_input(csi_name));
-  if (cfg_.stats) {
-    cfg_.stats->unclaimed_volumes.set(static_cast<int64_t>(names.size()));
+  count_unclaimed_locked();
+  return true;
+}
+
+void node_agent::count_unclaimed_locked() {
+  if (cfg_.stats && unclaimed_) {
+    cfg_.stats->unclaimed_volumes.set(static_cast<int64_t>(unclaimed_->names.size()));
   }
 }
 
@@ -105,8 +119,18 @@ void node_agent::remove_unclaimed(std::string name, removed_fn done) {
       return;
     }
   }
-  done(make_error(ec::unavailable, "berthd is stopping: volume " + quote_input(name)
-                                     + " was not removed; ask again once it runs"));
+  done(stopping_refusal(name));
+}
+
+void node_agent::refuse_removals_left() {
+  std::deque<removal> left;
+  {
+    std::lock_guard lock{mu_};
+    left.swap(removals_);
+  }
+  for (auto& r : left) {
+    r.done(stopping_refusal(r.name));
+  }
 }
 
 caf::error node_agent::remove_unclaimed_now(const std::string& name) {
@@ -146,13 +170,7 @@ caf::error node_agent::remove_unclaimed_now(const std::string& name) {
   spdlog::warn("node agent: unclaimed CSI volume {} removed from node {} at an operator's "
                "request", quote_input(name), cfg_.node);
   std::lock_guard lock{mu_};
-  if (unclaimed_) {
-    auto& names = unclaimed_->names;
-    names.erase(std::remove(names.begin(), names.end(), name), names.end());
-    if (cfg_.stats) {
-      cfg_.stats->unclaimed_volumes.set(static_cast<int64_t>(names.size()));
-    }
-  }
+  drop_unclaimed_locked(name);
   return {};
 }
 
