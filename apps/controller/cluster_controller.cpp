@@ -2,12 +2,11 @@
 // the node's agent answers in its status (docs/running.md, "berth on a cluster").
 
 #include <algorithm>
-#include <cstdio>
-#include <random>
 
 #include <spdlog/spdlog.h>
 
 #include "apps/controller/cluster_services.hpp"
+#include "apps/controller/rpc_support.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "protocols/csi/status.hpp"
@@ -20,52 +19,20 @@ using csi::invalid_argument;
 using csi::not_found;
 using csi::to_status;
 
-/// The longest an RPC without a deadline waits for a node.
-constexpr std::chrono::seconds longest_wait{120};
-/// Kept back from the client's deadline, so the answer reaches it before it gives up.
-constexpr std::chrono::milliseconds answer_margin{250};
-
-clock_type::time_point deadline_of(const grpc::ServerContext* ctx) {
-  auto left = ctx->deadline() - std::chrono::system_clock::now();
-  if (left > longest_wait) {
-    left = longest_wait;
-  }
-  return clock_type::now() + std::chrono::duration_cast<clock_type::duration>(left) - answer_margin;
-}
-
 grpc::Status unknown_volume(const std::string& id) {
   return not_found("volume " + quote_input(id) + " does not exist");
 }
 
 /// What the node reported as the failure of the change it answered last.
 grpc::Status node_failure(const kube::volume_object& obj) {
-  auto code = ec_from_string(obj.status.reason).value_or(ec::internal);
-  return grpc::Status{csi::to_code(code),
-                      "node " + quote_input(obj.spec.node) + ": " + obj.status.message};
-}
-
-/// A wait that ran out: the node goes on, and a retry waits again.
-grpc::Status node_late(const kube::volume_object& obj, const char* what) {
-  return grpc::Status{grpc::StatusCode::DEADLINE_EXCEEDED,
-                      "node " + quote_input(obj.spec.node) + " has not " + what
-                        + " volume " + quote_input(obj.spec.csi_name)
-                        + " before the deadline; it goes on, and a retry waits again"};
+  return controller::node_failure(obj.spec.node, obj.status.reason, obj.status.message);
 }
 
 grpc::Status wait_failed(const caf::error& err, const kube::volume_object& obj, const char* what) {
   if (is(err, ec::timeout)) {
-    return node_late(obj, what);
+    return node_late(obj.spec.node, std::string{what} + " volume " + quote_input(obj.spec.csi_name));
   }
   return to_status(err);
-}
-
-/// A token no other DeleteVolume has: 128 random bits, in hex.
-std::string new_request_token() {
-  static thread_local std::mt19937_64 bits{std::random_device{}()};
-  char out[33];
-  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(bits()),
-                static_cast<unsigned long long>(bits()));
-  return out;
 }
 
 /// The node segments of `topologies`; a topology without berth's key names no node.
@@ -142,19 +109,19 @@ bool applied(const kube::volume_object& obj, const google::protobuf::Map<std::st
   return true;
 }
 
-int64_t clamp(uint64_t bytes) {
-  return bytes > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(bytes);
-}
-
 } // namespace
 
-cluster_controller::cluster_controller(volume_store& store, csi::codec_env env)
-  : store_(store), env_(std::move(env)), topology_key_(csi::topology_key(env_.driver_name)) {
+cluster_controller::cluster_controller(volume_store& store, snapshot_store& snapshots,
+                                       csi::codec_env env)
+  : store_(store),
+    snapshots_(snapshots),
+    env_(std::move(env)),
+    topology_key_(csi::topology_key(env_.driver_name)) {
 }
 
 void cluster_controller::encode(const kube::volume_object& obj, v1::Volume* out) const {
   out->set_volume_id(obj.spec.csi_name);
-  out->set_capacity_bytes(clamp(obj.status.capacity_bytes));
+  out->set_capacity_bytes(clamp_bytes(obj.status.capacity_bytes));
   auto& context = *out->mutable_volume_context();
   if (auto it = obj.spec.parameters.find("backend"); it != obj.spec.parameters.end()) {
     context["backend"] = it->second;
@@ -168,6 +135,35 @@ void cluster_controller::encode(const kube::volume_object& obj, v1::Volume* out)
     out->mutable_content_source()->mutable_snapshot()->set_snapshot_id(obj.spec.source_snapshot);
   }
   (*out->add_accessible_topology()->mutable_segments())[topology_key_] = obj.spec.node;
+}
+
+grpc::Status cluster_controller::source_node(const content_source& source,
+                                             clock_type::time_point until, std::string& node) {
+  if (source.kind == record_kind::snapshot) {
+    auto snap = snapshots_.find(source.name, until);
+    if (!snap) {
+      return to_status(snap.error());
+    }
+    if (!*snap || (*snap)->deleting) {
+      return not_found("snapshot " + quote_input(source.name) + " does not exist");
+    }
+    if (!(*snap)->status.ready_to_use) {
+      return {grpc::StatusCode::UNAVAILABLE, "snapshot " + quote_input(source.name)
+                                               + " is not ready yet on node "
+                                               + quote_input((*snap)->spec.node) + "; retry"};
+    }
+    node = (*snap)->spec.node;
+    return grpc::Status::OK;
+  }
+  auto volume = store_.find(source.name, until);
+  if (!volume) {
+    return to_status(volume.error());
+  }
+  if (!*volume) {
+    return not_found("source volume " + quote_input(source.name) + " does not exist");
+  }
+  node = (*volume)->spec.node;
+  return grpc::Status::OK;
 }
 
 grpc::Status cluster_controller::CreateVolume(grpc::ServerContext* ctx,
@@ -207,19 +203,10 @@ grpc::Status cluster_controller::CreateVolume(grpc::ServerContext* ctx,
     where.requisite = nodes_of(topo.requisite(), topology_key_);
     where.backend = decoded.backend;
     where.bytes = decoded.required_bytes;
-    if (decoded.source.kind == record_kind::snapshot && !decoded.source.empty()) {
-      return not_found("snapshot " + quote_input(decoded.source.name)
-                       + " does not exist (berthd controller serves no snapshots yet)");
-    }
     if (!decoded.source.empty()) {
-      auto source = store_.find(decoded.source.name, until);
-      if (!source) {
-        return to_status(source.error());
+      if (auto st = source_node(decoded.source, until, where.pinned); !st.ok()) {
+        return st;
       }
-      if (!*source) {
-        return not_found("source volume " + quote_input(decoded.source.name) + " does not exist");
-      }
-      where.pinned = (*source)->spec.node;
     }
     auto capacity = store_.capacities(until);
     if (!capacity) {
@@ -332,7 +319,7 @@ grpc::Status cluster_controller::ControllerExpandVolume(grpc::ServerContext* ctx
   }
   bool block = req->has_volume_capability() && req->volume_capability().has_block();
   auto answer = [&](const kube::volume_object& obj) {
-    resp->set_capacity_bytes(clamp(obj.status.capacity_bytes));
+    resp->set_capacity_bytes(clamp_bytes(obj.status.capacity_bytes));
     // A filesystem must be grown on the node; a raw block device need not.
     resp->set_node_expansion_required(!block);
     return grpc::Status::OK;
@@ -571,7 +558,7 @@ grpc::Status cluster_controller::GetCapacity(grpc::ServerContext* ctx,
       bytes = std::max(bytes, room(node));
     }
   }
-  resp->set_available_capacity(clamp(bytes));
+  resp->set_available_capacity(clamp_bytes(bytes));
   return grpc::Status::OK;
 }
 
@@ -581,7 +568,8 @@ grpc::Status cluster_controller::ControllerGetCapabilities(
   using rpc = v1::ControllerServiceCapability::RPC;
   for (auto type : {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY,
                     rpc::CLONE_VOLUME, rpc::EXPAND_VOLUME, rpc::GET_VOLUME, rpc::VOLUME_CONDITION,
-                    rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME}) {
+                    rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME,
+                    rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS}) {
     resp->add_capabilities()->mutable_rpc()->set_type(type);
   }
   return grpc::Status::OK;

@@ -10,6 +10,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "apps/controller/snapshot_store.hpp"
 #include "apps/controller/volume_store.hpp"
 #include "protocols/csi/csi_codec.hpp"
 
@@ -36,10 +37,11 @@ private:
   std::string version_;
 };
 
-/// Controller: each RPC on the volume's BerthVolume (docs/running.md, "berth on a cluster").
+/// Controller: each RPC on the volume's BerthVolume, or the snapshot's BerthSnapshot
+/// (docs/running.md, "berth on a cluster").
 class cluster_controller final : public v1::Controller::Service {
 public:
-  cluster_controller(volume_store& store, csi::codec_env env);
+  cluster_controller(volume_store& store, snapshot_store& snapshots, csi::codec_env env);
 
   grpc::Status CreateVolume(grpc::ServerContext* ctx, const v1::CreateVolumeRequest* req,
                             v1::CreateVolumeResponse* resp) override;
@@ -65,11 +67,24 @@ public:
                                          const v1::ControllerGetCapabilitiesRequest* req,
                                          v1::ControllerGetCapabilitiesResponse* resp) override;
 
+  // In cluster_snapshots.cpp.
+  grpc::Status CreateSnapshot(grpc::ServerContext* ctx, const v1::CreateSnapshotRequest* req,
+                              v1::CreateSnapshotResponse* resp) override;
+  grpc::Status DeleteSnapshot(grpc::ServerContext* ctx, const v1::DeleteSnapshotRequest* req,
+                              v1::DeleteSnapshotResponse* resp) override;
+  grpc::Status ListSnapshots(grpc::ServerContext* ctx, const v1::ListSnapshotsRequest* req,
+                             v1::ListSnapshotsResponse* resp) override;
+
 private:
   /// The object's answer as a CSI Volume (id = the CSI name, its node's topology).
   void encode(const kube::volume_object& obj, v1::Volume* out) const;
+  /// The node a volume made from `source` must go to; an error status when the source is
+  /// not there (or, for a snapshot, not ready yet).
+  grpc::Status source_node(const content_source& source, clock_type::time_point until,
+                           std::string& node);
 
   volume_store& store_;
+  snapshot_store& snapshots_;
   csi::codec_env env_;
   std::string topology_key_;
 };

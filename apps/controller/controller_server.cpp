@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/controller/cluster_services.hpp"
+#include "apps/controller/snapshot_store.hpp"
 #include "apps/controller/volume_store.hpp"
 #include "core/errors.hpp"
 #include "protocols/csi/csi_socket.hpp"
@@ -38,8 +39,9 @@ caf::error controller_server::start() {
   env.backends = {"block", "local"};
   env.default_backend = "block";
   store_ = std::make_unique<volume_store>(api_, cfg_.events_namespace);
+  snapshots_ = std::make_unique<snapshot_store>(api_, cfg_.events_namespace);
   identity_ = std::make_unique<cluster_identity>(cfg_.driver_name, cfg_.version);
-  controller_ = std::make_unique<cluster_controller>(*store_, env);
+  controller_ = std::make_unique<cluster_controller>(*store_, *snapshots_, env);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials());
   builder.RegisterService(identity_.get());

@@ -19,6 +19,7 @@ namespace berth::controller {
 
 class cluster_identity;
 class cluster_controller;
+class snapshot_store;
 class volume_store;
 
 struct controller_config {
@@ -48,6 +49,7 @@ private:
   controller_config cfg_;
   std::string path_;
   std::unique_ptr<volume_store> store_;
+  std::unique_ptr<snapshot_store> snapshots_;
   std::unique_ptr<cluster_identity> identity_;
   std::unique_ptr<cluster_controller> controller_;
   std::unique_ptr<grpc::Server> server_;

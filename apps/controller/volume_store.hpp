@@ -13,13 +13,12 @@
 
 #include <caf/expected.hpp>
 
+#include "apps/controller/object_calls.hpp"
 #include "apps/controller/placement.hpp"
 #include "protocols/kube/berth_objects.hpp"
 #include "protocols/kube/object_api.hpp"
 
 namespace berth::controller {
-
-using clock_type = std::chrono::steady_clock;
 
 class volume_store {
 public:

@@ -3,105 +3,25 @@
 #include <cctype>
 
 #include <openssl/sha.h>
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
+#include "protocols/kube/detail/object_json.hpp"
 
 namespace berth::kube {
 
 namespace {
 
-using value = rapidjson::Value;
-using writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-caf::error malformed(const std::string& what, const std::string& why) {
-  return make_error(ec::unavailable, "kube API sent a malformed " + what + ": " + why);
-}
-
-/// An unsigned integer member; 0 when absent. A negative or non-integer value is an error.
-bool read_u64(const value& obj, const char* key, uint64_t& out, std::string& why) {
-  auto v = json_member(obj, key);
-  if (!v || v->IsNull()) {
-    return true;
-  }
-  if (!v->IsUint64()) {
-    why = std::string{key} + " is " + json_type_name(*v) + ", not a non-negative integer";
-    return false;
-  }
-  out = v->GetUint64();
-  return true;
-}
-
-bool read_map(const value& obj, const char* key, std::map<std::string, std::string>& out,
-              std::string& why) {
-  auto v = json_member(obj, key);
-  if (!v || v->IsNull()) {
-    return true;
-  }
-  if (!v->IsObject()) {
-    why = std::string{key} + " is " + json_type_name(*v) + ", not an object";
-    return false;
-  }
-  for (const auto& m : v->GetObject()) {
-    if (!m.value.IsString()) {
-      why = std::string{key} + "." + m.name.GetString() + " is not a string";
-      return false;
-    }
-    out[m.name.GetString()] = m.value.GetString();
-  }
-  return true;
-}
-
-bool read_strings(const value& obj, const char* key, std::vector<std::string>& out,
-                  std::string& why) {
-  auto v = json_member(obj, key);
-  if (!v || v->IsNull()) {
-    return true;
-  }
-  if (!v->IsArray()) {
-    why = std::string{key} + " is " + json_type_name(*v) + ", not an array";
-    return false;
-  }
-  for (const auto& e : v->GetArray()) {
-    if (!e.IsString()) {
-      why = std::string{key} + " holds " + json_type_name(e) + ", not only strings";
-      return false;
-    }
-    out.emplace_back(e.GetString(), e.GetStringLength());
-  }
-  return true;
-}
-
-void write_text(writer& w, const char* key, const std::string& text) {
-  w.Key(key);
-  w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-}
-
-void write_map(writer& w, const char* key, const std::map<std::string, std::string>& m) {
-  w.Key(key);
-  w.StartObject();
-  for (const auto& [k, v] : m) {
-    write_text(w, k.c_str(), v);
-  }
-  w.EndObject();
-}
-
-void write_strings(writer& w, const char* key, const std::vector<std::string>& items) {
-  w.Key(key);
-  w.StartArray();
-  for (const auto& s : items) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  }
-  w.EndArray();
-}
-
-std::string text_of(const rapidjson::StringBuffer& buf) {
-  return {buf.GetString(), buf.GetSize()};
-}
+using detail::json_writer;
+using detail::malformed;
+using detail::read_map;
+using detail::read_strings;
+using detail::read_u64;
+using detail::text_of;
+using detail::write_map;
+using detail::write_strings;
+using detail::write_text;
+using writer = json_writer;
 
 std::string sha256_hex(const std::string& in, size_t digits) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
@@ -177,25 +97,14 @@ resource_ref events(const std::string& ns) {
 
 caf::expected<volume_object> parse_volume_object(const std::string& json) {
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError()) {
-    return malformed("BerthVolume", std::string{rapidjson::GetParseError_En(doc.GetParseError())}
-                                      + " at offset " + std::to_string(doc.GetErrorOffset()));
-  }
-  if (!doc.IsObject()) {
-    return malformed("BerthVolume", "not a JSON object");
+  if (auto err = detail::parse_document(json, "BerthVolume", doc)) {
+    return err;
   }
   volume_object out;
   std::string why;
-  const auto& meta = json_object(doc, "metadata");
-  out.name = json_text(meta, "name");
-  out.uid = json_text(meta, "uid");
-  out.resource_version = json_text(meta, "resourceVersion");
-  if (auto g = json_member(meta, "generation"); g && g->IsInt64()) {
-    out.generation = g->GetInt64();
+  if (!detail::read_meta(doc, out, why)) {
+    return malformed("BerthVolume " + out.name, why);
   }
-  out.deleting = !json_text(meta, "deletionTimestamp").empty();
-  out.delete_request = json_text(json_object(meta, "annotations"), delete_request_annotation);
   const auto& spec = json_object(doc, "spec");
   const auto& source = json_object(spec, "source");
   const auto& cap = json_object(spec, "capability");
@@ -216,8 +125,7 @@ caf::expected<volume_object> parse_volume_object(const std::string& json) {
   if (auto g = json_member(status, "observedGeneration"); g && g->IsInt64()) {
     st.observed_generation = g->GetInt64();
   }
-  bool ok = read_strings(meta, "finalizers", out.finalizers, why)
-            && read_u64(spec, "sizeBytes", s.size_bytes, why)
+  bool ok = read_u64(spec, "sizeBytes", s.size_bytes, why)
             && read_u64(spec, "limitBytes", s.limit_bytes, why)
             && read_map(spec, "parameters", s.parameters, why)
             && read_map(spec, "mutableParameters", s.mutable_parameters, why)
@@ -237,16 +145,7 @@ std::string volume_object_json(const std::string& name, const volume_object_spec
   w.StartObject();
   write_text(w, "apiVersion", "berth.csi.dev/v1alpha1");
   write_text(w, "kind", "BerthVolume");
-  w.Key("metadata");
-  w.StartObject();
-  write_text(w, "name", name);
-  w.Key("labels");
-  w.StartObject();
-  write_text(w, node_label, node_label_value(s.node));
-  write_text(w, "app.kubernetes.io/managed-by", "berth");
-  w.EndObject();
-  write_strings(w, "finalizers", {storage_finalizer});
-  w.EndObject();
+  detail::write_new_meta(w, name, s.node);
   w.Key("spec");
   w.StartObject();
   write_text(w, "name", s.csi_name);
@@ -414,13 +313,25 @@ caf::expected<std::map<std::string, uint64_t>> parse_node_capacity(const std::st
   return out;
 }
 
-std::string object_name_of(const std::string& json) {
+namespace {
+
+std::string metadata_text(const std::string& json, const char* key) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) {
     return {};
   }
-  return json_text(json_object(doc, "metadata"), "name");
+  return json_text(json_object(doc, "metadata"), key);
+}
+
+} // namespace
+
+std::string object_name_of(const std::string& json) {
+  return metadata_text(json, "name");
+}
+
+std::string resource_version_of(const std::string& json) {
+  return metadata_text(json, "resourceVersion");
 }
 
 std::string capacity_patch(const std::map<std::string, uint64_t>& bytes_by_backend) {
@@ -431,7 +342,8 @@ std::string capacity_patch(const std::map<std::string, uint64_t>& bytes_by_backe
   return annotations_patch(annotations);
 }
 
-std::string event_json(const std::string& ns, const std::string& name, const volume_object& object,
+std::string event_json(const std::string& ns, const std::string& name, const std::string& kind,
+                       const object_meta& object,
                        const std::string& type, const std::string& reason,
                        const std::string& message, const std::string& component,
                        const std::string& now_rfc3339) {
@@ -448,7 +360,7 @@ std::string event_json(const std::string& ns, const std::string& name, const vol
   w.Key("involvedObject");
   w.StartObject();
   write_text(w, "apiVersion", "berth.csi.dev/v1alpha1");
-  write_text(w, "kind", "BerthVolume");
+  write_text(w, "kind", kind);
   write_text(w, "name", object.name);
   write_text(w, "resourceVersion", object.resource_version);
   w.EndObject();

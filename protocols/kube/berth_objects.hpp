@@ -14,6 +14,7 @@
 #include <caf/expected.hpp>
 
 #include "protocols/kube/object_api.hpp"
+#include "protocols/kube/object_meta.hpp"
 
 namespace berth::kube {
 
@@ -72,14 +73,7 @@ struct volume_object_status {
   std::string delete_request;
 };
 
-struct volume_object {
-  std::string name; ///< metadata.name (object_name_for(spec.csi_name))
-  std::string uid;  ///< metadata.uid: tells a new object from an old one of the same name
-  std::string resource_version;
-  int64_t generation = 0;
-  bool deleting = false; ///< metadata.deletionTimestamp is set
-  std::string delete_request; ///< metadata.annotations[delete_request_annotation]
-  std::vector<std::string> finalizers;
+struct volume_object : object_meta {
   volume_object_spec spec;
   volume_object_status status;
 };
@@ -127,13 +121,16 @@ caf::expected<std::map<std::string, uint64_t>> parse_node_capacity(const std::st
 
 /// metadata.name of any object; "" when the JSON is no object or has none.
 std::string object_name_of(const std::string& json);
+/// metadata.resourceVersion of any object; "" when the JSON is no object or has none.
+std::string resource_version_of(const std::string& json);
 
 /// A merge patch of a Node setting capacity.berth.csi.dev/BACKEND for each entry.
 std::string capacity_patch(const std::map<std::string, uint64_t>& bytes_by_backend);
 
-/// A core/v1 Event about the BerthVolume `object` (involvedObject), of `type` Normal or
-/// Warning, named `name` in `ns`.
-std::string event_json(const std::string& ns, const std::string& name, const volume_object& object,
+/// A core/v1 Event about berth's object `object` of kind `kind` (BerthVolume,
+/// BerthSnapshot: the involvedObject), of `type` Normal or Warning, named `name` in `ns`.
+std::string event_json(const std::string& ns, const std::string& name, const std::string& kind,
+                       const object_meta& object,
                        const std::string& type, const std::string& reason,
                        const std::string& message, const std::string& component,
                        const std::string& now_rfc3339);

@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "protocols/kube/berth_objects.hpp"
+#include "protocols/kube/detail/object_json.hpp"
 
 namespace berth::kube {
 
@@ -16,15 +17,16 @@ constexpr int max_conflict_retries = 8;
 
 } // namespace
 
-caf::error release_storage_finalizer(object_api& api, const std::string& name,
+caf::error release_storage_finalizer(object_api& api, const resource_ref& kind,
+                                     const std::string& name,
                                      const std::string& uid,
                                      std::chrono::steady_clock::time_point until) {
   for (int attempt = 0;; ++attempt) {
-    auto json = api.get_object(berth_volumes(), name, until);
+    auto json = api.get_object(kind, name, until);
     if (!json) {
       return is(json.error(), ec::not_found) ? caf::none : json.error();
     }
-    auto now = parse_volume_object(*json);
+    auto now = detail::parse_meta(*json, "object " + name);
     if (!now) {
       return now.error();
     }
@@ -39,7 +41,7 @@ caf::error release_storage_finalizer(object_api& api, const std::string& name,
     }
     // Conditional on the resourceVersion just read: a write in between makes it a conflict,
     // and the object is read again (a new object under the name has another uid).
-    auto res = api.merge_patch(berth_volumes(), name, "",
+    auto res = api.merge_patch(kind, name, "",
                                finalizers_patch(now->resource_version, kept), until);
     if (res || is(res.error(), ec::not_found)) {
       return caf::none;

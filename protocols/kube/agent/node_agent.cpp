@@ -10,19 +10,16 @@
 #include <spdlog/spdlog.h>
 
 #include "core/errors.hpp"
-#include "core/retry.hpp"
-#include "core/text.hpp"
-#include "protocols/kube/agent/agent_bounds.hpp"
+#include "protocols/kube/agent/list_watch.hpp"
 
 namespace berth::kube::agent {
 
-using detail::call_bound;
-using detail::clock_type;
-using detail::watch_bound;
-
 node_agent::node_agent(caf::actor_system& sys, registry_actor registry,
                        std::unique_ptr<object_api> api, agent_config cfg)
-  : desk_(sys, std::move(registry)), api_(std::move(api)), cfg_(std::move(cfg)) {
+  : desk_(sys, registry),
+    api_(std::move(api)),
+    cfg_(std::move(cfg)),
+    snapshots_(sys, std::move(registry), *api_, cfg_.node, cfg_.default_backend) {
 }
 
 node_agent::~node_agent() {
@@ -37,6 +34,7 @@ void node_agent::start() {
   for (size_t i = 0; i < std::max<size_t>(1, cfg_.workers); ++i) {
     threads_.emplace_back([this] { worker_loop(); });
   }
+  snapshots_.start();
 }
 
 void node_agent::stop() {
@@ -48,17 +46,23 @@ void node_agent::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+  snapshots_.begin_stop();
   api_->cancel_calls();
   for (auto& t : threads_) {
     t.join();
   }
   threads_.clear();
+  snapshots_.join();
   refuse_removals_left();
 }
 
 size_t node_agent::objects_tracked() {
-  std::lock_guard lock{mu_};
-  return volumes_.size();
+  size_t volumes = 0;
+  {
+    std::lock_guard lock{mu_};
+    volumes = volumes_.size();
+  }
+  return volumes + snapshots_.objects_tracked();
 }
 
 // -- the objects of this node, listed and watched -----------------------------------------
@@ -66,105 +70,48 @@ size_t node_agent::objects_tracked() {
 void node_agent::watch_loop() {
   kube::list_query mine;
   mine.label_selector = std::string{node_label} + "=" + node_label_value(cfg_.node);
-  drain::backoff pause;
-  drain::failure_log failures;
   bool first_list = true;
-  auto stopping = [this] {
-    std::lock_guard lock{mu_};
-    return stopping_;
-  };
-  auto sleep = [&](std::chrono::milliseconds d) {
-    std::unique_lock lock{mu_};
-    wake_.wait_for(lock, d, [this] { return stopping_; });
-  };
-  while (!stopping()) {
-    // LIST, every page, then WATCH from the list's resourceVersion.
-    std::vector<std::string> names;
-    std::string rv;
-    auto q = mine;
-    q.limit = 500;
-    bool listed = true;
-    do {
-      auto page = api_->list_objects(berth_volumes(), q, clock_type::now() + call_bound);
-      if (!page) {
-        if (!stopping()) {
-          failures.failed("listing the BerthVolumes of node " + cfg_.node, page.error());
-        }
-        listed = false;
-        break;
-      }
-      for (const auto& item : page->items) {
-        auto obj = parse_volume_object(item);
-        if (!obj) {
-          spdlog::warn("node agent: {}", describe(obj.error()));
-          continue;
-        }
-        names.push_back(obj->name);
-        seen(std::move(*obj));
-      }
-      rv = page->resource_version;
-      q.next = page->next;
-    } while (!q.next.empty());
-    if (!listed) {
-      sleep(pause.next());
-      continue;
+  watch_handlers h;
+  h.seen = [this](const std::string& json) -> std::string {
+    auto obj = parse_volume_object(json);
+    if (!obj) {
+      spdlog::warn("node agent: {}", describe(obj.error()));
+      return {};
     }
-    failures.succeeded("listing the BerthVolumes of node " + cfg_.node);
-    pause.reset();
+    auto name = obj->name;
+    seen(std::move(*obj));
+    return name;
+  };
+  h.deleted = [this](const std::string& json) {
+    auto obj = parse_volume_object(json);
+    if (!obj) {
+      spdlog::warn("node agent: {}", describe(obj.error()));
+      return;
+    }
+    std::lock_guard lock{mu_};
+    auto it = volumes_.find(obj->name);
+    if (it != volumes_.end()) {
+      it->second.latest.reset();
+      enqueue_locked(it->first, it->second);
+    }
+  };
+  h.listed = [&](const std::vector<std::string>& names) {
     forget_unseen(names);
     report_unclaimed(names);
     if (first_list) {
       first_list = false;
       report_capacity(true); // the scheduler can place volumes here from now on
     }
-    // WATCH until it is gone (410: list again) or stopped.
-    for (;;) {
-      if (stopping()) {
-        return;
-      }
-      auto end = api_->watch_objects(
-        berth_volumes(), mine, rv,
-        [&](const object_event& ev) {
-          rv = ev.resource_version.empty() ? rv : ev.resource_version;
-          if (ev.type == "BOOKMARK") {
-            return true;
-          }
-          auto obj = parse_volume_object(ev.object);
-          if (!obj) {
-            spdlog::warn("node agent: {}", describe(obj.error()));
-            return true;
-          }
-          if (ev.type == "DELETED") {
-            std::lock_guard lock{mu_};
-            auto it = volumes_.find(obj->name);
-            if (it != volumes_.end()) {
-              it->second.latest.reset();
-              enqueue_locked(it->first, it->second);
-            }
-            return true;
-          }
-          seen(std::move(*obj));
-          return true;
-        },
-        clock_type::now() + watch_bound);
-      if (end && *end == watch_end::gone) {
-        break; // list again
-      }
-      if (!end) {
-        if (stopping()) {
-          return;
-        }
-        failures.failed("watching the BerthVolumes of node " + cfg_.node, end.error());
-        sleep(pause.next());
-        if (is(end.error(), ec::invalid_argument)) {
-          break; // a resourceVersion the server no longer takes: list again
-        }
-        continue;
-      }
-      failures.succeeded("watching the BerthVolumes of node " + cfg_.node);
-      pause.reset();
-    }
-  }
+  };
+  h.stopping = [this] {
+    std::lock_guard lock{mu_};
+    return stopping_;
+  };
+  h.sleep = [this](std::chrono::milliseconds d) {
+    std::unique_lock lock{mu_};
+    wake_.wait_for(lock, d, [this] { return stopping_; });
+  };
+  list_and_watch(*api_, berth_volumes(), mine, "the BerthVolumes of node " + cfg_.node, h);
 }
 
 void node_agent::seen(volume_object obj) {

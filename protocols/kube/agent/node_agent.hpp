@@ -6,7 +6,8 @@
 // remove), and answers in the object's status; it reports the free capacity of each
 // backend in its Node's annotations, on change and every resync. After each full LIST it
 // reports the CSI volumes recorded here that no BerthVolume names (log, metric, berthctl
-// unclaimed), and removes one only when an operator asks (unclaimed_desk).
+// unclaimed), and removes one only when an operator asks (unclaimed_desk). Its
+// BerthSnapshots are carried out beside, over the same API (snapshot_agent.hpp).
 //
 //   API server ─watch─▶ watcher thread ─▶ queue ─▶ workers ─▶ volume_desk ─▶ registry
 //        ▲                                              │
@@ -34,6 +35,7 @@
 #include "backends/backend.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "core/unclaimed_desk.hpp"
+#include "protocols/kube/agent/snapshot_agent.hpp"
 #include "protocols/kube/agent/volume_desk.hpp"
 #include "protocols/kube/agent/volume_intent.hpp"
 #include "protocols/kube/berth_objects.hpp"
@@ -69,8 +71,8 @@ public:
   /// worker waits for finish first. Idempotent.
   void stop();
 
-  /// How many objects the agent keeps track of now: each one listed or watched, until it
-  /// is gone from the API and nothing of it runs.
+  /// How many objects the agent keeps track of now: each BerthVolume and BerthSnapshot
+  /// listed or watched, until it is gone from the API and nothing of it runs.
   size_t objects_tracked();
 
   // -- unclaimed_desk ----------------------------------------------------------------------
@@ -149,6 +151,7 @@ private:
   std::map<std::string, uint64_t> capacity_written_;
 
   std::vector<std::thread> threads_;
+  snapshot_agent snapshots_; ///< after api_ and cfg_, which it is made from
 };
 
 } // namespace berth::kube::agent

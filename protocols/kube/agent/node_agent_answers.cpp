@@ -59,7 +59,7 @@ void node_agent::write_status(const volume_object& obj, const volume_object_stat
 }
 
 void node_agent::drop_finalizer(const volume_object& obj) {
-  if (auto err = release_storage_finalizer(*api_, obj.name, obj.uid, clock_type::now() + call_bound)) {
+  if (auto err = release_storage_finalizer(*api_, berth_volumes(), obj.name, obj.uid, clock_type::now() + call_bound)) {
     spdlog::warn("node agent: cannot release BerthVolume {}: {}", obj.name, describe(err));
   }
 }

@@ -29,6 +29,15 @@ volume_desk::volume_desk(caf::actor_system& sys, registry_actor registry)
 }
 
 caf::expected<std::optional<volume_record>> volume_desk::get(const std::string& name) {
+  return get_kind(name, record_kind::volume);
+}
+
+caf::expected<std::optional<volume_record>> volume_desk::get_snapshot(const std::string& name) {
+  return get_kind(name, record_kind::snapshot);
+}
+
+caf::expected<std::optional<volume_record>> volume_desk::get_kind(const std::string& name,
+                                                                  record_kind kind) {
   auto rec = ask<volume_record>(sys_, registry_, atom::get_v, name, std::string{owner_csi});
   if (!rec) {
     if (is(rec.error(), ec::not_found)) {
@@ -36,7 +45,7 @@ caf::expected<std::optional<volume_record>> volume_desk::get(const std::string& 
     }
     return rec.error();
   }
-  if (rec->kind != record_kind::volume) {
+  if (rec->kind != kind) {
     return std::optional<volume_record>{};
   }
   return std::optional<volume_record>{std::move(*rec)};
@@ -51,8 +60,15 @@ caf::expected<volume_record> volume_desk::modify(const std::string& name, modify
 }
 
 caf::error volume_desk::remove(const std::string& name) {
-  auto done = ask<atom::ok>(sys_, registry_, atom::remove_v, name, std::string{owner_csi},
-                            record_kind::volume);
+  return remove_kind(name, record_kind::volume);
+}
+
+caf::error volume_desk::remove_snapshot(const std::string& name) {
+  return remove_kind(name, record_kind::snapshot);
+}
+
+caf::error volume_desk::remove_kind(const std::string& name, record_kind kind) {
+  auto done = ask<atom::ok>(sys_, registry_, atom::remove_v, name, std::string{owner_csi}, kind);
   if (!done && !is(done.error(), ec::not_found)) {
     return done.error();
   }

@@ -21,7 +21,8 @@ public:
   /// The CSI volume `name`; nullopt when there is none.
   caf::expected<std::optional<volume_record>> get(const std::string& name);
 
-  /// CreateVolume: the record made, or the one that exists with the same spec.
+  /// CreateVolume or CreateSnapshot (spec.kind): the record made, or the one that exists
+  /// with the same spec.
   caf::expected<volume_record> create(const std::string& name, volume_spec spec);
 
   /// Expand and modify, through the volume's coalescing mailbox.
@@ -30,10 +31,19 @@ public:
   /// DeleteVolume: removed, or there was none.
   caf::error remove(const std::string& name);
 
+  /// The CSI snapshot `name`; nullopt when there is none.
+  caf::expected<std::optional<volume_record>> get_snapshot(const std::string& name);
+
+  /// DeleteSnapshot: removed, or there was none.
+  caf::error remove_snapshot(const std::string& name);
+
   /// Every CSI volume.
   caf::expected<std::vector<volume_record>> volumes();
 
 private:
+  caf::expected<std::optional<volume_record>> get_kind(const std::string& name, record_kind kind);
+  caf::error remove_kind(const std::string& name, record_kind kind);
+
   caf::actor_system& sys_;
   registry_actor registry_;
 };

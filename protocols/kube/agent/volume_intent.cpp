@@ -4,17 +4,21 @@
 
 namespace berth::kube::agent {
 
+std::string take_backend(option_map& parameters, const std::string& default_backend) {
+  auto it = parameters.find("backend");
+  if (it == parameters.end()) {
+    return default_backend;
+  }
+  auto backend = it->second;
+  parameters.erase(it);
+  return backend;
+}
+
 volume_spec create_request(const volume_object_spec& spec, const std::string& default_backend) {
   volume_spec out;
   out.kind = record_kind::volume;
   out.parameters = spec.parameters;
-  auto backend = out.parameters.find("backend");
-  if (backend != out.parameters.end()) {
-    out.backend = backend->second;
-    out.parameters.erase(backend);
-  } else {
-    out.backend = default_backend;
-  }
+  out.backend = take_backend(out.parameters, default_backend);
   out.required_bytes = spec.size_bytes;
   out.limit_bytes = spec.limit_bytes;
   out.mutable_parameters = spec.mutable_parameters;

@@ -13,6 +13,9 @@
 
 namespace berth::kube::agent {
 
+/// Takes "backend" out of an object's `parameters`: its value, else `default_backend`.
+std::string take_backend(option_map& parameters, const std::string& default_backend);
+
 /// The CreateVolume the spec stands for: its backend (parameters["backend"], else
 /// `default_backend`), the other parameters, sizes, mutable parameters and source.
 volume_spec create_request(const volume_object_spec& spec, const std::string& default_backend);

@@ -1,35 +1,11 @@
 // berthd controller's RPCs and a node agent over one API held in memory: what each RPC
 // answers from the object's status that the agent writes.
 
-#include <grpcpp/grpcpp.h>
-
-#include "apps/controller/cluster_services.hpp"
-#include "apps/controller/volume_store.hpp"
 #include "core/errors.hpp"
-#include "tests/protocols/kube/agent/node_agent_fixture.hpp"
+#include "tests/apps/controller/controller_fixture.hpp"
 
 namespace berth::test {
 namespace {
-
-class controller_agent_test : public node_agent_test {
-protected:
-  std::unique_ptr<controller::volume_store> store;
-  std::unique_ptr<controller::cluster_controller> rpc;
-
-  void SetUp() override {
-    node_agent_test::SetUp(); // makes the API the controller shares
-    store = std::make_unique<controller::volume_store>(*api, "berth");
-    rpc = std::make_unique<controller::cluster_controller>(*store, csi::codec_env{});
-  }
-
-  grpc::Status delete_volume(const std::string& csi_name) {
-    grpc::ServerContext ctx;
-    controller::v1::DeleteVolumeRequest req;
-    req.set_volume_id(csi_name);
-    controller::v1::DeleteVolumeResponse resp;
-    return rpc->DeleteVolume(&ctx, &req, &resp);
-  }
-};
 
 TEST_F(controller_agent_test, a_delete_after_a_failed_one_answers_its_own_attempt) {
   auto name = add_volume("vol-g", 8 * mib);
