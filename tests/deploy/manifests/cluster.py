@@ -1,7 +1,8 @@
 """The cluster-wide objects: each pod's service account may do what its containers need (the
 node's: berthd prestop and berthd carrying out its node's objects; the controller's: berthd
 controller and each sidecar, the namespaced rules in the pod's namespace) and the node's may
-not do what only the controller does; the CSIDriver, StorageClass, VolumeSnapshotClass and
+not do what only the controller does, nor the controller what only the node does; every Role
+and ClusterRole is bound to an account; the CSIDriver, StorageClass, VolumeSnapshotClass and
 VolumeAttributesClasses name berthd's driver, the CSIDriver asks for capacity tracking, and
 the attributes classes use only the block backend's mutable keys."""
 
@@ -22,6 +23,9 @@ NODE_RBAC = [
     ("berth.csi.dev", "berthvolumes", "get list watch patch",
      "berthd --kubernetes: its node's volumes, their finalizer"),
     ("berth.csi.dev", "berthvolumes/status", "patch", "berthd --kubernetes"),
+    ("berth.csi.dev", "berthsnapshots", "get list watch patch",
+     "berthd --kubernetes: its node's snapshots, their finalizer"),
+    ("berth.csi.dev", "berthsnapshots/status", "patch", "berthd --kubernetes"),
 ]
 
 # What only the controller does: the node's account may not, so a node cannot make or drop
@@ -30,16 +34,25 @@ NODE_FORBIDDEN = [
     ("berth.csi.dev", "berthvolumes", "create delete"),
     ("berth.csi.dev", "berthsnapshots", "create delete"),
     ("", "persistentvolumes", "create delete patch"),
-    # Nor what no part of berthd on a node does: it writes no Events and serves no snapshots.
+    # Nor what no part of berthd on a node does: it writes no Events, and the snapshotter's
+    # objects are the controller's sidecar's.
     ("", "events", "create patch"),
-    ("berth.csi.dev", "berthsnapshots", "get list watch patch"),
     ("snapshot.storage.k8s.io", "volumesnapshotcontents", "update patch"),
+    ("snapshot.storage.k8s.io", "volumesnapshotcontents/status", "update patch"),
 ]
 
-# No csi-snapshotter runs (the cluster mode serves no snapshots yet), so none of its rules.
+# What the controller does not do: the node writes the status of both kinds.
+CONTROLLER_FORBIDDEN = [
+    ("berth.csi.dev", "berthvolumes/status", "update patch"),
+    ("berth.csi.dev", "berthsnapshots/status", "update patch"),
+]
+
 CONTROLLER_RBAC = [
     ("berth.csi.dev", "berthvolumes", "get list watch create patch delete",
      "berthd controller"),
+    ("berth.csi.dev", "berthsnapshots", "get list watch create patch delete",
+     "berthd controller: CreateSnapshot, DeleteSnapshot (the delete-request annotation, the "
+     "finalizer of a gone node's snapshot)"),
     ("", "nodes", "get list watch", "berthd controller: topology and capacity"),
     ("", "events", "create patch", "berthd controller"),
     ("", "persistentvolumes", "get list watch create delete", "external-provisioner"),
@@ -54,6 +67,11 @@ CONTROLLER_RBAC = [
      "external-provisioner, external-resizer"),
     ("", "persistentvolumes", "patch", "external-resizer"),
     ("", "persistentvolumeclaims/status", "patch", "external-resizer"),
+    ("snapshot.storage.k8s.io", "volumesnapshotclasses", "get list watch", "csi-snapshotter"),
+    ("snapshot.storage.k8s.io", "volumesnapshotcontents", "get list watch update patch",
+     "csi-snapshotter"),
+    ("snapshot.storage.k8s.io", "volumesnapshotcontents/status", "update patch",
+     "csi-snapshotter"),
     ("coordination.k8s.io", "leases", "get watch list delete update create",
      "every sidecar's leader election", NAMESPACED),
     ("storage.k8s.io", "csistoragecapacities", "get list watch create update patch delete",
@@ -128,10 +146,28 @@ class ClusterChecks(Rendered):
                        "does not, and least privilege says it may not")
 
     def test_controller_rbac(self):
-        sa, _, _ = self.expect_rbac(self.deploy, CONTROLLER_RBAC)
+        sa, _, granted = self.expect_rbac(self.deploy, CONTROLLER_RBAC)
         expect(sa != self.pod.get("serviceAccountName"), f"the controller and the node plugin "
                f"share the service account {sa}: every node could then do what the "
                "controller does")
+        for group, resource, verbs in CONTROLLER_FORBIDDEN:
+            for verb in verbs.split():
+                expect(not self.allowed(granted, group, resource, verb, None),
+                       f"{sa} may {verb} {resource} ({group or 'core'}): the node writes it, "
+                       "and least privilege says the controller may not")
+
+    def test_every_role_is_bound(self):
+        # A role nobody holds grants nothing: a sidecar's rules (the snapshotter's, say) would
+        # be in rbac.yaml and still missing. A Role counts as bound in its own namespace only.
+        bound = {(b["roleRef"].get("kind"), b["roleRef"].get("name"),
+                  b["metadata"].get("namespace") if b["roleRef"].get("kind") == "Role" else None)
+                 for b in self.base if b["kind"] in ("ClusterRoleBinding", "RoleBinding")
+                 and b.get("subjects")}
+        for o in self.base:
+            if o["kind"] in ("ClusterRole", "Role"):
+                ns = o["metadata"].get("namespace") if o["kind"] == "Role" else None
+                expect((o["kind"], o["metadata"]["name"], ns) in bound,
+                       f"{o['kind']} {o['metadata']['name']} is bound to no account")
 
     def test_csidriver_and_classes(self):
         d = one(self.base, "CSIDriver")

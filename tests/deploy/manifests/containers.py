@@ -3,10 +3,10 @@
 with the kubelet directory mounted Bidirectional and its state on the host; the registrar and
 liveness-probe reach its socket as native sidecars, and no controller sidecar is left there.
 In the controller: berthd runs `berthd controller` with flags that command lists, keeps
-nothing on the host, serves the driver the CSIDriver names; the provisioner and resizer reach
-its socket, each elects a leader in the pod's namespace, and the provisioner publishes
-capacity per node with the env and owner level that needs. No csi-snapshotter runs in either
-pod: the cluster mode serves no snapshots yet, and the sidecar would exit at start."""
+nothing on the host, serves the driver the CSIDriver names; the provisioner, resizer and
+snapshotter reach its socket, each elects a leader in the pod's namespace, and the provisioner
+publishes capacity per node with the env and owner level that needs. The csi-snapshotter runs
+once, in the controller, and on no node."""
 
 import os
 import re
@@ -18,8 +18,7 @@ from .rendered import Rendered
 # The node plugin's sidecars, and the controller's: the ones that act on the API for the
 # driver (each elected), and the liveness-probe beside its berthd.
 SIDECARS = ["node-driver-registrar", "liveness-probe"]
-# No csi-snapshotter: the cluster mode serves no snapshots yet (test_no_snapshotter_runs).
-CONTROLLER_SIDECARS = ["csi-provisioner", "csi-resizer"]
+CONTROLLER_SIDECARS = ["csi-provisioner", "csi-resizer", "csi-snapshotter"]
 CONTROLLER_PROBE = "liveness-probe"
 # The images of the sidecars that belong to the controller (kustomization.yaml's names).
 CONTROLLER_IMAGES = {"csi-provisioner", "csi-resizer", "csi-snapshotter", "csi-attacher"}
@@ -101,25 +100,42 @@ class ContainerChecks(Rendered):
             expect(not flag_on(c.get("args", []), "--node-deployment"), f"{c['name']} runs "
                    "with --node-deployment in the DaemonSet")
 
-    def test_no_snapshotter_runs(self):
-        # berthd controller does not advertise CREATE_DELETE_SNAPSHOT yet, and csi-snapshotter
-        # exits at start without it: in the controller it would crash-loop, on a node it would
-        # also act for every node's snapshots. Every pod template of the base, both workloads.
+    def test_snapshotter_runs_once_in_the_controller(self):
+        # berthd controller serves CreateSnapshot for every node (a BerthSnapshot on the source
+        # volume's node), so exactly one csi-snapshotter runs: in the controller Deployment,
+        # elected, on the provisioner's socket (test_controller_sidecars_elect_a_leader and
+        # test_controller_sidecars_share_its_socket check the rest). On a node it would act
+        # for every node's snapshots. Every pod template of the base, both workloads.
         workloads = [o for o in self.base
                      if isinstance(o.get("spec", {}).get("template", {}).get("spec"), dict)]
         kinds = {o["kind"] for o in workloads}
         expect({"Deployment", "DaemonSet"} <= kinds, f"the base renders workloads {sorted(kinds)}"
                ", not the controller Deployment and the node DaemonSet")
+        found = []
         for o in workloads:
             pod = o["spec"]["template"]["spec"]
             for c in pod.get("containers", []) + pod.get("initContainers", []):
                 image = str(c.get("image", "")).split("@", 1)[0].rsplit("/", 1)[-1]
                 image = image.split(":", 1)[0]
-                expect(c.get("name") != "csi-snapshotter" and image != "csi-snapshotter",
-                       f"{o['kind']} {o['metadata']['name']} runs {c.get('name')} "
-                       f"({c.get('image')}): berthd controller does not advertise "
-                       "CREATE_DELETE_SNAPSHOT yet (the cluster mode serves no snapshots), so "
-                       "csi-snapshotter would exit at start and crash-loop its pod")
+                if c.get("name") == "csi-snapshotter" or image == "csi-snapshotter":
+                    found.append((o, c, image))
+        where = [f"{o['kind']} {o['metadata']['name']}: {c.get('name')} ({c.get('image')})"
+                 for o, c, _ in found]
+        expect(len(found) == 1 and found[0][0] is self.deploy, f"csi-snapshotter runs in "
+               f"{where or 'no pod'}: it must run once, in the controller Deployment")
+        _, c, image = found[0]
+        expect(c.get("name") == "csi-snapshotter" and image == "csi-snapshotter",
+               f"the controller's snapshotter is {c.get('name')} ({c.get('image')}): the "
+               "container and its image are both named csi-snapshotter")
+        expect(c in self.ctl_pod.get("containers", []), "the controller's csi-snapshotter is "
+               "not one of its regular containers")
+        prov = flag_value(container(self.ctl_pod, "csi-provisioner", "the controller Deployment")
+                          .get("args", []), "--csi-address")
+        args = c.get("args", [])
+        expect(flag_value(args, "--csi-address") == prov, f"the snapshotter's --csi-address "
+               f"{flag_value(args, '--csi-address')} is not the provisioner's {prov}")
+        expect(flag_on(args, "--leader-election"), "the controller's csi-snapshotter does not "
+               "elect a leader (--leader-election=true): two replicas would both act")
 
     def test_controller_berthd_accepts_its_args(self):
         expect(self.ctl_args[:1] == ["controller"], f"the controller's berthd runs "
