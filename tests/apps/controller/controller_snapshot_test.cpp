@@ -172,5 +172,31 @@ TEST_F(controller_snapshot_test, a_volume_from_a_snapshot_needs_it_ready_and_goe
   EXPECT_FALSE(volume(kube::object_name_for("vol-from")));
 }
 
+TEST_F(controller_snapshot_test, a_ready_snapshot_whose_record_is_gone_is_reported_lost_not_cut_again) {
+  auto volume = add_volume("vol-l", 8 * mib);
+  ASSERT_TRUE(eventually([&] { return ready(volume); }));
+  ASSERT_TRUE(create_snapshot("snap-l", "vol-l").ok());
+  // The record goes behind the agent's back (a state directory replaced, say); a new copy of
+  // the volume as it is now would not be the snapshot the status promised.
+  kube::agent::volume_desk desk{*ts.sys, reg};
+  ASSERT_FALSE(desk.remove_snapshot("snap-l"));
+  ASSERT_TRUE(api->merge_patch(kube::berth_snapshots(), "snap-l", "",
+                               R"({"metadata":{"annotations":{"touched":"1"}}})", far()));
+  ASSERT_TRUE(eventually([&] {
+    auto obj = snapshot_object("snap-l");
+    return obj && obj->status.phase == kube::phase_failed;
+  }));
+  auto obj = snapshot_object("snap-l");
+  EXPECT_EQ(obj->status.reason, "not_found");
+  EXPECT_FALSE(obj->status.ready_to_use);
+  EXPECT_NE(obj->status.message.find("lost"), std::string::npos) << obj->status.message;
+  EXPECT_FALSE(recorded("snap-l"));
+  EXPECT_EQ(list_snapshots("vol-l").entries_size(), 0); // a failed snapshot is not listed
+  // It can still be deleted.
+  auto st = delete_snapshot("snap-l");
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  EXPECT_FALSE(snapshot_object("snap-l"));
+}
+
 } // namespace
 } // namespace berth::test
