@@ -138,6 +138,10 @@ void describe_options(CLI::App& app, bench_args& a) {
            "seconds. Staging dirs and targets go in a fresh dir below DIR.");
   flags c{csi};
   c.text("--endpoint", "unix:///PATH", "berthd's CSI socket (required)", a.csi.endpoint);
+  c.text("--node-endpoint", "unix:///PATH",
+         "where the Node calls go (default --endpoint); with\n"
+         "--endpoint at berthd controller, a node's CSI socket",
+         a.csi.node_endpoint);
   c.integer("--concurrency", "C", "clients (required)", a.csi.concurrency, 1);
   c.positive("--seconds", "S", "how long each phase runs (required)", a.csi.seconds);
   c.integer("--pid", "PID", "berthd's pid, for its RSS (default none)", a.csi.pid, 1);
@@ -213,13 +217,13 @@ std::vector<std::string> for_cli11(const std::vector<std::string>& args) {
 }
 
 /// A bare absolute path is taken as unix://PATH; anything else but unix: is refused.
-std::optional<std::string> unix_endpoint(std::string& endpoint) {
+std::optional<std::string> unix_endpoint(std::string& endpoint, const char* flag = "--endpoint") {
   if (endpoint.empty()) {
-    return std::string{"--endpoint is required (unix:///PATH)"};
+    return std::string{flag} + " is required (unix:///PATH)";
   }
   if (endpoint.rfind("unix:", 0) != 0) {
     if (endpoint.front() != '/') {
-      return "--endpoint must be unix:///PATH, got '" + endpoint + "'";
+      return std::string{flag} + " must be unix:///PATH, got '" + endpoint + "'";
     }
     endpoint = "unix://" + endpoint;
   }
@@ -291,6 +295,11 @@ std::optional<std::string> parse_bench_args(const std::vector<std::string>& args
     }
   } else if (a.mode == "csi") {
     if (auto err = unix_endpoint(a.csi.endpoint)) {
+      return err;
+    }
+    if (!given("--node-endpoint")) {
+      a.csi.node_endpoint = a.csi.endpoint;
+    } else if (auto err = unix_endpoint(a.csi.node_endpoint, "--node-endpoint")) {
       return err;
     }
     if (a.csi.prefix.empty()) {

@@ -6,12 +6,15 @@ namespace berth::bench {
 
 namespace v1 = ::csi::v1;
 
-csi_client::csi_client(const std::string& endpoint) {
+csi_client::csi_client(const std::string& endpoint, const std::string& node_endpoint) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   channel = grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(), args);
+  node_channel = node_endpoint.empty() || node_endpoint == endpoint
+                   ? channel
+                   : grpc::CreateCustomChannel(node_endpoint, grpc::InsecureChannelCredentials(), args);
   controller = v1::Controller::NewStub(channel);
-  node = v1::Node::NewStub(channel);
+  node = v1::Node::NewStub(node_channel);
 }
 
 bool controller_capabilities(const std::string& endpoint,

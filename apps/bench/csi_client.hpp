@@ -17,11 +17,13 @@ namespace berth::bench {
 /// The deadline of every CSI call berth-bench makes.
 inline constexpr auto csi_rpc_timeout = std::chrono::seconds(60);
 
-/// One client: its own connection (a local subchannel pool) and stubs.
+/// One client: its own connection (a local subchannel pool) and stubs; the Node stub on
+/// `node_endpoint` when it is another socket (berthd controller serves no Node service).
 struct csi_client {
-  explicit csi_client(const std::string& endpoint);
+  explicit csi_client(const std::string& endpoint, const std::string& node_endpoint = "");
 
   std::shared_ptr<grpc::Channel> channel;
+  std::shared_ptr<grpc::Channel> node_channel;
   std::unique_ptr<::csi::v1::Controller::Stub> controller;
   std::unique_ptr<::csi::v1::Node::Stub> node;
 };

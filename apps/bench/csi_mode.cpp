@@ -138,7 +138,7 @@ int run_csi(const csi_options& opt) {
   }
   std::vector<std::unique_ptr<csi_client>> clients;
   for (long k = 0; k < opt.concurrency; ++k) {
-    clients.push_back(std::make_unique<csi_client>(opt.endpoint));
+    clients.push_back(std::make_unique<csi_client>(opt.endpoint, opt.node_endpoint));
   }
 
   // -- phase 1: CreateVolume + DeleteVolume -------------------------------------------
@@ -329,7 +329,7 @@ int run_csi(const csi_options& opt) {
       std::printf("rss: cannot read /proc/%ld/status\n", opt.pid);
     }
   }
-  std::printf("{\"mode\":\"csi\",\"endpoint\":%s,"
+  std::printf("{\"mode\":\"csi\",\"endpoint\":%s,\"node_endpoint\":%s,"
               "\"create_delete_pairs_per_s\":%.1f,\"create_delete_pairs\":%zu,"
               "\"create_delete_p50_ms\":%.3f,\"create_delete_p99_ms\":%.3f,"
               "\"create_delete_max_ms\":%.3f,\"create_p99_ms\":%.3f,\"delete_p99_ms\":%.3f,"
@@ -338,7 +338,8 @@ int run_csi(const csi_options& opt) {
               "\"publish_unpublish_max_ms\":%.3f,\"publish_p99_ms\":%.3f,"
               "\"unpublish_p99_ms\":%.3f,\"setup_s\":%.2f,\"errors\":%" PRIu64
               ",\"concurrency\":%ld,\"seconds\":%.2f",
-              json_quote(opt.endpoint).c_str(), per_s(cd.pair.count(), create_delete.seconds),
+              json_quote(opt.endpoint).c_str(), json_quote(opt.node_endpoint).c_str(),
+              per_s(cd.pair.count(), create_delete.seconds),
               cd.pair.count(), cd.pair.percentile(50), cd.pair.percentile(99), cd.pair.max(),
               cd.first.percentile(99), cd.second.percentile(99),
               per_s(pu.pair.count(), publish_unpublish.seconds), pu.pair.count(),

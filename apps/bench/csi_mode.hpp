@@ -10,6 +10,7 @@ namespace berth::bench {
 /// Options of the csi mode.
 struct csi_options {
   std::string endpoint;            ///< "unix:///PATH" (a bare path is taken as unix://)
+  std::string node_endpoint;       ///< where the Node calls go (the parser sets it to endpoint)
   long concurrency = 16;
   double seconds = 10;             ///< per phase
   long pid = 0;                    ///< berthd's pid, for its RSS (0: none)

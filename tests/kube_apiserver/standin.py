@@ -14,6 +14,7 @@ import argparse
 import os
 import secrets
 import signal
+import socket
 import ssl
 import sys
 import threading
@@ -52,6 +53,13 @@ def kubeconfig(server, ca, token):
 class Server(ThreadingHTTPServer):
     daemon_threads = True  # an open watch does not hold the exit
     request_queue_size = 64
+
+    def get_request(self):
+        # Go's net/http (the real API server's) sets TCP_NODELAY on every connection; without
+        # it, a response written as headers and then body waits on the client's delayed ACK.
+        conn, addr = super().get_request()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn, addr
 
 
 def main():

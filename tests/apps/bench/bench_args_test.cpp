@@ -78,6 +78,7 @@ TEST(bench_args, csi_defaults_and_every_flag) {
   auto a = accepted({"csi", "--endpoint", "/c.sock", "--concurrency", "2", "--seconds", "1"});
   EXPECT_EQ(a.mode, "csi");
   EXPECT_EQ(a.csi.endpoint, "unix:///c.sock");
+  EXPECT_EQ(a.csi.node_endpoint, "unix:///c.sock"); // the Node calls go to the same socket
   EXPECT_EQ(a.csi.concurrency, 2);
   EXPECT_EQ(a.csi.seconds, 1);
   EXPECT_EQ(a.csi.pid, 0);
@@ -90,6 +91,10 @@ TEST(bench_args, csi_defaults_and_every_flag) {
   EXPECT_EQ(a.csi.prefix, "q");
   EXPECT_EQ(a.csi.backend, "dir");
   EXPECT_EQ(a.csi.work_dir, "/w");
+  a = accepted({"csi", "--endpoint", "/ctl.sock", "--node-endpoint", "/n1.sock", "--concurrency",
+                "1", "--seconds", "2"});
+  EXPECT_EQ(a.csi.endpoint, "unix:///ctl.sock");
+  EXPECT_EQ(a.csi.node_endpoint, "unix:///n1.sock");
 }
 
 TEST(bench_args, a_bad_value_is_refused_naming_the_flag_and_the_value) {
@@ -111,6 +116,8 @@ TEST(bench_args, a_bad_value_is_refused_naming_the_flag_and_the_value) {
           "--ids-per-volume", "-1", "--ids-per-volume needs an integer >= 0, got '-1'"},
          {{"csi", "--concurrency", "1", "--seconds", "1"}, "--endpoint", "tcp://x:1",
           "--endpoint must be unix:///PATH, got 'tcp://x:1'"},
+         {{"csi", "--endpoint", "/c", "--concurrency", "1", "--seconds", "1"}, "--node-endpoint",
+          "n.sock", "--node-endpoint must be unix:///PATH, got 'n.sock'"},
          {{"csi", "--endpoint", "/c", "--seconds", "1"}, "--concurrency", "0",
           "--concurrency needs an integer >= 1, got '0'"},
          {{"csi", "--endpoint", "/c", "--concurrency", "1"}, "--seconds", "-1",
@@ -157,7 +164,7 @@ TEST(bench_args, help_lists_every_mode_and_flag_it_parses) {
         "--seconds S", "--pid PID", "--prefix P", "--stalled NAME", "--berthd PATH",
         "--report-every SECONDS", "--mixed",
         "--state-dir DIR", "--ids-per-volume K", "--keep", "--berthd-arg ARG",
-        "--endpoint unix:///PATH", "--backend NAME", "--work-dir DIR", "--clients K",
+        "--endpoint unix:///PATH", "--node-endpoint unix:///PATH", "--backend NAME", "--work-dir DIR", "--clients K",
         "--rounds R", "--admin-socket PATH", "--size-mb N", "--step-mb N", "--parameter KEY",
         "-h,--help", "--version", "(default 16)", "(default /tmp)", "(default 1024)",
         "(default 64)", "(default 5)", "(default readAheadKB)", "(default /run/berth/admin.sock)",
