@@ -1,6 +1,8 @@
 // The cluster mode end to end: `berthd controller` places and answers, each node's agent
 // carries its BerthVolumes out, and the objects say what happened.
 
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -21,6 +23,23 @@ std::string node_of(const v1::Volume& vol) {
     }
   }
   return {};
+}
+
+/// The loop devices backed by a file under `dir`, as `losetup --list` names them ("" when none).
+std::string loop_devices_of(const std::string& dir) {
+  std::string out;
+  FILE* p = ::popen("losetup --list --noheadings --output NAME,BACK-FILE 2>/dev/null", "r");
+  if (!p) {
+    return "cannot run losetup";
+  }
+  char line[1024];
+  while (std::fgets(line, sizeof line, p)) {
+    if (std::string{line}.find(dir) != std::string::npos) {
+      out += line;
+    }
+  }
+  ::pclose(p);
+  return out;
 }
 
 } // namespace
@@ -272,6 +291,49 @@ TEST_F(cluster, a_restarted_node_takes_its_volumes_back_without_making_them_agai
     made_here += line.find("volume cl-restart: created sparse image") != std::string::npos;
   }
   EXPECT_EQ(made_here, 1u) << berthd(2).log_tail();
+}
+
+TEST_F(cluster, a_node_killed_while_a_create_is_pending_ends_with_exactly_one_volume) {
+  // n2 is frozen, so the create waits on it with its object written; then n2 dies. The
+  // retry after the restart must end with one volume, and its deletion with nothing left.
+  auto req = create_request("cl-killed", 64 * mib, "n2");
+  ASSERT_EQ(::kill(berthd(2).pid(), SIGSTOP), 0);
+  v1::CreateVolumeResponse first_resp;
+  auto first = controller().CreateVolume(call(std::chrono::seconds(2)).get(), req, &first_resp);
+  EXPECT_EQ(first.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << first.error_message();
+  EXPECT_NE(first.error_message().find("retry"), std::string::npos) << first.error_message();
+  ASSERT_TRUE(object_of("cl-killed").has_value());
+  berthd(2).kill9();
+  ASSERT_EQ(berthd(2).start(), "");
+  v1::CreateVolumeResponse resp;
+  auto st = controller().CreateVolume(call(std::chrono::seconds(60)).get(), req, &resp);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  EXPECT_EQ(node_of(resp.volume()), "n2");
+  auto images = berthd(2).state_dir() + "/block/volumes";
+  size_t found = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(images)) {
+    found += entry.path().filename().string().rfind("cl-killed", 0) == 0;
+  }
+  EXPECT_EQ(found, 1u) << "images of cl-killed in " << images;
+  auto [rc, listed] = berthd(2).berthctl("volumes");
+  EXPECT_EQ(rc, 0) << listed;
+  size_t records = 0;
+  for (size_t at = listed.find("cl-killed"); at != std::string::npos;
+       at = listed.find("cl-killed", at + 1)) {
+    ++records;
+  }
+  EXPECT_EQ(records, 1u) << listed;
+
+  v1::DeleteVolumeRequest del;
+  del.set_volume_id("cl-killed");
+  v1::DeleteVolumeResponse deleted;
+  st = controller().DeleteVolume(call().get(), del, &deleted);
+  ASSERT_TRUE(st.ok()) << st.error_message() << logs();
+  EXPECT_FALSE(object_of("cl-killed"));
+  EXPECT_FALSE(std::filesystem::exists(images + "/cl-killed.img"));
+  std::tie(rc, listed) = berthd(2).berthctl("volumes");
+  EXPECT_EQ(listed.find("cl-killed"), std::string::npos) << listed;
+  EXPECT_EQ(loop_devices_of(images), "");
 }
 
 TEST_F(cluster, a_volume_whose_storage_was_lost_can_still_be_deleted) {
