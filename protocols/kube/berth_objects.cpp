@@ -122,6 +122,7 @@ caf::expected<volume_object> parse_volume_object(const std::string& json) {
   st.reason = json_text(status, "reason");
   st.message = json_text(status, "message");
   st.delete_request = json_text(status, "deleteRequest");
+  st.ready_since = detail::read_ready_condition(status).since;
   if (auto g = json_member(status, "observedGeneration"); g && g->IsInt64()) {
     st.observed_generation = g->GetInt64();
   }
@@ -185,7 +186,7 @@ std::string volume_object_json(const std::string& name, const volume_object_spec
   return text_of(buf);
 }
 
-std::string status_patch(const volume_object_status& st) {
+std::string status_patch(const volume_object_status& st, const volume_object_status& before) {
   rapidjson::StringBuffer buf;
   writer w{buf};
   w.StartObject();
@@ -209,6 +210,10 @@ std::string status_patch(const volume_object_status& st) {
   write_text(w, "reason", st.reason);
   write_text(w, "message", st.message);
   write_text(w, "deleteRequest", st.delete_request);
+  bool ready = st.phase == phase_ready;
+  detail::write_ready_condition(
+    w, {ready, ready || st.reason.empty() ? st.phase : st.reason, st.message, st.observed_generation,
+        detail::transition_time(before.phase == phase_ready, ready, before.ready_since)});
   w.EndObject();
   w.EndObject();
   return text_of(buf);

@@ -71,6 +71,8 @@ struct volume_object_status {
   std::string message;
   /// A removal's failure: the delete_request of the object it answers ("" otherwise).
   std::string delete_request;
+  /// When the Ready condition (status.conditions: phase Ready or not) last changed.
+  std::string ready_since;
 };
 
 struct volume_object : object_meta {
@@ -85,8 +87,9 @@ caf::expected<volume_object> parse_volume_object(const std::string& json);
 /// The object to create: metadata.name `name`, the node label and the storage finalizer.
 std::string volume_object_json(const std::string& name, const volume_object_spec& spec);
 
-/// A merge patch of the whole status: {"status": {...}}.
-std::string status_patch(const volume_object_status& status);
+/// A merge patch of the whole status: {"status": {...}}, with the Ready condition, whose
+/// lastTransitionTime stays `before`'s while the readiness does not change.
+std::string status_patch(const volume_object_status& status, const volume_object_status& before);
 
 /// A merge patch of spec.sizeBytes and spec.mutableParameters, conditional on
 /// `resource_version` (the server refuses it when the object changed since). A merge patch

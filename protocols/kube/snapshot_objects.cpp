@@ -30,6 +30,7 @@ caf::expected<snapshot_object> parse_snapshot_object(const std::string& json) {
   st.reason = json_text(status, "reason");
   st.message = json_text(status, "message");
   st.delete_request = json_text(status, "deleteRequest");
+  st.ready_since = detail::read_ready_condition(status).since;
   if (auto r = json_member(status, "readyToUse"); r && r->IsBool()) {
     st.ready_to_use = r->GetBool();
   }
@@ -63,7 +64,8 @@ std::string snapshot_object_json(const std::string& name, const snapshot_object_
   return detail::text_of(buf);
 }
 
-std::string snapshot_status_patch(const snapshot_object_status& st) {
+std::string snapshot_status_patch(const snapshot_object_status& st,
+                                  const snapshot_object_status& before) {
   rapidjson::StringBuffer buf;
   detail::json_writer w{buf};
   w.StartObject();
@@ -82,6 +84,10 @@ std::string snapshot_status_patch(const snapshot_object_status& st) {
   write_text(w, "reason", st.reason);
   write_text(w, "message", st.message);
   write_text(w, "deleteRequest", st.delete_request);
+  detail::write_ready_condition(
+    w, {st.ready_to_use, st.ready_to_use || st.reason.empty() ? st.phase : st.reason, st.message,
+        st.observed_generation,
+        detail::transition_time(before.ready_to_use, st.ready_to_use, before.ready_since)});
   w.EndObject();
   w.EndObject();
   return detail::text_of(buf);

@@ -37,6 +37,8 @@ struct snapshot_object_status {
   std::string message;
   /// A removal's failure: the delete_request of the object it answers ("" otherwise).
   std::string delete_request;
+  /// When the Ready condition (status.conditions: ready to use or not) last changed.
+  std::string ready_since;
 };
 
 struct snapshot_object : object_meta {
@@ -50,7 +52,9 @@ caf::expected<snapshot_object> parse_snapshot_object(const std::string& json);
 /// The object to create: metadata.name `name`, the node label and the storage finalizer.
 std::string snapshot_object_json(const std::string& name, const snapshot_object_spec& spec);
 
-/// A merge patch of the whole status: {"status": {...}}.
-std::string snapshot_status_patch(const snapshot_object_status& status);
+/// A merge patch of the whole status: {"status": {...}}, with the Ready condition, whose
+/// lastTransitionTime stays `before`'s while the readiness does not change.
+std::string snapshot_status_patch(const snapshot_object_status& status,
+                                  const snapshot_object_status& before);
 
 } // namespace berth::kube

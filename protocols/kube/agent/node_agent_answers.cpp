@@ -43,7 +43,7 @@ void node_agent::write_status(const volume_object& obj, const volume_object_stat
       return;
     }
   }
-  auto res = api_->merge_patch(berth_volumes(), name, "status", status_patch(status),
+  auto res = api_->merge_patch(berth_volumes(), name, "status", status_patch(status, obj.status),
                                clock_type::now() + call_bound);
   if (!res) {
     if (!is(res.error(), ec::not_found)) {

@@ -18,11 +18,13 @@ using detail::call_bound;
 using detail::clock_type;
 
 snapshot_agent::snapshot_agent(caf::actor_system& sys, registry_actor registry, object_api& api,
-                               std::string node, std::string default_backend)
+                               std::string node, std::string default_backend,
+                               std::function<void()> stored)
   : desk_(sys, std::move(registry)),
     api_(api),
     node_(std::move(node)),
-    default_backend_(std::move(default_backend)) {
+    default_backend_(std::move(default_backend)),
+    stored_(std::move(stored)) {
 }
 
 snapshot_agent::~snapshot_agent() {
@@ -180,6 +182,7 @@ void snapshot_agent::handle_removal(const snapshot_object& obj) {
   }
   spdlog::info("node agent: snapshot {} removed; BerthSnapshot {} may go",
                quote_input(obj.spec.csi_name), obj.name);
+  stored_();
   if (auto err = release_storage_finalizer(api_, berth_snapshots(), obj.name, obj.uid,
                                            clock_type::now() + call_bound)) {
     spdlog::warn("node agent: cannot release BerthSnapshot {}: {}", obj.name, describe(err));
@@ -225,6 +228,7 @@ void snapshot_agent::handle_cut(const snapshot_object& obj) {
                quote_input(obj.spec.csi_name), quote_input(obj.spec.source_volume),
                made->capacity_bytes, obj.name);
   write_status(obj, snapshot_ready(*made, obj.generation));
+  stored_();
 }
 
 void snapshot_agent::write_status(const snapshot_object& obj, const snapshot_object_status& status) {
@@ -236,7 +240,8 @@ void snapshot_agent::write_status(const snapshot_object& obj, const snapshot_obj
     }
   }
   auto res = api_.merge_patch(berth_snapshots(), obj.name, "status",
-                              snapshot_status_patch(status), clock_type::now() + call_bound);
+                              snapshot_status_patch(status, obj.status),
+                              clock_type::now() + call_bound);
   if (!res && !is(res.error(), ec::not_found)) {
     spdlog::warn("node agent: cannot write the status of BerthSnapshot {}: {}", obj.name,
                  describe(res.error()));

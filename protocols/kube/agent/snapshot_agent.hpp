@@ -16,6 +16,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -34,9 +35,10 @@ namespace berth::kube::agent {
 
 class snapshot_agent {
 public:
-  /// `api` is the node agent's, and outlives this.
+  /// `api` is the node agent's, and outlives this. `stored` runs after each snapshot cut
+  /// or removed here (the node agent reports its capacity then).
   snapshot_agent(caf::actor_system& sys, registry_actor registry, object_api& api,
-                 std::string node, std::string default_backend);
+                 std::string node, std::string default_backend, std::function<void()> stored);
   ~snapshot_agent();
 
   snapshot_agent(const snapshot_agent&) = delete;
@@ -73,6 +75,7 @@ private:
   object_api& api_;
   std::string node_;
   std::string default_backend_;
+  std::function<void()> stored_;
 
   std::mutex mu_;
   std::condition_variable wake_;

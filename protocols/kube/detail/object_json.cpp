@@ -4,6 +4,7 @@
 
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
+#include "core/text.hpp"
 #include "protocols/kube/berth_objects.hpp"
 
 namespace berth::kube::detail {
@@ -128,6 +129,47 @@ caf::expected<object_meta> parse_meta(const std::string& json, const std::string
     return malformed(what, why);
   }
   return out;
+}
+
+ready_condition read_ready_condition(const json_value& status) {
+  ready_condition out;
+  auto list = json_member(status, "conditions");
+  if (!list || !list->IsArray()) {
+    return out;
+  }
+  for (const auto& c : list->GetArray()) {
+    if (!c.IsObject() || json_text(c, "type") != "Ready") {
+      continue;
+    }
+    out.ready = json_text(c, "status") == "True";
+    out.reason = json_text(c, "reason");
+    out.message = json_text(c, "message");
+    out.since = json_text(c, "lastTransitionTime");
+    if (auto g = json_member(c, "observedGeneration"); g && g->IsInt64()) {
+      out.generation = g->GetInt64();
+    }
+  }
+  return out;
+}
+
+void write_ready_condition(json_writer& w, const ready_condition& c) {
+  w.Key("conditions");
+  w.StartArray();
+  w.StartObject();
+  write_text(w, "type", "Ready");
+  write_text(w, "status", c.ready ? "True" : "False");
+  write_text(w, "reason", c.reason);
+  write_text(w, "message", c.message);
+  write_text(w, "lastTransitionTime",
+             c.since.empty() ? rfc3339(std::chrono::system_clock::now()) : c.since);
+  w.Key("observedGeneration");
+  w.Int64(c.generation);
+  w.EndObject();
+  w.EndArray();
+}
+
+std::string transition_time(bool was_ready, bool is_ready, const std::string& before) {
+  return was_ready == is_ready ? before : std::string{};
 }
 
 void write_new_meta(json_writer& w, const std::string& name, const std::string& node) {

@@ -78,7 +78,7 @@ TEST(berth_objects, the_status_patch_carries_every_field) {
   st.reason = "invalid_argument";
   st.message = "no \"x\"";
   st.delete_request = "0123abcd";
-  auto back = parse_volume_object(status_patch(st));
+  auto back = parse_volume_object(status_patch(st, {}));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->status.phase, phase_failed);
   EXPECT_EQ(back->status.capacity_bytes, 9u);
@@ -88,6 +88,35 @@ TEST(berth_objects, the_status_patch_carries_every_field) {
   EXPECT_EQ(back->status.reason, "invalid_argument");
   EXPECT_EQ(back->status.message, "no \"x\"");
   EXPECT_EQ(back->status.delete_request, "0123abcd");
+}
+
+TEST(berth_objects, the_ready_condition_follows_the_phase_and_keeps_its_time_while_it_holds) {
+  volume_object_status failed;
+  failed.phase = phase_failed;
+  failed.reason = "resource_exhausted";
+  failed.message = "no room";
+  failed.observed_generation = 1;
+  auto json = status_patch(failed, {});
+  EXPECT_NE(json.find(R"("type":"Ready","status":"False","reason":"resource_exhausted","message":"no room")"),
+            std::string::npos) << json;
+  auto first = parse_volume_object(json);
+  ASSERT_TRUE(first);
+  ASSERT_FALSE(first->status.ready_since.empty()); // a new condition starts now
+  // Failed again: the condition did not change, so neither does its time.
+  json = status_patch(failed, first->status);
+  auto again = parse_volume_object(json);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status.ready_since, first->status.ready_since);
+  // Ready: a transition, written with the time of now (not the old one).
+  volume_object_status ready;
+  ready.phase = phase_ready;
+  ready.observed_generation = 2;
+  auto before = first->status;
+  before.ready_since = "2000-01-01T00:00:00Z";
+  json = status_patch(ready, before);
+  EXPECT_NE(json.find(R"("type":"Ready","status":"True","reason":"Ready")"), std::string::npos) << json;
+  EXPECT_EQ(json.find("2000-01-01"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("observedGeneration":2})"), std::string::npos) << json;
 }
 
 TEST(berth_objects, a_delete_request_is_an_annotation_the_object_carries) {

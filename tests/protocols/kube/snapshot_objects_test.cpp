@@ -39,7 +39,7 @@ TEST(snapshot_objects, the_status_patch_reads_back_with_every_field) {
   auto obj = parse_snapshot_object(R"({"metadata":{"name":"s","generation":2,
     "deletionTimestamp":"2026-12-04T18:01:00Z",
     "annotations":{"berth.csi.dev/delete-request":"abc"}},)"
-                                   + snapshot_status_patch(st).substr(1));
+                                   + snapshot_status_patch(st, {}).substr(1));
   ASSERT_TRUE(obj) << describe(obj.error());
   EXPECT_TRUE(obj->deleting);
   EXPECT_EQ(obj->delete_request, "abc");
@@ -51,6 +51,9 @@ TEST(snapshot_objects, the_status_patch_reads_back_with_every_field) {
   EXPECT_EQ(obj->status.reason, st.reason);
   EXPECT_EQ(obj->status.message, st.message);
   EXPECT_EQ(obj->status.delete_request, st.delete_request);
+  EXPECT_FALSE(obj->status.ready_since.empty());
+  auto patch = snapshot_status_patch(st, {});
+  EXPECT_NE(patch.find(R"("type":"Ready","status":"True")"), std::string::npos) << patch;
 }
 
 TEST(snapshot_objects, a_field_of_the_wrong_type_is_a_malformed_answer) {
