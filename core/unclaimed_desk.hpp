@@ -1,7 +1,8 @@
 #pragma once
 
 // What the admin API asks of the node agent in the cluster mode for `berthctl unclaimed`:
-// the CSI volumes recorded on this node that no BerthVolume names. berthd reports them and
+// the CSI volumes recorded on this node that no BerthVolume names, and the CSI snapshots
+// that no BerthSnapshot names. berthd reports them and
 // never removes them on its own (their data may be all that is left of a volume whose
 // object was lost); an operator removes one with `berthctl unclaimed rm NAME`. A removal
 // asks the API server first, a blocking call, so it runs on the agent's threads and
@@ -17,9 +18,10 @@
 
 namespace berth {
 
-/// The unclaimed CSI volumes as of the node agent's last full LIST of its BerthVolumes.
+/// The unclaimed CSI volumes and snapshots as of the node agent's last full LISTs.
 struct unclaimed_volumes {
-  std::vector<std::string> names;                   ///< sorted
+  std::vector<std::string> names;                   ///< sorted: volumes no BerthVolume names
+  std::vector<std::string> snapshots;               ///< sorted: snapshots no BerthSnapshot names
   std::chrono::system_clock::time_point listed_at; ///< that LIST's time
 };
 
@@ -32,10 +34,10 @@ public:
   /// The unclaimed volumes now; ec::unavailable before the agent's first LIST.
   virtual caf::expected<unclaimed_volumes> unclaimed() = 0;
 
-  /// Removes CSI volume `name` (its storage and its record), once the API server confirms
-  /// that no BerthVolume of this node names it. `done` is called once, from any thread:
-  /// no error, ec::not_found (no such CSI volume here), ec::failed_precondition naming the
-  /// BerthVolume that claims it, ec::unavailable (the API server could not confirm; nothing
+  /// Removes CSI volume or snapshot `name` (its storage and its record), once the API
+  /// server confirms that no BerthVolume (BerthSnapshot) of this node names it. `done` is called once, from any thread:
+  /// no error, ec::not_found (no such CSI volume or snapshot here), ec::failed_precondition
+  /// naming the object that claims it, ec::unavailable (the API server could not confirm; nothing
   /// was removed), or the volume's own refusal (still staged or published, say).
   virtual void remove_unclaimed(std::string name, removed_fn done) = 0;
 };

@@ -161,7 +161,7 @@ caf::expected<std::string> text_of(const options& opts, const std::string& body)
       return text ? text : unreadable_answer(text.error());
     }
     case command::unclaimed_remove:
-      return "unclaimed volume " + opts.name + " removed, with its storage\n";
+      return "unclaimed " + opts.name + " removed, with its storage\n";
     case command::snapshot_create: {
       auto rec = record_from_json(body);
       if (!rec) {

@@ -239,24 +239,46 @@ caf::expected<std::string> format_release(const std::string& body) {
 caf::expected<std::string> format_unclaimed(const std::string& body) {
   rapidjson::Document doc;
   doc.Parse(body.c_str(), body.size());
+  auto unreadable = [&] {
+    return make_error(ec::internal, "an unreadable answer to unclaimed: " + body.substr(0, 200));
+  };
   if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("unclaimed")
       || !doc["unclaimed"].IsArray() || !doc.HasMember("listed_at")
       || !doc["listed_at"].IsString()) {
-    return make_error(ec::internal, "an unreadable answer to unclaimed: " + body.substr(0, 200));
+    return unreadable();
+  }
+  // An older berthd answers without unclaimed_snapshots.
+  static const rapidjson::Value no_snapshots{rapidjson::kArrayType};
+  const auto* snapshots = &no_snapshots;
+  if (doc.HasMember("unclaimed_snapshots")) {
+    if (!doc["unclaimed_snapshots"].IsArray()) {
+      return unreadable();
+    }
+    snapshots = &doc["unclaimed_snapshots"];
   }
   const auto& names = doc["unclaimed"].GetArray();
   std::string as_of = std::string{" (as of the node agent's LIST at "}
                       + doc["listed_at"].GetString() + ")";
-  if (names.Empty()) {
-    return "no unclaimed CSI volumes" + as_of + "\n";
+  if (names.Empty() && snapshots->Empty()) {
+    return "no unclaimed CSI volumes or snapshots" + as_of + "\n";
   }
-  std::string out = std::to_string(names.Size())
-                    + " CSI volume(s) recorded here that no BerthVolume names" + as_of + ":\n";
-  for (const auto& name : names) {
-    if (!name.IsString()) {
-      return make_error(ec::internal, "an unreadable answer to unclaimed: " + body.substr(0, 200));
+  std::string out;
+  auto block = [&](const rapidjson::Value& list, const char* what) {
+    if (list.Empty()) {
+      return true;
     }
-    out += std::string{"  "} + name.GetString() + "\n";
+    out += std::to_string(list.Size()) + what + as_of + ":\n";
+    for (const auto& name : list.GetArray()) {
+      if (!name.IsString()) {
+        return false;
+      }
+      out += std::string{"  "} + name.GetString() + "\n";
+    }
+    return true;
+  };
+  if (!block(doc["unclaimed"], " CSI volume(s) recorded here that no BerthVolume names")
+      || !block(*snapshots, " CSI snapshot(s) recorded here that no BerthSnapshot names")) {
+    return unreadable();
   }
   return out + "berthd keeps them; berthctl unclaimed rm NAME removes one, with its storage\n";
 }

@@ -1,5 +1,6 @@
-// The admin API's routes of the cluster mode's unclaimed volumes (core/unclaimed_desk.hpp):
-// GET /v1/unclaimed and DELETE /v1/unclaimed/NAME, answered by the node agent.
+// The admin API's routes of the cluster mode's unclaimed volumes and snapshots
+// (core/unclaimed_desk.hpp): GET /v1/unclaimed and DELETE /v1/unclaimed/NAME, answered by
+// the node agent.
 
 #include "protocols/admin/admin_api.hpp"
 
@@ -29,11 +30,15 @@ void admin_api::unclaimed(responder r) {
     r.fail(now.error());
     return;
   }
-  std::string body = "{\"listed_at\":" + json_quote(rfc3339(now->listed_at)) + ",\"unclaimed\":[";
-  for (size_t i = 0; i < now->names.size(); ++i) {
-    body += (i ? "," : "") + json_quote(now->names[i]);
-  }
-  r.ok(body + "]}");
+  auto list = [](const std::vector<std::string>& names) {
+    std::string out = "[";
+    for (size_t i = 0; i < names.size(); ++i) {
+      out += (i ? "," : "") + json_quote(names[i]);
+    }
+    return out + "]";
+  };
+  r.ok("{\"listed_at\":" + json_quote(rfc3339(now->listed_at)) + ",\"unclaimed\":"
+       + list(now->names) + ",\"unclaimed_snapshots\":" + list(now->snapshots) + "}");
 }
 
 void admin_api::remove_unclaimed(std::string name, responder r) {

@@ -385,7 +385,7 @@ TEST_F(cluster, a_volume_no_object_names_is_kept_until_an_operator_removes_it) {
   EXPECT_EQ(kept, 0) << "berth never removes it by itself: " << inspect;
   auto [removed, out] = berthd(2).berthctl("unclaimed rm cl-unclaimed");
   EXPECT_EQ(removed, 0) << out << logs();
-  EXPECT_EQ(out, "unclaimed volume cl-unclaimed removed, with its storage\n");
+  EXPECT_EQ(out, "unclaimed cl-unclaimed removed, with its storage\n");
   auto [gone, none] = berthd(2).berthctl("inspect cl-unclaimed");
   EXPECT_EQ(gone, 1) << none;
   EXPECT_EQ(berthd(2).berthctl("unclaimed").second.find("cl-unclaimed"), std::string::npos);

@@ -62,15 +62,21 @@ TEST_F(admin_unclaimed_test, lists_what_the_agent_found_unclaimed) {
   auto res = client.get("/v1/unclaimed");
   ASSERT_TRUE(res) << describe(res.error());
   EXPECT_EQ(res->status, 200u) << res->body;
-  EXPECT_EQ(res->body, R"({"listed_at":"2025-12-04T03:00:00Z","unclaimed":["pvc-a","pvc-b"]})");
+  EXPECT_EQ(res->body, R"({"listed_at":"2025-12-04T03:00:00Z","unclaimed":["pvc-a","pvc-b"],)"
+                       R"("unclaimed_snapshots":[]})");
   std::string out, err;
   ASSERT_EQ(ctl({"unclaimed"}, out, err), cli::exit_ok) << err;
   EXPECT_EQ(out, "2 CSI volume(s) recorded here that no BerthVolume names (as of the node "
                  "agent's LIST at 2025-12-04T03:00:00Z):\n  pvc-a\n  pvc-b\nberthd keeps them; "
                  "berthctl unclaimed rm NAME removes one, with its storage\n");
-  desk->listed = unclaimed_volumes{{}, std::chrono::system_clock::time_point{}};
+  desk->listed = unclaimed_volumes{{}, {"snap-a"}, std::chrono::system_clock::time_point{}};
   ASSERT_EQ(ctl({"unclaimed"}, out, err), cli::exit_ok) << err;
-  EXPECT_EQ(out, "no unclaimed CSI volumes (as of the node agent's LIST at "
+  EXPECT_EQ(out, "1 CSI snapshot(s) recorded here that no BerthSnapshot names (as of the node "
+                 "agent's LIST at 1970-01-01T00:00:00Z):\n  snap-a\nberthd keeps them; "
+                 "berthctl unclaimed rm NAME removes one, with its storage\n");
+  desk->listed = unclaimed_volumes{{}, {}, std::chrono::system_clock::time_point{}};
+  ASSERT_EQ(ctl({"unclaimed"}, out, err), cli::exit_ok) << err;
+  EXPECT_EQ(out, "no unclaimed CSI volumes or snapshots (as of the node agent's LIST at "
                  "1970-01-01T00:00:00Z)\n");
 }
 
@@ -89,7 +95,7 @@ TEST_F(admin_unclaimed_test, before_the_first_list_the_answer_is_unavailable) {
 TEST_F(admin_unclaimed_test, rm_asks_the_agent_and_answers_its_refusal) {
   std::string out, err;
   ASSERT_EQ(ctl({"unclaimed", "rm", "pvc-a"}, out, err), cli::exit_ok) << err;
-  EXPECT_EQ(out, "unclaimed volume pvc-a removed, with its storage\n");
+  EXPECT_EQ(out, "unclaimed pvc-a removed, with its storage\n");
   desk->removal = make_error(ec::failed_precondition, "BerthVolume pvc-b names volume "
                                                       "\"pvc-b\" on node n1: it is not unclaimed");
   unix_http_client client{path};

@@ -20,7 +20,11 @@ node_agent::node_agent(caf::actor_system& sys, registry_actor registry,
     api_(std::move(api)),
     cfg_(std::move(cfg)),
     snapshots_(sys, std::move(registry), *api_, cfg_.node, cfg_.default_backend,
-               [this] { report_capacity(false); }) {
+               {[this] { report_capacity(false); },
+                [this] {
+                  std::lock_guard lock{mu_};
+                  count_unclaimed_locked();
+                }}) {
 }
 
 node_agent::~node_agent() {

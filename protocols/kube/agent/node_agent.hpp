@@ -123,10 +123,11 @@ private:
   void claim_locked(const std::string& csi_name);
   /// Takes `csi_name` off the unclaimed list; false when it was not on it. Needs mu_.
   bool drop_unclaimed_locked(const std::string& csi_name);
-  /// Sets berth_unclaimed_volumes to the list's length. Needs mu_.
+  /// Sets berth_unclaimed_volumes to the unclaimed volumes and snapshots. Needs mu_.
   void count_unclaimed_locked();
   /// The removal an operator asked for, on a worker.
   caf::error remove_unclaimed_now(const std::string& name);
+  caf::error remove_unclaimed_snapshot(const std::string& name);
   /// At stop, after the workers ended: answers each removal still queued ec::unavailable.
   void refuse_removals_left();
 

@@ -1,8 +1,9 @@
 // The node agent's unclaimed volumes: the CSI volumes recorded on this node that no
-// BerthVolume names. Reported after each full LIST (log, berth_unclaimed_volumes,
-// berthctl unclaimed), never removed on their own: their data may be all that is left of
-// a volume whose object was lost. An operator removes one, and only once the API server
-// confirms that no BerthVolume of this node names it (docs/running.md, "Unclaimed volumes").
+// BerthVolume names (and, from its snapshot agent, the CSI snapshots no BerthSnapshot
+// names). Reported after each full LIST (log, berth_unclaimed_volumes, berthctl unclaimed),
+// never removed on their own: their data may be all that is left of a volume whose object
+// was lost. An operator removes one, and only once the API server confirms that no object
+// of this node names it (docs/running.md, "Unclaimed volumes").
 
 #include "protocols/kube/agent/node_agent.hpp"
 
@@ -28,6 +29,14 @@ caf::error claimed_by(const std::string& object, const std::string& csi_name,
                     "BerthVolume " + object + " names volume " + quote_input(csi_name)
                       + " on node " + node + ": it is not unclaimed; delete its "
                       "PersistentVolume (or the BerthVolume) instead");
+}
+
+caf::error snapshot_claimed_by(const std::string& object, const std::string& csi_name,
+                               const std::string& node) {
+  return make_error(ec::failed_precondition,
+                    "BerthSnapshot " + object + " names snapshot " + quote_input(csi_name)
+                      + " on node " + node + ": it is not unclaimed; delete its "
+                      "VolumeSnapshot (or the BerthSnapshot) instead");
 }
 
 /// The answer to a removal that reaches a stopping agent.
@@ -96,18 +105,27 @@ bool node_agent::drop_unclaimed_locked(const std::string& csi_name) {
 }
 
 void node_agent::count_unclaimed_locked() {
-  if (cfg_.stats && unclaimed_) {
-    cfg_.stats->unclaimed_volumes.set(static_cast<int64_t>(unclaimed_->names.size()));
+  if (!cfg_.stats) {
+    return;
+  }
+  auto snapshots = snapshots_.unclaimed();
+  size_t n = (unclaimed_ ? unclaimed_->names.size() : 0) + (snapshots ? snapshots->size() : 0);
+  if (unclaimed_ || snapshots) {
+    cfg_.stats->unclaimed_volumes.set(static_cast<int64_t>(n));
   }
 }
 
 caf::expected<unclaimed_volumes> node_agent::unclaimed() {
+  auto snapshots = snapshots_.unclaimed();
   std::lock_guard lock{mu_};
-  if (!unclaimed_) {
-    return make_error(ec::unavailable, "the node agent has not listed the BerthVolumes of node "
-                                         + cfg_.node + " yet: ask again once it has");
+  if (!unclaimed_ || !snapshots) {
+    return make_error(ec::unavailable, "the node agent has not listed the BerthVolumes and "
+                                       "BerthSnapshots of node " + cfg_.node
+                                         + " yet: ask again once it has");
   }
-  return *unclaimed_;
+  auto out = *unclaimed_;
+  out.snapshots = std::move(*snapshots);
+  return out;
 }
 
 void node_agent::remove_unclaimed(std::string name, removed_fn done) {
@@ -139,8 +157,15 @@ caf::error node_agent::remove_unclaimed_now(const std::string& name) {
     return rec.error();
   }
   if (!*rec) {
-    return make_error(ec::not_found, "no CSI volume " + quote_input(name) + " on node "
-                                       + cfg_.node);
+    auto snap = desk_.get_snapshot(name);
+    if (!snap) {
+      return snap.error();
+    }
+    if (*snap) {
+      return remove_unclaimed_snapshot(name);
+    }
+    return make_error(ec::not_found, "no CSI volume or snapshot " + quote_input(name)
+                                       + " on node " + cfg_.node);
   }
   // Claimed by an object this agent knows, or by one the API server has (made since the
   // last LIST): the object decides, not the operator.
@@ -171,6 +196,32 @@ caf::error node_agent::remove_unclaimed_now(const std::string& name) {
                "request", quote_input(name), cfg_.node);
   std::lock_guard lock{mu_};
   drop_unclaimed_locked(name);
+  return {};
+}
+
+caf::error node_agent::remove_unclaimed_snapshot(const std::string& name) {
+  if (auto object = snapshots_.claimed_by(name); !object.empty()) {
+    return snapshot_claimed_by(object, name, cfg_.node);
+  }
+  auto object = object_name_for(name);
+  auto found = api_->get_object(berth_snapshots(), object, clock_type::now() + call_bound);
+  if (found) {
+    auto obj = parse_snapshot_object(*found);
+    if (!obj || (obj->spec.csi_name == name && obj->spec.node == cfg_.node)) {
+      return snapshot_claimed_by(object, name, cfg_.node);
+    }
+  } else if (!is(found.error(), ec::not_found)) {
+    return make_error(ec::unavailable, "cannot confirm that no BerthSnapshot names snapshot "
+                                         + quote_input(name) + " (" + describe(found.error())
+                                         + "); nothing was removed");
+  }
+  if (auto err = desk_.remove_snapshot(name)) {
+    return err;
+  }
+  spdlog::warn("node agent: unclaimed CSI snapshot {} removed from node {} at an operator's "
+               "request", quote_input(name), cfg_.node);
+  snapshots_.forget_unclaimed(name);
+  report_capacity(false);
   return {};
 }
 

@@ -19,12 +19,12 @@ using detail::clock_type;
 
 snapshot_agent::snapshot_agent(caf::actor_system& sys, registry_actor registry, object_api& api,
                                std::string node, std::string default_backend,
-                               std::function<void()> stored)
+                               callbacks tell)
   : desk_(sys, std::move(registry)),
     api_(api),
     node_(std::move(node)),
     default_backend_(std::move(default_backend)),
-    stored_(std::move(stored)) {
+    tell_(std::move(tell)) {
 }
 
 snapshot_agent::~snapshot_agent() {
@@ -84,7 +84,10 @@ void snapshot_agent::watch_loop() {
       enqueue_locked(it->first, it->second);
     }
   };
-  h.listed = [this](const std::vector<std::string>& names) { forget_unseen(names); };
+  h.listed = [this](const std::vector<std::string>& names) {
+    forget_unseen(names);
+    report_unclaimed(names);
+  };
   h.stopping = [this] { return stopping(); };
   h.sleep = [this](std::chrono::milliseconds d) {
     std::unique_lock lock{mu_};
@@ -98,6 +101,16 @@ std::string snapshot_agent::seen(snapshot_object obj) {
     return {}; // the label says this node, the spec another: the spec is the truth
   }
   auto name = obj.name;
+  bool claimed = false;
+  {
+    std::lock_guard lock{mu_};
+    claimed = drop_unclaimed_locked(obj.spec.csi_name);
+  }
+  if (claimed) {
+    spdlog::info("node agent: CSI snapshot {} is claimed by a BerthSnapshot again",
+                 quote_input(obj.spec.csi_name));
+    tell_.unclaimed_changed();
+  }
   std::lock_guard lock{mu_};
   auto& t = snapshots_[name];
   bool changed = !t.latest || t.latest->resource_version != obj.resource_version;
@@ -182,7 +195,7 @@ void snapshot_agent::handle_removal(const snapshot_object& obj) {
   }
   spdlog::info("node agent: snapshot {} removed; BerthSnapshot {} may go",
                quote_input(obj.spec.csi_name), obj.name);
-  stored_();
+  tell_.stored();
   if (auto err = release_storage_finalizer(api_, berth_snapshots(), obj.name, obj.uid,
                                            clock_type::now() + call_bound)) {
     spdlog::warn("node agent: cannot release BerthSnapshot {}: {}", obj.name, describe(err));
@@ -228,7 +241,7 @@ void snapshot_agent::handle_cut(const snapshot_object& obj) {
                quote_input(obj.spec.csi_name), quote_input(obj.spec.source_volume),
                made->capacity_bytes, obj.name);
   write_status(obj, snapshot_ready(*made, obj.generation));
-  stored_();
+  tell_.stored();
 }
 
 void snapshot_agent::write_status(const snapshot_object& obj, const snapshot_object_status& status) {

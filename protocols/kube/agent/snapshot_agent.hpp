@@ -12,7 +12,9 @@
 //
 // A snapshot that is Ready in its status but has no record here is reported lost
 // (Failed), never cut again: a new copy of the volume as it is now would not be the
-// snapshot the status promised.
+// snapshot the status promised. A CSI snapshot recorded here that no BerthSnapshot names
+// is unclaimed: reported after each full LIST and kept (snapshot_agent_unclaimed.cpp), as
+// the node agent keeps an unclaimed volume.
 
 #include <condition_variable>
 #include <deque>
@@ -35,10 +37,17 @@ namespace berth::kube::agent {
 
 class snapshot_agent {
 public:
-  /// `api` is the node agent's, and outlives this. `stored` runs after each snapshot cut
-  /// or removed here (the node agent reports its capacity then).
+  /// What the node agent hears of: `stored` after each snapshot cut or removed here (it
+  /// reports its capacity then), `unclaimed_changed` when the unclaimed ones changed.
+  /// Neither runs under this agent's lock.
+  struct callbacks {
+    std::function<void()> stored;
+    std::function<void()> unclaimed_changed;
+  };
+
+  /// `api` is the node agent's, and outlives this.
   snapshot_agent(caf::actor_system& sys, registry_actor registry, object_api& api,
-                 std::string node, std::string default_backend, std::function<void()> stored);
+                 std::string node, std::string default_backend, callbacks tell);
   ~snapshot_agent();
 
   snapshot_agent(const snapshot_agent&) = delete;
@@ -52,6 +61,16 @@ public:
   /// How many objects it keeps track of now.
   size_t objects_tracked();
 
+  /// The CSI snapshots recorded here that no BerthSnapshot names, sorted; nullopt before
+  /// the first full LIST.
+  std::optional<std::vector<std::string>> unclaimed();
+
+  /// The BerthSnapshot this agent knows that names the CSI snapshot `csi_name` ("" for none).
+  std::string claimed_by(const std::string& csi_name);
+
+  /// Takes `csi_name` off the unclaimed list (an operator removed it).
+  void forget_unclaimed(const std::string& csi_name);
+
 private:
   struct tracked {
     std::optional<snapshot_object> latest; ///< nullopt once gone
@@ -64,6 +83,10 @@ private:
   void forget_unseen(const std::vector<std::string>& names);
   void enqueue_locked(const std::string& name, tracked& t);
   bool stopping();
+  /// After a full LIST: the CSI snapshots here that no listed object names.
+  void report_unclaimed(const std::vector<std::string>& names_seen);
+  /// Takes `csi_name` off the unclaimed list; true when it was on it. Needs mu_.
+  bool drop_unclaimed_locked(const std::string& csi_name);
 
   void handle(const std::string& name);
   void handle_removal(const snapshot_object& obj);
@@ -75,13 +98,14 @@ private:
   object_api& api_;
   std::string node_;
   std::string default_backend_;
-  std::function<void()> stored_;
+  callbacks tell_;
 
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::string> queue_;
   std::map<std::string, tracked> snapshots_; ///< by object name
   bool stopping_ = false;
+  std::optional<std::vector<std::string>> unclaimed_;
   std::vector<std::thread> threads_;
 };
 

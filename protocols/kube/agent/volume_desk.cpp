@@ -76,13 +76,21 @@ caf::error volume_desk::remove_kind(const std::string& name, record_kind kind) {
 }
 
 caf::expected<std::vector<volume_record>> volume_desk::volumes() {
+  return records_of(record_kind::volume);
+}
+
+caf::expected<std::vector<volume_record>> volume_desk::snapshots() {
+  return records_of(record_kind::snapshot);
+}
+
+caf::expected<std::vector<volume_record>> volume_desk::records_of(record_kind kind) {
   auto all = ask<std::vector<volume_record>>(sys_, registry_, atom::list_v, std::string{owner_csi});
   if (!all) {
     return all.error();
   }
   std::vector<volume_record> out;
   for (auto& rec : *all) {
-    if (rec.kind == record_kind::volume) {
+    if (rec.kind == kind) {
       out.push_back(std::move(rec));
     }
   }

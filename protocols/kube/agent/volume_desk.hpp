@@ -39,10 +39,13 @@ public:
 
   /// Every CSI volume.
   caf::expected<std::vector<volume_record>> volumes();
+  /// Every CSI snapshot.
+  caf::expected<std::vector<volume_record>> snapshots();
 
 private:
   caf::expected<std::optional<volume_record>> get_kind(const std::string& name, record_kind kind);
   caf::error remove_kind(const std::string& name, record_kind kind);
+  caf::expected<std::vector<volume_record>> records_of(record_kind kind);
 
   caf::actor_system& sys_;
   registry_actor registry_;

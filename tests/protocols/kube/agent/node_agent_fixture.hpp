@@ -6,6 +6,7 @@
 // come from it.
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/registry.hpp"
+#include "core/errors.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "protocols/kube/agent/node_agent.hpp"
 #include "protocols/kube/berth_objects.hpp"
@@ -109,6 +111,18 @@ protected:
     auto obj = volume(name);
     return obj && obj->status.phase == kube::phase_ready
            && obj->status.observed_generation == obj->generation;
+  }
+
+  /// The agent's answer to an operator's removal of the unclaimed `csi_name`.
+  caf::error remove_unclaimed(const std::string& csi_name) {
+    auto answered = std::make_shared<std::promise<caf::error>>();
+    auto done = answered->get_future();
+    agent->remove_unclaimed(csi_name,
+                            [answered](caf::error err) { answered->set_value(std::move(err)); });
+    if (done.wait_for(10s) != std::future_status::ready) {
+      return make_error(ec::timeout, "the removal was never answered");
+    }
+    return done.get();
   }
 
   template <class Pred>

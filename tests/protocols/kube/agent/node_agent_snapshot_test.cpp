@@ -91,5 +91,36 @@ TEST_F(node_agent_snapshot, a_deleted_snapshot_is_removed_before_its_finalizer_g
   EXPECT_FALSE(recorded("snap-c"));
 }
 
+TEST_F(node_agent_snapshot, a_snapshot_no_object_names_is_reported_kept_and_removed_on_request) {
+  auto volume = add_volume("vol-u", 8 * mib);
+  ASSERT_TRUE(eventually([&] { return ready(volume); }));
+  add_snapshot("snap-u", "vol-u");
+  add_snapshot("snap-kept", "vol-u");
+  ASSERT_TRUE(eventually([&] { return recorded("snap-u") && recorded("snap-kept"); }));
+  // snap-u's object is lost while no watch runs; the list after finds its snapshot unclaimed.
+  api->erase_unseen(kube::berth_snapshots().plural, "snap-u");
+  api->expire_watches();
+  auto unclaimed_snapshots = [&] {
+    auto now = agent->unclaimed();
+    return now ? now->snapshots : std::vector<std::string>{};
+  };
+  ASSERT_TRUE(eventually([&] { return unclaimed_snapshots() == std::vector<std::string>{"snap-u"}; }));
+  EXPECT_EQ(stats->unclaimed_volumes.value(), 1);
+  EXPECT_TRUE(recorded("snap-u")) << "berth never removes an unclaimed snapshot by itself";
+  // One an object names is refused, naming the object.
+  auto err = remove_unclaimed("snap-kept");
+  EXPECT_TRUE(is(err, ec::failed_precondition)) << describe(err);
+  EXPECT_NE(describe(err).find("BerthSnapshot snap-kept"), std::string::npos) << describe(err);
+  EXPECT_TRUE(recorded("snap-kept"));
+  // The unclaimed one goes at the operator's request.
+  err = remove_unclaimed("snap-u");
+  EXPECT_FALSE(err) << describe(err);
+  EXPECT_FALSE(recorded("snap-u"));
+  EXPECT_TRUE(unclaimed_snapshots().empty());
+  EXPECT_EQ(stats->unclaimed_volumes.value(), 0);
+  err = remove_unclaimed("snap-u");
+  EXPECT_TRUE(is(err, ec::not_found)) << describe(err);
+}
+
 } // namespace
 } // namespace berth::test

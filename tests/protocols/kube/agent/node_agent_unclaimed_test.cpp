@@ -2,7 +2,6 @@
 // is reported and kept, claimed again by a new object of its name, and removed only at an
 // operator's request, once the API server confirms that no object names it.
 
-#include <future>
 #include <memory>
 
 #include "core/errors.hpp"
@@ -29,16 +28,8 @@ protected:
     return now ? now->names : std::vector<std::string>{};
   }
 
-  /// The agent's answer to an operator's removal of `csi_name`.
   caf::error remove(const std::string& csi_name) {
-    auto answered = std::make_shared<std::promise<caf::error>>();
-    auto done = answered->get_future();
-    agent->remove_unclaimed(csi_name,
-                            [answered](caf::error err) { answered->set_value(std::move(err)); });
-    if (done.wait_for(10s) != std::future_status::ready) {
-      return make_error(ec::timeout, "the removal was never answered");
-    }
-    return done.get();
+    return remove_unclaimed(csi_name);
   }
 };
 
