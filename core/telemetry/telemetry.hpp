@@ -183,8 +183,9 @@ struct telemetry {
   counter_table docker_replies_lost;
   /// 1 while the Docker Engine API (--docker-api) answers, else 0 (protocols/docker/sync/).
   atomic_gauge docker_engine_up;
-  /// Cluster mode: CSI volumes recorded on this node that no BerthVolume names, as of the
-  /// node agent's last full LIST (protocols/kube/agent/node_agent_unclaimed.cpp).
+  /// Cluster mode: CSI volumes (snapshots) recorded on this node that no BerthVolume
+  /// (BerthSnapshot) names, as of the node agent's last full LISTs
+  /// (protocols/kube/agent/node_agent_unclaimed.cpp).
   atomic_gauge unclaimed_volumes;
   /// Mounted block volumes' used bytes and limits (apps/berthd/usage_sampler).
   volume_usage usage;

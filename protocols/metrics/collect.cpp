@@ -187,8 +187,8 @@ std::vector<family> collect(const telemetry& t, const process_stats* proc,
                       "1 while the Docker Engine API (--docker-api) answers, else 0.",
                       t.docker_engine_up.value()));
   out.push_back(gauge("berth_unclaimed_volumes",
-                      "CSI volumes recorded on this node that no BerthVolume names (cluster "
-                      "mode; berth never removes them on its own).",
+                      "CSI volumes and snapshots recorded on this node that no BerthVolume or "
+                      "BerthSnapshot names (cluster mode; berth never removes them on its own).",
                       static_cast<double>(t.unclaimed_volumes.value())));
   out.push_back(gauge("berth_ready", "1 when berthd is ready (/readyz answers 200), else 0.",
                       not_ready_reason(t).empty() ? 1 : 0));
