@@ -11,7 +11,7 @@
 #include <caf/send.hpp>
 
 #include "actors/volume_rules.hpp"
-#include "persistence/crash_point.hpp"
+#include "core/crash_point.hpp"
 
 namespace berth::detail {
 

@@ -25,7 +25,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/errors.hpp"
-#include "persistence/crash_point.hpp"
+#include "core/crash_point.hpp"
 #include "persistence/durable_file.hpp"
 #include "persistence/journal_format.hpp"
 

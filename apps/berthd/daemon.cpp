@@ -39,7 +39,7 @@
 #include "core/free_memory.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "persistence/boot_id.hpp"
-#include "persistence/crash_point.hpp"
+#include "core/crash_point.hpp"
 #include "persistence/ecs_import.hpp"
 #include "persistence/file_store.hpp"
 #include "persistence/recovery/image_sweep.hpp"

@@ -16,6 +16,7 @@
 #include "backends/helper_process.hpp"
 #include "backends/loop_device.hpp"
 #include "backends/mountinfo.hpp"
+#include "core/crash_point.hpp"
 #include "core/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -216,6 +217,9 @@ caf::error copy_block_image(const std::string& source, const std::string& image,
   auto copied = run_helper_checked({"cp", "--reflink=auto", "--sparse=always", "--", source,
                                     temp},
                                    timeout, what + ": copy of " + source + " failed");
+  // A crash here leaves what one during the copy would: a temp file no record holds, and the
+  // source's filesystem frozen. The start-up sweeps delete the one and thaw the other.
+  test_crash_point("block-copy-frozen");
   frozen->thaw(); // writers wait only for the copy itself
   if (!copied) {
     ::unlink(temp.c_str());

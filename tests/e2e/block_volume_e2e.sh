@@ -14,7 +14,8 @@
 # (f) -o uid=1000 -o gid=1000 -o mode=0750: a container running as uid 1000 writes the root
 # (g) remove: no image, no mount dir, no loop device left; bad options change nothing
 # (h) a snapshot of a volume a container is writing to, volumes made of it, and a clone
-# (i) kill -9 between an image (or a snapshot's copy) and its record: nothing is left
+# (i) kill -9 between an image (or a snapshot's copy) and its record, and during a copy under
+#     a writing container: nothing is left, and the frozen filesystem is thawed
 # Sizes and growth: docs/running.md, "Volumes of a hard size (-o backend=block)".
 # Exit 77 (skipped, loudly) when root, docker.io, a working dockerd or loop devices are missing.
 
@@ -362,19 +363,21 @@ check_ok "(h) docker volume rm rext4 rxfs sxfs c1 r2" dk volume rm rext4 rxfs sx
 
 # -- (i) kill -9 at the new steps -------------------------------------------------------------
 log "(i) berthd killed between a block volume's image (or a snapshot's copy) and its record"
+# crash_during STEP WHAT COMMAND...: berthd restarted with BERTH_TEST_CRASH_AT=STEP, then
+# COMMAND, which must kill it there; then berthd started again.
 crash_during() {
-  local what="$1"
-  shift
+  local step="$1" what="$2"
+  shift 2
   kill9_berthd
-  if ! BERTH_TEST_CRASH_AT=engine-before-persist start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${USAGE_ARGS[@]}"; then
+  if ! BERTH_TEST_CRASH_AT="$step" start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${USAGE_ARGS[@]}"; then
     fail "(i) berthd starts with BERTH_TEST_CRASH_AT" "see the log above"
     return
   fi
   "$@" >/dev/null 2>&1
   if wait_until 10 eval '! kill -0 "$BERTHD_PID"'; then
-    pass "(i) berthd died at engine-before-persist during $what"
+    pass "(i) berthd died at $step during $what"
   else
-    fail "(i) berthd died at engine-before-persist during $what" "it is still running"
+    fail "(i) berthd died at $step during $what" "it is still running"
   fi
   wait "$BERTHD_PID" 2>/dev/null
   BERTHD_PID=""
@@ -384,7 +387,7 @@ crash_during() {
     fail "(i) berthd starts again after the crash during $what" "see the log above"
   fi
 }
-crash_during "a Create" dk volume create -d "$DRIVER" -o backend=block -o size=32M k1
+crash_during engine-before-persist "a Create" dk volume create -d "$DRIVER" -o backend=block -o size=32M k1
 check "(i) the image of the Create that was never acknowledged is gone" absent \
   "$(present "$(block_img k1)")"
 check_contains "(i) the crash had left it, and the start-up sweep deleted it" \
@@ -393,11 +396,35 @@ check "(i) and k1 is no volume" "" "$(dk volume ls -q --filter "driver=$DRIVER" 
 check_ok "(i) docker volume create k1 again gets a fresh volume" \
   dk volume create -d "$DRIVER" -o backend=block -o size=64M k1
 check "(i) of the size asked now" 67108864 "$(stat -c %s "$(block_img k1)" 2>&1)"
-crash_during "a snapshot" ctl snapshot create k1 k1-snap
+crash_during engine-before-persist "a snapshot" ctl snapshot create k1 k1-snap
 check "(i) the snapshot's copy that was never acknowledged is gone" absent \
   "$(present "$BLOCK/snapshots/k1-snap.img")"
 check_contains "(i) the crash had left it, and the start-up sweep deleted it" \
   "image sweep: deleted $BLOCK/snapshots/k1-snap.img" "$(grep 'image sweep' "$BERTHD_LOG")"
+# Killed during a copy, while a container writes to the volume: the copy's temp file and the
+# source's frozen filesystem are what the next start finds.
+check_ok "(i) container wk1 writes to k1 without pause" \
+  dk run -d --network none --name wk1 -v k1:/data "$IMG" \
+  sh -c 'i=0; while true; do i=$((i+1)); echo "$i" > /data/count; done'
+wait_until 10 test -s "$(block_mnt k1)/count"
+crash_during block-copy-frozen "a snapshot's copy of k1 under wk1" ctl snapshot create k1 k1-mid
+check_contains "(i) the start thawed k1's filesystem, which the crash left frozen" \
+  "loop sweep: thawed the filesystem at $(block_mnt k1)" "$(grep 'loop sweep: thawed' "$BERTHD_LOG")"
+count_changes() {
+  local before
+  before=$(cat "$(block_mnt k1)/count" 2>/dev/null)
+  sleep 0.2
+  [[ "$(cat "$(block_mnt k1)/count" 2>/dev/null)" != "$before" ]]
+}
+if wait_until 10 count_changes; then
+  pass "(i) wk1 writes again"
+else
+  fail "(i) wk1 writes again" "k1's count stays at $(cat "$(block_mnt k1)/count" 2>&1)"
+fi
+check "(i) the snapshot of the crashed copy does not exist" absent \
+  "$(present "$BLOCK/snapshots/k1-mid.img")"
+check "(i) nor does berthctl list it" "" "$(ctl snapshot ls k1 2>&1 | grep -w k1-mid || true)"
+check_ok "(i) docker rm -f wk1" dk rm -f wk1
 check "(i) no temp image is left" "" "$(ls -A "$BLOCK/volumes" "$BLOCK/snapshots" 2>/dev/null | grep '^\.' || true)"
 check "(i) no loop device of berth's images is attached" "" \
   "$(losetup -l -n -O BACK-FILE 2>/dev/null | grep -F "$BLOCK/" || true)"

@@ -1,6 +1,6 @@
 // The test-only hold point: berthd waits at a named start-up step while a file exists.
 
-#include "persistence/crash_point.hpp"
+#include "core/crash_point.hpp"
 
 #include <atomic>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "persistence/crash_point.hpp"
+#include "core/crash_point.hpp"
 
 #include <chrono>
 #include <cstdio>
