@@ -1,6 +1,7 @@
 #pragma once
 
-// Test-only crash points: the steps of start-up and compaction can be killed one by one,
+// Test-only crash points: the steps of start-up, compaction, the engine and a block image's
+// copy can be killed one by one,
 // and held (test_hold_point) so a test sees berthd between two steps.
 
 namespace berth {

@@ -31,7 +31,7 @@ public:
 
   virtual ~unclaimed_desk() = default;
 
-  /// The unclaimed volumes now; ec::unavailable before the agent's first LIST.
+  /// The unclaimed volumes now; ec::unavailable before the agent's first LISTs of both kinds.
   virtual caf::expected<unclaimed_volumes> unclaimed() = 0;
 
   /// Removes CSI volume or snapshot `name` (its storage and its record), once the API

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/controller/cluster_services.hpp"
+#include "apps/controller/object_rpcs.hpp"
 #include "apps/controller/rpc_support.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
@@ -21,18 +22,6 @@ using csi::to_status;
 
 grpc::Status unknown_volume(const std::string& id) {
   return not_found("volume " + quote_input(id) + " does not exist");
-}
-
-/// What the node reported as the failure of the change it answered last.
-grpc::Status node_failure(const kube::volume_object& obj) {
-  return controller::node_failure(obj.spec.node, obj.status.reason, obj.status.message);
-}
-
-grpc::Status wait_failed(const caf::error& err, const kube::volume_object& obj, const char* what) {
-  if (is(err, ec::timeout)) {
-    return node_late(obj.spec.node, std::string{what} + " volume " + quote_input(obj.spec.csi_name));
-  }
-  return to_status(err);
 }
 
 /// The node segments of `topologies`; a topology without berth's key names no node.
@@ -147,6 +136,10 @@ grpc::Status cluster_controller::source_node(const content_source& source,
     if (!*snap || (*snap)->deleting) {
       return not_found("snapshot " + quote_input(source.name) + " does not exist");
     }
+    if ((*snap)->status.phase == kube::phase_failed) {
+      return not_found("snapshot " + quote_input(source.name) + " failed on node "
+                       + quote_input((*snap)->spec.node) + ": " + (*snap)->status.message);
+    }
     if (!(*snap)->status.ready_to_use) {
       return {grpc::StatusCode::UNAVAILABLE, "snapshot " + quote_input(source.name)
                                                + " is not ready yet on node "
@@ -224,24 +217,11 @@ grpc::Status cluster_controller::CreateVolume(grpc::ServerContext* ctx,
     spdlog::info("CreateVolume {}: BerthVolume {} on node {}", quote_input(req->name()), obj.name,
                  *node);
   }
-  auto done = store_.wait(obj.name, answered, until);
-  if (!done) {
-    return wait_failed(done.error(), obj, "created");
+  kube::volume_object made;
+  if (auto st = wait_created(store_, obj, answered, "volume", "CreateVolume", until, made); !st.ok()) {
+    return st;
   }
-  if (!*done) {
-    return {grpc::StatusCode::ABORTED,
-            "volume " + quote_input(req->name()) + " was deleted while it was created; retry"};
-  }
-  if ((*done)->status.phase != kube::phase_ready) {
-    auto failed = node_failure(**done);
-    // The retry starts afresh: the node removes what it made, and the object goes.
-    if (auto err = store_.remove(obj.name, new_request_token(), until)) {
-      spdlog::warn("CreateVolume {}: cannot delete the failed BerthVolume {}: {}",
-                   quote_input(req->name()), obj.name, describe(err));
-    }
-    return failed;
-  }
-  encode(**done, resp->mutable_volume());
+  encode(made, resp->mutable_volume());
   return grpc::Status::OK;
 }
 
@@ -252,48 +232,7 @@ grpc::Status cluster_controller::DeleteVolume(grpc::ServerContext* ctx,
   if (req->volume_id().empty()) {
     return invalid_argument("volume_id is required");
   }
-  auto found = store_.find(req->volume_id(), until);
-  if (!found) {
-    return to_status(found.error());
-  }
-  if (!*found) {
-    return grpc::Status::OK; // gone already, or never made
-  }
-  auto obj = std::move(**found);
-  auto node_there = store_.node_exists(obj.spec.node, until);
-  if (!node_there) {
-    return to_status(node_there.error());
-  }
-  auto request = new_request_token();
-  if (auto err = store_.remove(obj.name, request, until)) {
-    return to_status(err);
-  }
-  if (!*node_there) {
-    // No berthd will ever remove this storage: it went with the node.
-    auto message = "node " + quote_input(obj.spec.node) + " no longer exists: the storage of volume "
-                   + quote_input(obj.spec.csi_name) + " went with it, and berth forgets the volume";
-    spdlog::warn("DeleteVolume: {}", message);
-    store_.record_event(obj, "Warning", "NodeGone", message, until);
-    if (auto err = store_.drop_finalizer(obj, until)) {
-      return to_status(err);
-    }
-  }
-  auto gone = store_.wait(
-    obj.name,
-    [&](const kube::volume_object& o) {
-      // Only the failure that answers this call: an older one, of an attempt before, says
-      // nothing of this one.
-      return o.deleting && o.status.phase == kube::phase_deleting && !o.status.reason.empty()
-             && o.status.delete_request == request;
-    },
-    until);
-  if (!gone) {
-    return wait_failed(gone.error(), obj, "removed");
-  }
-  if (*gone) {
-    return node_failure(**gone);
-  }
-  return grpc::Status::OK;
+  return delete_and_wait(store_, store_, req->volume_id(), "volume", "DeleteVolume", until);
 }
 
 grpc::Status cluster_controller::ControllerExpandVolume(grpc::ServerContext* ctx,
@@ -342,13 +281,13 @@ grpc::Status cluster_controller::ControllerExpandVolume(grpc::ServerContext* ctx
     },
     until);
   if (!done) {
-    return wait_failed(done.error(), *written, "grown");
+    return wait_failed(done.error(), *written, "grown volume");
   }
   if (!*done) {
     return unknown_volume(req->volume_id());
   }
   if ((*done)->status.capacity_bytes < bytes) {
-    auto failed = node_failure(**done);
+    auto failed = node_failure_of(**done);
     // The volume stays as it was, so its spec must not ask for the size any more.
     auto reverted = store_.change_spec(
       written->name,
@@ -408,13 +347,13 @@ grpc::Status cluster_controller::ControllerModifyVolume(grpc::ServerContext* ctx
     },
     until);
   if (!done) {
-    return wait_failed(done.error(), *written, "modified");
+    return wait_failed(done.error(), *written, "modified volume");
   }
   if (!*done) {
     return unknown_volume(req->volume_id());
   }
   if (!applied(**done, asked)) {
-    auto failed = node_failure(**done);
+    auto failed = node_failure_of(**done);
     // The volume stays as it was: its spec goes back to what the node applied.
     auto reverted = store_.change_spec(
       written->name,

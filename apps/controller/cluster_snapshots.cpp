@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/controller/cluster_services.hpp"
+#include "apps/controller/object_rpcs.hpp"
 #include "apps/controller/rpc_support.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
@@ -17,17 +18,6 @@ namespace {
 using csi::invalid_argument;
 using csi::not_found;
 using csi::to_status;
-
-grpc::Status node_failure(const kube::snapshot_object& obj) {
-  return controller::node_failure(obj.spec.node, obj.status.reason, obj.status.message);
-}
-
-grpc::Status wait_failed(const caf::error& err, const kube::snapshot_object& obj, const char* what) {
-  if (is(err, ec::timeout)) {
-    return node_late(obj.spec.node, std::string{what} + " snapshot " + quote_input(obj.spec.csi_name));
-  }
-  return to_status(err);
-}
 
 /// The node answered the object's spec: it cut the snapshot, or failed to.
 bool answered(const kube::snapshot_object& obj) {
@@ -100,24 +90,12 @@ grpc::Status cluster_controller::CreateSnapshot(grpc::ServerContext* ctx,
     spdlog::info("CreateSnapshot {}: BerthSnapshot {} of volume {} on node {}",
                  quote_input(req->name()), obj.name, quote_input(spec.source_volume), spec.node);
   }
-  auto done = snapshots_.wait(obj.name, answered, until);
-  if (!done) {
-    return wait_failed(done.error(), obj, "cut");
+  kube::snapshot_object cut;
+  if (auto st = wait_created(snapshots_, obj, answered, "snapshot", "CreateSnapshot", until, cut);
+      !st.ok()) {
+    return st;
   }
-  if (!*done) {
-    return {grpc::StatusCode::ABORTED,
-            "snapshot " + quote_input(req->name()) + " was deleted while it was cut; retry"};
-  }
-  if ((*done)->status.phase != kube::phase_ready) {
-    auto failed = node_failure(**done);
-    // The retry starts afresh: the node removes what it made, and the object goes.
-    if (auto err = snapshots_.remove(obj.name, new_request_token(), until)) {
-      spdlog::warn("CreateSnapshot {}: cannot delete the failed BerthSnapshot {}: {}",
-                   quote_input(req->name()), obj.name, describe(err));
-    }
-    return failed;
-  }
-  encode_snapshot(**done, resp->mutable_snapshot());
+  encode_snapshot(cut, resp->mutable_snapshot());
   return grpc::Status::OK;
 }
 
@@ -128,46 +106,7 @@ grpc::Status cluster_controller::DeleteSnapshot(grpc::ServerContext* ctx,
   if (req->snapshot_id().empty()) {
     return invalid_argument("snapshot_id is required");
   }
-  auto found = snapshots_.find(req->snapshot_id(), until);
-  if (!found) {
-    return to_status(found.error());
-  }
-  if (!*found) {
-    return grpc::Status::OK; // gone already, or never made
-  }
-  auto obj = std::move(**found);
-  auto node_there = store_.node_exists(obj.spec.node, until);
-  if (!node_there) {
-    return to_status(node_there.error());
-  }
-  auto request = new_request_token();
-  if (auto err = snapshots_.remove(obj.name, request, until)) {
-    return to_status(err);
-  }
-  if (!*node_there) {
-    auto message = "node " + quote_input(obj.spec.node) + " no longer exists: snapshot "
-                   + quote_input(obj.spec.csi_name) + " went with it, and berth forgets it";
-    spdlog::warn("DeleteSnapshot: {}", message);
-    snapshots_.record_event(obj, "Warning", "NodeGone", message, until);
-    if (auto err = snapshots_.drop_finalizer(obj, until)) {
-      return to_status(err);
-    }
-  }
-  auto gone = snapshots_.wait(
-    obj.name,
-    [&](const kube::snapshot_object& o) {
-      // Only the failure that answers this call (see DeleteVolume).
-      return o.deleting && o.status.phase == kube::phase_deleting && !o.status.reason.empty()
-             && o.status.delete_request == request;
-    },
-    until);
-  if (!gone) {
-    return wait_failed(gone.error(), obj, "removed");
-  }
-  if (*gone) {
-    return node_failure(**gone);
-  }
-  return grpc::Status::OK;
+  return delete_and_wait(snapshots_, store_, req->snapshot_id(), "snapshot", "DeleteSnapshot", until);
 }
 
 grpc::Status cluster_controller::ListSnapshots(grpc::ServerContext* ctx,
@@ -178,7 +117,9 @@ grpc::Status cluster_controller::ListSnapshots(grpc::ServerContext* ctx,
     return invalid_argument("max_entries " + std::to_string(req->max_entries()) + " is negative");
   }
   auto wanted = [&](const kube::snapshot_object& obj) {
-    return !obj.spec.csi_name.empty() && obj.status.phase != kube::phase_failed
+    // A snapshot not cut yet has no creation_time, which CSI requires; one being deleted
+    // is on its way out.
+    return !obj.spec.csi_name.empty() && obj.status.phase == kube::phase_ready && !obj.deleting
            && (req->source_volume_id().empty() || obj.spec.source_volume == req->source_volume_id());
   };
   if (!req->snapshot_id().empty()) {

@@ -19,7 +19,7 @@ node_agent::node_agent(caf::actor_system& sys, registry_actor registry,
   : desk_(sys, registry),
     api_(std::move(api)),
     cfg_(std::move(cfg)),
-    snapshots_(sys, std::move(registry), *api_, cfg_.node, cfg_.default_backend,
+    snapshots_(sys, std::move(registry), *api_, cfg_.node, cfg_.default_backend, cfg_.resync,
                {[this] { report_capacity(false); },
                 [this] {
                   std::lock_guard lock{mu_};

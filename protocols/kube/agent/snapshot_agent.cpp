@@ -19,11 +19,12 @@ using detail::clock_type;
 
 snapshot_agent::snapshot_agent(caf::actor_system& sys, registry_actor registry, object_api& api,
                                std::string node, std::string default_backend,
-                               callbacks tell)
+                               std::chrono::seconds resync, callbacks tell)
   : desk_(sys, std::move(registry)),
     api_(api),
     node_(std::move(node)),
     default_backend_(std::move(default_backend)),
+    resync_(resync),
     tell_(std::move(tell)) {
 }
 
@@ -35,6 +36,21 @@ snapshot_agent::~snapshot_agent() {
 void snapshot_agent::start() {
   threads_.emplace_back([this] { watch_loop(); });
   threads_.emplace_back([this] { worker_loop(); });
+  threads_.emplace_back([this] { ticker_loop(); });
+}
+
+void snapshot_agent::ticker_loop() {
+  std::unique_lock lock{mu_};
+  for (;;) {
+    if (wake_.wait_for(lock, resync_, [this] { return stopping_; })) {
+      return;
+    }
+    for (auto& [name, t] : snapshots_) {
+      if (t.latest) {
+        enqueue_locked(name, t);
+      }
+    }
+  }
 }
 
 void snapshot_agent::begin_stop() {
@@ -186,7 +202,7 @@ void snapshot_agent::handle(const std::string& name) {
 void snapshot_agent::handle_removal(const snapshot_object& obj) {
   if (auto err = desk_.remove_snapshot(obj.spec.csi_name)) {
     spdlog::warn("node agent: BerthSnapshot {} is being deleted, but snapshot {} cannot be "
-                 "removed yet: {}; trying again at the next change",
+                 "removed yet: {}; trying again at the next change or resync",
                  obj.name, quote_input(obj.spec.csi_name), describe(err));
     auto status = snapshot_failed(phase_deleting, err, obj.generation);
     status.delete_request = obj.delete_request; // the DeleteSnapshot this failure answers
@@ -207,7 +223,7 @@ void snapshot_agent::handle_cut(const snapshot_object& obj) {
   if (!rec) {
     spdlog::warn("node agent: cannot look up snapshot {}: {}", quote_input(obj.spec.csi_name),
                  describe(rec.error()));
-    return; // the next change or LIST looks again
+    return; // the next change or resync looks again
   }
   if (*rec) {
     if (obj.status.phase != phase_ready || obj.status.observed_generation < obj.generation) {

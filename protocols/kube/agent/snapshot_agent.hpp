@@ -16,6 +16,7 @@
 // is unclaimed: reported after each full LIST and kept (snapshot_agent_unclaimed.cpp), as
 // the node agent keeps an unclaimed volume.
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -46,8 +47,11 @@ public:
   };
 
   /// `api` is the node agent's, and outlives this.
+  /// Every object is looked at again each `resync`: a status write or a finalizer release
+  /// that failed is tried again then, as the node agent's ticker does for volumes.
   snapshot_agent(caf::actor_system& sys, registry_actor registry, object_api& api,
-                 std::string node, std::string default_backend, callbacks tell);
+                 std::string node, std::string default_backend, std::chrono::seconds resync,
+                 callbacks tell);
   ~snapshot_agent();
 
   snapshot_agent(const snapshot_agent&) = delete;
@@ -79,6 +83,7 @@ private:
 
   void watch_loop();
   void worker_loop();
+  void ticker_loop();
   std::string seen(snapshot_object obj);
   void forget_unseen(const std::vector<std::string>& names);
   void enqueue_locked(const std::string& name, tracked& t);
@@ -98,6 +103,7 @@ private:
   object_api& api_;
   std::string node_;
   std::string default_backend_;
+  std::chrono::seconds resync_;
   callbacks tell_;
 
   std::mutex mu_;

@@ -192,6 +192,19 @@ TEST_F(controller_snapshot_test, a_ready_snapshot_whose_record_is_gone_is_report
   EXPECT_NE(obj->status.message.find("lost"), std::string::npos) << obj->status.message;
   EXPECT_FALSE(recorded("snap-l"));
   EXPECT_EQ(list_snapshots("vol-l").entries_size(), 0); // a failed snapshot is not listed
+  // A restore from it is refused for good, with the node's reason, not "retry".
+  grpc::ServerContext ctx;
+  controller::v1::CreateVolumeRequest req;
+  req.set_name("vol-from-lost");
+  req.mutable_capacity_range()->set_required_bytes(8 * mib);
+  auto* cap = req.add_volume_capabilities();
+  cap->mutable_mount();
+  cap->mutable_access_mode()->set_mode(controller::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+  req.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id("snap-l");
+  controller::v1::CreateVolumeResponse made;
+  auto restore = rpc->CreateVolume(&ctx, &req, &made);
+  EXPECT_EQ(restore.error_code(), grpc::StatusCode::NOT_FOUND) << restore.error_message();
+  EXPECT_NE(restore.error_message().find("lost"), std::string::npos) << restore.error_message();
   // It can still be deleted.
   auto st = delete_snapshot("snap-l");
   EXPECT_TRUE(st.ok()) << st.error_message();
