@@ -107,6 +107,10 @@ void create_docker_copy(self_ptr self, const std::string& name, option_map optio
                             + "volume made with -o backend=block"));
     return;
   }
+  if (auto err = found->second->check_copy_source(src)) {
+    rp.deliver(err);
+    return;
+  }
   if (auto capacity = found->second->validate_docker(name, options); !capacity) {
     rp.deliver(capacity.error());
     return;
@@ -229,6 +233,13 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
                                 "source " + spec.source.describe() + " is on backend "
                                   + src.backend + ", " + name + " asks for " + spec.backend));
           return;
+        }
+        auto storage = self->state.cfg.backends.find(spec.backend);
+        if (storage != self->state.cfg.backends.end()) {
+          if (auto err = storage->second->check_copy_source(src)) {
+            rp.deliver(err);
+            return;
+          }
         }
         spec.source_bytes = src.capacity_bytes;
         auto backend_name = spec.backend;

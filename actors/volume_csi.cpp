@@ -153,7 +153,7 @@ void run_csi_create(self_ptr self, promise<volume_record> rp, volume_spec spec) 
   }
   auto next = make_csi_record(st.rec.name, *sized, capacity);
   transact(self, rp, creation(self, std::move(next)),
-           [](none, const volume_record& rec) { return rec; });
+           [](const std::string&, const volume_record& rec) { return rec; });
 }
 
 void run_stage(self_ptr self, promise<atom::ok> rp, stage_request req) {

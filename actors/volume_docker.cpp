@@ -23,6 +23,9 @@ std::string describe_creation(const volume_record& rec) {
   if (!rec.source.empty()) {
     out += ", from " + rec.source.describe();
   }
+  if (!rec.consistency.empty()) {
+    out += ", " + rec.consistency + ": copied while in use";
+  }
   return out + ")";
 }
 
@@ -44,19 +47,35 @@ late_undo undo_late_mount(self_ptr self) {
 
 } // namespace
 
-transition<none> creation(self_ptr self, volume_record next) {
-  transition<none> t;
+transition<std::string> creation(self_ptr self, volume_record next) {
+  transition<std::string> t;
   t.what = "create";
   // A snapshot's create is timed as "snapshot" (berth_backend_call_duration_seconds).
   auto call = next.kind == record_kind::snapshot ? "snapshot" : "create";
-  t.work = on_backend(self, call, [next](backend& b) { return b.create(next); });
-  t.apply = [next](const volume_record&, none) { return next; };
+  // A copy's backend says how consistent it is; a volume made empty has nothing to say.
+  const bool copy = next.kind == record_kind::snapshot || !next.source.empty();
+  t.work = on_backend(self, call, [next, copy](backend& b) -> caf::expected<std::string> {
+    if (copy) {
+      return b.create_copy(next);
+    }
+    if (auto err = b.create(next)) {
+      return err;
+    }
+    return std::string{};
+  });
+  t.apply = [next](const volume_record&, const std::string& consistency) {
+    auto made = next;
+    made.consistency = consistency;
+    return made;
+  };
   t.undo = [self](const volume_record& unsaved, done_fn done) {
     call_backend(self, "remove", [unsaved](backend& b) { return b.remove(unsaved); },
                  std::move(done));
   };
   t.undoing = "removing the storage again";
-  t.committed = [](const volume_record& rec, none) { return describe_creation(rec); };
+  t.committed = [](const volume_record& rec, const std::string&) {
+    return describe_creation(rec);
+  };
   t.creates = true;
   return t;
 }

@@ -82,6 +82,24 @@ public:
     return false;
   }
 
+  /// Whether `source`, a record of this backend, can be copied (a snapshot taken of it,
+  /// or a volume cloned from it); ec::unsupported naming it and what to use instead when
+  /// not. Asked before the copy's record is made. By default any can.
+  virtual caf::error check_copy_source(const volume_record& source) const {
+    (void)source;
+    return {};
+  }
+
+  /// create() of a snapshot or of a volume with a content source: makes the copy and
+  /// returns its volume_record::consistency ("" or copy_crash_consistent). By default
+  /// create(), whose copies are consistent.
+  virtual caf::expected<std::string> create_copy(const volume_record& rec) {
+    if (auto err = create(rec)) {
+      return err;
+    }
+    return std::string{};
+  }
+
   /// Bytes a new volume could still get (CSI GetCapacity).
   virtual caf::expected<uint64_t> available_capacity() const {
     return unsupported("GetCapacity");

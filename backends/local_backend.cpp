@@ -67,6 +67,7 @@ local_backend::local_backend(std::string state_dir, std::chrono::milliseconds he
   fs::path root = fs::weakly_canonical(fs::absolute(state_dir), err);
   state_dir_ = (err ? fs::path(state_dir) : root).string();
   volumes_dir_ = (fs::path(state_dir_) / "volumes").string();
+  snapshots_dir_ = (fs::path(state_dir_) / "snapshots").string();
 }
 
 caf::error local_backend::check_source(const std::string& volume, const mount_plan& plan) const {
@@ -136,6 +137,10 @@ caf::error local_backend::validate(const std::string& volume, const option_map& 
 caf::error local_backend::create(const volume_record& rec) {
   if (auto err = check_name(rec.name)) {
     return err;
+  }
+  if (rec.kind == record_kind::snapshot || !rec.source.empty()) {
+    auto copied = create_copy(rec);
+    return copied ? caf::error{} : copied.error();
   }
   std::error_code err;
   fs::create_directories(volumes_dir_, err);
@@ -208,6 +213,7 @@ caf::expected<std::string> local_backend::mount(const volume_record& rec) {
   if (err) {
     return err;
   }
+  count_mount(rec.name);
   return target;
 }
 
@@ -286,7 +292,7 @@ caf::error local_backend::remove(const volume_record& rec) {
   if (auto err = check_name(rec.name)) {
     return err;
   }
-  const std::string dir = volume_dir(rec.name);
+  const std::string dir = storage_dir(rec);
   const std::string target = mountpoint(rec);
   // Never delete through a live mount: remove_all would descend into it.
   auto points = read_mount_points();

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "backends/backend.hpp"
 #include "backends/local_options.hpp"
@@ -13,9 +16,12 @@ namespace berth {
 /// Without options, data/ is bind-mounted on mnt/ with mount(2); with
 /// `type`/`device`/`o`/`size` any of tmpfs, bind, ext4/xfs/btrfs (mount(2)),
 /// nfs/nfs4/efs (mount(8) helper, optionally inside a network namespace).
-/// Safe to call from several threads at once (for different volumes): it keeps
-/// no mutable state. STATE/volumes gets mode 0701 (as Docker's own volumes root):
-/// others may reach a mountpoint they know, but not list the volumes.
+/// A plain directory volume can be copied: a snapshot to STATE/snapshots/NAME/data, or
+/// a volume made from a snapshot or another volume (local_copy.cpp).
+/// Safe to call from several threads at once (for different volumes): the only state
+/// it keeps is how many mounts each volume has had, under a mutex. STATE/volumes gets
+/// mode 0701 (as Docker's own volumes root): others may reach a mountpoint they know,
+/// but not list the volumes.
 class local_backend : public backend {
 public:
   /// @param state_dir the state root; volumes go to STATE/volumes/.
@@ -31,9 +37,22 @@ public:
   caf::error unmount(const volume_record& rec, bool lazy) override;
   caf::error remove(const volume_record& rec) override;
   std::string mountpoint(const volume_record& rec) const override;
+  bool copies_content() const override;
+  caf::error check_copy_source(const volume_record& source) const override;
+  caf::expected<std::string> create_copy(const volume_record& rec) override;
 
   /// STATE/volumes/NAME, or "" for an invalid name.
   std::string volume_dir(const std::string& volume) const;
+
+  /// STATE/snapshots/NAME, or "" for an invalid name.
+  std::string snapshot_dir(const std::string& snapshot) const;
+
+  /// Where `rec`'s storage is: snapshot_dir for a snapshot, else volume_dir.
+  std::string storage_dir(const volume_record& rec) const;
+
+  /// STATE/volumes and STATE/snapshots: every directory berth makes for a volume or a
+  /// snapshot lies in one of them.
+  std::vector<std::string> storage_roots() const;
 
 private:
   caf::error check_name(const std::string& volume) const;
@@ -46,10 +65,21 @@ private:
                            const std::string& target, int& sys_errno) const;
   caf::error mount_helper(const volume_record& rec, const mount_plan& plan,
                           const std::string& target);
+  /// The number of mounts `volume` has had since start (after each, so a copy that reads
+  /// it before and after sees any that happened meanwhile).
+  uint64_t mounts_made(const std::string& volume) const;
+  void count_mount(const std::string& volume);
+  /// Whether a copy of `volume`'s data/ made now holds one moment: "" when nothing has
+  /// it mounted before and after and no mount happened meanwhile, else
+  /// copy_crash_consistent. `before` is mounts_made() read before the copy.
+  std::string consistency_after(const std::string& volume, uint64_t before, bool mounted_before) const;
 
   std::string state_dir_; ///< resolved (symlinks followed)
   std::string volumes_dir_;
+  std::string snapshots_dir_;
   std::chrono::milliseconds helper_timeout_;
+  mutable std::mutex mounts_mutex_;
+  std::map<std::string, uint64_t> mounts_made_; ///< by volume name; in memory only
 };
 
 } // namespace berth

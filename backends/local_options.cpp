@@ -8,6 +8,7 @@
 #include "backends/detail/mount_elements.hpp"
 #include "backends/detail/network_plans.hpp"
 #include "backends/detail/root_ownership.hpp"
+#include "core/docker_source.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 
@@ -23,7 +24,8 @@ using detail::split_o;
 
 // -- allow-lists --------------------------------------------------------------
 
-const name_set top_level = {"type", "device", "o", "size", "uid", "gid", "mode", "backend"};
+const name_set top_level = {"type",    "device", "o",       "size",          "uid",
+                            "gid",     "mode",   "backend", "from-snapshot", "clone-of"};
 
 const name_set tmpfs_elements = {"size", "mode",  "uid",    "gid",   "nr_inodes", "nr_blocks",
                                  "huge", "noexec", "nosuid", "nodev", "ro",        "rw"};
@@ -142,7 +144,8 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
   for (const auto& [key, value] : options) {
     if (top_level.count(key) == 0) {
       return invalid("unknown option \"" + key + "\" for volume " + volume
-                     + " (allowed: type, device, o, size, uid, gid, mode, backend)");
+                     + " (allowed: type, device, o, size, uid, gid, mode, backend, from-snapshot, "
+                       "clone-of)");
     }
     if (value.empty()) {
       return invalid("option \"" + key + "\" of volume " + volume + " is empty");
@@ -176,6 +179,11 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
                      + " is not supported on a plain directory, which has no quota: give "
                      + "-o backend=block for a volume of that size, or type=tmpfs for memory");
     }
+    const bool copy = options.count(docker_from_snapshot_key) + options.count(docker_clone_of_key) > 0;
+    if (copy && detail::names_root_ownership(options)) {
+      return invalid("options uid, gid and mode of volume " + volume + " cannot be given with "
+                     "from-snapshot or clone-of: a copy keeps its source's owner and mode");
+    }
     auto root = detail::parse_root_ownership(volume, options);
     if (!root) {
       return root.error();
@@ -184,6 +192,12 @@ caf::expected<mount_plan> plan_local_mount(const std::string& volume, const opti
     plan.flags = MS_BIND;
     plan.root = *root;
     return plan;
+  }
+  for (const char* key : {docker_from_snapshot_key, docker_clone_of_key}) {
+    if (options.count(key) > 0) {
+      return invalid(std::string("option ") + key + " of volume " + volume + " makes a copy of a "
+                     "plain directory volume, which has no type=; leave type out");
+    }
   }
   if (detail::names_root_ownership(options)) {
     return invalid("options uid, gid and mode of volume " + volume + " apply to a plain directory volume only"

@@ -70,6 +70,10 @@ void write_csi_fields(json_writer& w, const volume_record& rec, record_shape sha
     w.Key("modifications");
     w.Uint64(rec.modifications);
   }
+  if (!rec.consistency.empty()) {
+    w.Key("consistency");
+    put_string(w, rec.consistency);
+  }
   if (!rec.published.empty()) {
     w.Key("published");
     w.StartObject();

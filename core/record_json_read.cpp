@@ -196,7 +196,8 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
   for (auto [key, field] : {std::pair{"mountpoint", &rec.mountpoint}, {"kind", &kind},
                             {"owner", &rec.owner},
                             {"source", &source}, {"staging_path", &rec.staging_path},
-                            {"stage_fs_type", &rec.stage_fs_type}, {"device", &rec.device}}) {
+                            {"stage_fs_type", &rec.stage_fs_type}, {"device", &rec.device},
+                            {"consistency", &rec.consistency}}) {
     if (auto err = str(key, *field, false)) {
       return err;
     }

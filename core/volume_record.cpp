@@ -21,7 +21,8 @@ bool operator==(const volume_record& a, const volume_record& b) {
          && a.staging_path == b.staging_path && a.staged_block == b.staged_block
          && a.stage_flags == b.stage_flags && a.stage_fs_type == b.stage_fs_type
          && a.device == b.device && a.published == b.published
-         && a.mutable_parameters == b.mutable_parameters && a.modifications == b.modifications;
+         && a.mutable_parameters == b.mutable_parameters && a.modifications == b.modifications
+         && a.consistency == b.consistency;
 }
 
 bool operator==(const publication& a, const publication& b) {

@@ -115,7 +115,15 @@ struct volume_record {
   option_map mutable_parameters;
   /// Backend modifications applied to this volume (one per coalesced expand/modify).
   uint64_t modifications = 0;
+  /// A copy's (a snapshot's or a clone's) consistency: "" when it holds its source as at
+  /// one moment, copy_crash_consistent when it was copied while its source was in use
+  /// and no moment can be vouched for (docs/running.md, "What consistent means").
+  std::string consistency;
 };
+
+/// volume_record::consistency of a copy made while its source was mounted: a directory
+/// copied file by file under its writers.
+inline constexpr const char* copy_crash_consistent = "crash-consistent";
 
 /// Sum of all mount-ID counts.
 uint64_t total_mounts(const volume_record& rec);
@@ -130,7 +138,7 @@ typename Inspector::result_type inspect(Inspector& f, volume_record& x) {
   return f(caf::meta::type_name("volume_record"), x.name, x.backend, x.options,
            x.created_at, x.mounts, x.origins, x.mounted, x.mountpoint, x.kind, x.owner, x.capacity_bytes,
            x.source, x.staging_path, x.staged_block, x.stage_flags, x.stage_fs_type, x.device,
-           x.published, x.mutable_parameters, x.modifications);
+           x.published, x.mutable_parameters, x.modifications, x.consistency);
 }
 
 /// The protocol that owns `rec`: rec.owner when set, else inferred from the fields

@@ -37,7 +37,7 @@ void run_release(self_ptr self, promise<uint32_t> rp, mount_release r);
 
 /// Creates `next`'s storage, then persists it: the volume exists once durable. A
 /// failed persist removes the storage again.
-transition<none> creation(self_ptr self, volume_record next);
+transition<std::string> creation(self_ptr self, volume_record next);
 
 // -- CSI (actors/volume_csi.cpp) ----------------------------------------------------
 

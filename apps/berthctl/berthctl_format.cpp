@@ -126,6 +126,11 @@ std::string aligned(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+/// A copy's consistency as berthctl prints it: "consistent", or what the record says.
+std::string consistency_of(const volume_record& rec) {
+  return rec.consistency.empty() ? "consistent" : rec.consistency;
+}
+
 } // namespace
 
 used_bytes_map used_bytes_of(const std::string& body) {
@@ -172,13 +177,13 @@ std::string format_table(const std::vector<volume_record>& recs, const used_byte
 std::string format_snapshots(const std::vector<volume_record>& snapshots,
                              const std::string& volume) {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"NAME", "VOLUME", "BACKEND", "SIZE", "CREATED"});
+  rows.push_back({"NAME", "VOLUME", "BACKEND", "SIZE", "CONSISTENCY", "CREATED"});
   for (const auto& rec : snapshots) {
     if (!volume.empty() && rec.source.name != volume) {
       continue;
     }
     rows.push_back({rec.name, rec.source.name, rec.backend, short_size(rec.capacity_bytes),
-                    rec.created_at.empty() ? "-" : rec.created_at});
+                    consistency_of(rec), rec.created_at.empty() ? "-" : rec.created_at});
   }
   return aligned(rows);
 }
@@ -196,6 +201,9 @@ std::string format_record(const volume_record& rec, const used_bytes_map& used) 
   out += "size:          " + (size == "-" ? std::string{"- (no size of its own)"} : size) + "\n";
   out += "mutable:       " + pairs(rec.mutable_parameters) + "\n";
   out += "modifications: " + std::to_string(rec.modifications) + "\n";
+  if (rec.kind == record_kind::snapshot || !rec.source.empty()) {
+    out += "copied from:   " + rec.source.describe() + " (" + consistency_of(rec) + ")\n";
+  }
   out += "used:          "
          + (u == used.end() ? std::string{"- (measured while a block volume is mounted)"}
                             : format_size(u->second))

@@ -42,6 +42,7 @@
 #include "core/crash_point.hpp"
 #include "persistence/ecs_import.hpp"
 #include "persistence/file_store.hpp"
+#include "persistence/recovery/copy_sweep.hpp"
 #include "persistence/recovery/image_sweep.hpp"
 #include "persistence/recovery/loop_sweep.hpp"
 #include "persistence/recovery/node_sweep.hpp"
@@ -266,6 +267,9 @@ int run_daemon(const daemon_options& opts) {
   // After the loop sweep: an image it detached is no longer in use.
   auto images = sweep_block_images(*state, backends, opts.state_dir);
   stats->reconcile_actions.add("image_removed", images.removed);
+  // After the unmounts above: a copy with a mount under it is left alone.
+  auto copies = sweep_local_copies(*state, opts.state_dir);
+  stats->reconcile_actions.add("copy_removed", copies.removed);
   test_crash_point("start-reconciled");
   // Makes the boot decision durable; a crash at any step of it is safe (file_store).
   auto compact_started = std::chrono::steady_clock::now();

@@ -119,7 +119,8 @@ const std::vector<std::string>& reconcile_action_names() {
   // At start (apps/berthd/daemon.cpp): cleared (volumes a new boot released), stray_unmounted
   // (Docker mounts of no record, CSI stagings and publications their record lacks),
   // loop_detached, loop_detach_failed, thawed (a filesystem a crash left frozen mid-snapshot),
-  // image_removed (a block image no record holds: a create or copy killed before its commit).
+  // image_removed (a block image no record holds: a create or copy killed before its commit),
+  // copy_removed (a directory volume's copy no record holds, killed the same way).
   // In each volume's reconciliation
   // (count_reconcile_actions): remounted, restaged, republished, unmounted and their
   // failures; reconcile_failed: it did not finish (timed out, refused) or could not
@@ -128,7 +129,7 @@ const std::vector<std::string>& reconcile_action_names() {
     "cleared",         "remounted",        "unmounted",       "mount_failed",
     "stray_unmounted", "restaged",         "republished",     "loop_detached",
     "reconcile_failed", "restage_failed",  "republish_failed", "loop_detach_failed",
-    "thawed",          "image_removed"};
+    "thawed",          "image_removed",    "copy_removed"};
   return names;
 }
 

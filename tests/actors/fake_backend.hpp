@@ -31,6 +31,10 @@ public:
   /// Calls of create, mount, unmount and stage running now, and the most ever at once.
   std::atomic<int> in_flight{0}, max_in_flight{0};
   bool copies = true; ///< copies_content(): the fake "copies" sources unless told not to
+  /// What create_copy() says of each copy's consistency.
+  std::string copy_consistency;
+  /// A source whose name is this is refused by check_copy_source() ("" refuses none).
+  std::string uncopyable;
 
   // -- CSI -----------------------------------------------------------------------
   static constexpr uint64_t mib = 1024 * 1024;
@@ -50,6 +54,18 @@ public:
 
   std::string name() const override { return "local"; }
   bool copies_content() const override { return copies; }
+  caf::error check_copy_source(const volume_record& source) const override {
+    if (!uncopyable.empty() && source.name == uncopyable) {
+      return make_error(ec::unsupported, "volume " + source.name + " cannot be copied");
+    }
+    return {};
+  }
+  caf::expected<std::string> create_copy(const volume_record& rec) override {
+    if (auto err = create(rec)) {
+      return err;
+    }
+    return copy_consistency;
+  }
   caf::error validate(const std::string&, const option_map& options) const override {
     for (const auto& [k, v] : options) {
       // from-snapshot, clone-of and size: the fake copies and sizes, as the block backend does.

@@ -155,3 +155,38 @@ TEST_F(registry_test, a_source_cannot_be_removed_while_a_copy_of_it_is_made) {
     << "removed once the copy has finished";
   EXPECT_EQ(storage->removes, 1);
 }
+
+TEST_F(registry_test, a_copy_records_what_its_backend_says_of_its_consistency) {
+  start({docker_volume("v", 64 * mib)});
+  storage->copy_consistency = copy_crash_consistent;
+  auto snap = test::ask<volume_record>(self, reg, atom::create_v, std::string{"s"},
+                                       docker_snapshot_of("v"));
+  ASSERT_TRUE(snap) << describe(snap.error());
+  EXPECT_EQ(snap->consistency, copy_crash_consistent);
+  ASSERT_FALSE(docker_create(self, reg, "c", {{"clone-of", "v"}}));
+  auto clone = test::ask<volume_record>(self, reg, atom::get_v, std::string{"c"});
+  ASSERT_TRUE(clone);
+  EXPECT_EQ(clone->consistency, copy_crash_consistent);
+  storage->copy_consistency.clear();
+  ASSERT_FALSE(docker_create(self, reg, "r", {{"from-snapshot", "s"}}));
+  auto restored = test::ask<volume_record>(self, reg, atom::get_v, std::string{"r"});
+  ASSERT_TRUE(restored);
+  EXPECT_EQ(restored->consistency, "");
+}
+
+TEST_F(registry_test, a_source_its_backend_cannot_copy_is_refused_before_anything_is_made) {
+  start({docker_volume("v", 64 * mib)});
+  storage->uncopyable = "v";
+  auto err = test::call<volume_record>(self, reg, atom::create_v, std::string{"s"},
+                                       docker_snapshot_of("v"));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::unsupported)) << describe(err);
+  EXPECT_NE(describe(err).find("volume v cannot be copied"), std::string::npos);
+  err = docker_create(self, reg, "c", {{"clone-of", "v"}});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::unsupported)) << describe(err);
+  EXPECT_EQ(storage->creates, 0);
+  EXPECT_TRUE(test::call<volume_record>(self, reg, atom::get_v, std::string{"s"}))
+    << "no name is left behind";
+  EXPECT_TRUE(test::call<volume_record>(self, reg, atom::get_v, std::string{"c"}));
+}

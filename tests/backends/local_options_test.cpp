@@ -31,7 +31,8 @@ TEST(local_options, no_options_is_a_plain_directory) {
 
 TEST(local_options, unknown_option_is_named) {
   EXPECT_EQ(check({{"colour", "red"}}),
-            "unknown option \"colour\" for volume v1 (allowed: type, device, o, size, uid, gid, mode, backend)");
+            "unknown option \"colour\" for volume v1 (allowed: type, device, o, size, uid, gid, mode, "
+            "backend, from-snapshot, clone-of)");
 }
 
 TEST(local_options, uid_gid_and_mode_of_a_plain_directory_are_planned) {

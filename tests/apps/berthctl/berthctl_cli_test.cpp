@@ -321,6 +321,33 @@ TEST(berthctl_cli, formats_sizes_and_changes) {
   EXPECT_NE(text.find("used:          1.5 GiB (1610612736 bytes)\n"), std::string::npos) << text;
 }
 
+TEST(berthctl_cli, a_copy_shows_its_source_and_its_consistency) {
+  volume_record busy;
+  busy.name = "s1";
+  busy.kind = record_kind::snapshot;
+  busy.source = volume_source("v1");
+  busy.consistency = copy_crash_consistent;
+  busy.created_at = "2026-12-05T08:00:00Z";
+  auto idle = busy;
+  idle.name = "s2";
+  idle.consistency.clear();
+  auto other = idle;
+  other.name = "s3";
+  other.source = volume_source("v2");
+  auto table = format_snapshots({busy, idle, other}, "v1");
+  EXPECT_NE(table.find("CONSISTENCY"), std::string::npos) << table;
+  EXPECT_NE(table.find("crash-consistent"), std::string::npos) << table;
+  EXPECT_NE(table.find("s2     v1       local     -      consistent   "), std::string::npos)
+    << table;
+  EXPECT_EQ(table.find("s3"), std::string::npos) << "only v1's snapshots: " << table;
+  EXPECT_NE(format_record(busy).find("copied from:   volume:v1 (crash-consistent)\n"),
+            std::string::npos)
+    << format_record(busy);
+  volume_record plain;
+  plain.name = "v1";
+  EXPECT_EQ(format_record(plain).find("copied from"), std::string::npos);
+}
+
 TEST(berthctl_cli, usage_names_resize_modify_status_and_top) {
   auto text = usage();
   EXPECT_NE(text.find("berthctl [--socket PATH] status [--json]"), std::string::npos);

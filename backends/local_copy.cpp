@@ -1,0 +1,128 @@
+// local_backend, copies: a snapshot of a plain directory volume, and a volume made from
+// such a snapshot or volume. A directory cannot be frozen apart from the filesystem it
+// lies on (which holds berth's journal too), so a copy of one that is in use is made
+// file by file under its writers and says so (docs/running.md, "What consistent means").
+
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+#include "backends/detail/tree_copy.hpp"
+#include "backends/local_backend.hpp"
+#include "backends/mountinfo.hpp"
+#include "core/names.hpp"
+
+namespace fs = std::filesystem;
+
+namespace berth {
+
+namespace {
+
+std::string copy_what(const volume_record& rec) {
+  return to_string(rec.kind) + " " + rec.name;
+}
+
+} // namespace
+
+bool local_backend::copies_content() const {
+  return true;
+}
+
+std::string local_backend::snapshot_dir(const std::string& snapshot) const {
+  if (!is_valid_volume_name(snapshot)) {
+    return {};
+  }
+  return snapshots_dir_ + "/" + snapshot;
+}
+
+std::string local_backend::storage_dir(const volume_record& rec) const {
+  return rec.kind == record_kind::snapshot ? snapshot_dir(rec.name) : volume_dir(rec.name);
+}
+
+std::vector<std::string> local_backend::storage_roots() const {
+  return {volumes_dir_, snapshots_dir_};
+}
+
+caf::error local_backend::check_copy_source(const volume_record& source) const {
+  if (source.kind == record_kind::snapshot) {
+    return {}; // made by a copy: always a directory
+  }
+  auto plan = plan_local_mount(source.name, source.options, efs_environment{});
+  const bool directory = plan && plan->kind == local_kind::directory;
+  if (!directory || !source.mountpoint.empty()) {
+    return make_error(ec::unsupported,
+                      "volume " + source.name + " is not a plain directory volume (it mounts "
+                        + (source.mountpoint.empty() ? "its type= or device= option"
+                                                     : "an imported path")
+                        + "), so berth cannot copy it: snapshots and clones need a plain "
+                          "directory volume or one made with -o backend=block");
+  }
+  return {};
+}
+
+void local_backend::count_mount(const std::string& volume) {
+  std::lock_guard<std::mutex> lock(mounts_mutex_);
+  ++mounts_made_[volume];
+}
+
+uint64_t local_backend::mounts_made(const std::string& volume) const {
+  std::lock_guard<std::mutex> lock(mounts_mutex_);
+  auto it = mounts_made_.find(volume);
+  return it == mounts_made_.end() ? 0 : it->second;
+}
+
+std::string local_backend::consistency_after(const std::string& volume, uint64_t before,
+                                             bool mounted_before) const {
+  // mountinfo before the count: a mount that ends after this read has counted.
+  const bool mounted_after = is_mount_point(volume_dir(volume) + "/mnt");
+  const bool idle = !mounted_before && !mounted_after && mounts_made(volume) == before;
+  return idle ? std::string{} : std::string{copy_crash_consistent};
+}
+
+caf::expected<std::string> local_backend::create_copy(const volume_record& rec) {
+  if (auto err = check_name(rec.name)) {
+    return err;
+  }
+  const auto what = copy_what(rec);
+  if (rec.source.empty() || !is_valid_volume_name(rec.source.name)
+      || (rec.kind == record_kind::snapshot && rec.source.kind != record_kind::volume)) {
+    return make_error(ec::invalid_argument, what + ": source \"" + rec.source.describe()
+                                              + "\" must be volume:NAME"
+                                              + (rec.kind == record_kind::snapshot
+                                                   ? std::string{}
+                                                   : " or snapshot:NAME"));
+  }
+  const auto target = storage_dir(rec);
+  if (fs::exists(fs::path(target) / detail::copy_marker)) {
+    // Made before (a retry, or a crash before the record was saved); a copy never changes.
+    // Its consistency is unknown now, so it is not vouched for.
+    spdlog::info("{}: {} was copied before; kept", what, target);
+    return rec.source.kind == record_kind::volume ? std::string{copy_crash_consistent}
+                                                  : std::string{};
+  }
+  const bool from_volume = rec.source.kind == record_kind::volume;
+  const auto source_data = (from_volume ? volume_dir(rec.source.name)
+                                        : snapshot_dir(rec.source.name))
+                           + "/data";
+  if (!fs::is_directory(source_data)) {
+    return make_error(ec::not_found, what + ": " + rec.source.describe() + " has no data at "
+                                       + source_data);
+  }
+  // Read before the copy, in this order: a mount that lands meanwhile either shows in
+  // mountinfo or counts after it (consistency_after).
+  const auto mounts_before = from_volume ? mounts_made(rec.source.name) : 0;
+  const bool mounted_before = from_volume && is_mount_point(volume_dir(rec.source.name) + "/mnt");
+  if (auto err = detail::copy_directory_volume(source_data, target, rec.source.describe(),
+                                               rec.kind == record_kind::volume, helper_timeout_,
+                                               what)) {
+    return err;
+  }
+  // A snapshot's copy is all it holds; a volume's is what its containers see.
+  auto consistency = from_volume ? consistency_after(rec.source.name, mounts_before, mounted_before)
+                                 : std::string{};
+  spdlog::info("{}: copied from {} to {}{}", what, rec.source.describe(), target,
+               consistency.empty() ? "" : " while it was in use (" + consistency + ")");
+  return consistency;
+}
+
+} // namespace berth
