@@ -49,11 +49,13 @@ caf::error local_backend::check_copy_source(const volume_record& source) const {
   }
   auto plan = plan_local_mount(source.name, source.options, efs_environment{});
   const bool directory = plan && plan->kind == local_kind::directory;
-  if (!directory || !source.mountpoint.empty()) {
+  // An imported (ECS) volume keeps a path of its own, outside STATE/volumes.
+  const bool imported = !source.mountpoint.empty()
+                        && source.mountpoint != volume_dir(source.name) + "/mnt";
+  if (!directory || imported) {
     return make_error(ec::unsupported,
                       "volume " + source.name + " is not a plain directory volume (it mounts "
-                        + (source.mountpoint.empty() ? "its type= or device= option"
-                                                     : "an imported path")
+                        + (imported ? "an imported path" : "its type= or device= option")
                         + "), so berth cannot copy it: snapshots and clones need a plain "
                           "directory volume or one made with -o backend=block");
   }

@@ -131,6 +131,9 @@ TEST_F(local_copy_test, only_a_plain_directory_volume_is_copied) {
   imported.mountpoint = "/var/lib/ecs/volumes/e1";
   EXPECT_TRUE(backend_->check_copy_source(imported));
   EXPECT_FALSE(backend_->check_copy_source(make_record("v1")));
+  auto mounted = make_record("v1");
+  mounted.mountpoint = backend_->volume_dir("v1") + "/mnt"; // what a mounted record holds
+  EXPECT_FALSE(backend_->check_copy_source(mounted));
   // A copy's options: no type, no owner of its own.
   EXPECT_FALSE(backend_->validate("c1", {{"clone-of", "v1"}}));
   auto typed = backend_->validate("c1", {{"clone-of", "v1"}, {"type", "tmpfs"}});

@@ -363,30 +363,8 @@ check_ok "(h) docker volume rm rext4 rxfs sxfs c1 r2" dk volume rm rext4 rxfs sx
 
 # -- (i) kill -9 at the new steps -------------------------------------------------------------
 log "(i) berthd killed between a block volume's image (or a snapshot's copy) and its record"
-# crash_during STEP WHAT COMMAND...: berthd restarted with BERTH_TEST_CRASH_AT=STEP, then
-# COMMAND, which must kill it there; then berthd started again.
-crash_during() {
-  local step="$1" what="$2"
-  shift 2
-  kill9_berthd
-  if ! BERTH_TEST_CRASH_AT="$step" start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${USAGE_ARGS[@]}"; then
-    fail "(i) berthd starts with BERTH_TEST_CRASH_AT" "see the log above"
-    return
-  fi
-  "$@" >/dev/null 2>&1
-  if wait_until 10 eval '! kill -0 "$BERTHD_PID"'; then
-    pass "(i) berthd died at $step during $what"
-  else
-    fail "(i) berthd died at $step during $what" "it is still running"
-  fi
-  wait "$BERTHD_PID" 2>/dev/null
-  BERTHD_PID=""
-  if start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${USAGE_ARGS[@]}"; then
-    pass "(i) berthd starts again after the crash during $what"
-  else
-    fail "(i) berthd starts again after the crash during $what" "see the log above"
-  fi
-}
+CRASH_LABEL="(i)"
+BERTHD_ARGS=("${USAGE_ARGS[@]}")
 crash_during engine-before-persist "a Create" dk volume create -d "$DRIVER" -o backend=block -o size=32M k1
 check "(i) the image of the Create that was never acknowledged is gone" absent \
   "$(present "$(block_img k1)")"

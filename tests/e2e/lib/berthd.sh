@@ -190,6 +190,32 @@ restart_berthd() {
   return "$rc"
 }
 
+# crash_during STEP WHAT COMMAND...: berthd restarted with BERTH_TEST_CRASH_AT=STEP, then
+# COMMAND, which must kill it there; then berthd started again. Starts take BERTHD_ARGS, and
+# each check's name begins with CRASH_LABEL.
+crash_during() {
+  local step="$1" what="$2"
+  shift 2
+  kill9_berthd
+  if ! BERTH_TEST_CRASH_AT="$step" start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${BERTHD_ARGS[@]}"; then
+    fail "$CRASH_LABEL berthd starts with BERTH_TEST_CRASH_AT" "see the log above"
+    return
+  fi
+  "$@" >/dev/null 2>&1
+  if wait_until 10 eval '! kill -0 "$BERTHD_PID"'; then
+    pass "$CRASH_LABEL berthd died at $step during $what"
+  else
+    fail "$CRASH_LABEL berthd died at $step during $what" "it is still running"
+  fi
+  wait "$BERTHD_PID" 2>/dev/null
+  BERTHD_PID=""
+  if start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${BERTHD_ARGS[@]}"; then
+    pass "$CRASH_LABEL berthd starts again after the crash during $what"
+  else
+    fail "$CRASH_LABEL berthd starts again after the crash during $what" "see the log above"
+  fi
+}
+
 # -- host mount state --------------------------------------------------------------
 
 # mount_count PATH: how many entries of /proc/self/mountinfo have PATH as mount point.
