@@ -227,11 +227,44 @@ caf::expected<uint64_t> block_backend::available_capacity() const {
 // -- create and remove --------------------------------------------------------
 
 caf::error block_backend::create(const volume_record& rec) {
+  if (rec.kind == record_kind::snapshot || !rec.source.empty()) {
+    auto copied = create_copy(rec);
+    return copied ? caf::error{} : copied.error();
+  }
   auto image = checked_image(rec);
   if (!image) {
     return image.error();
   }
   const std::string what = block_what(rec);
+  if (rec.capacity_bytes == 0) {
+    return make_error(ec::invalid_argument, what + ": a block volume needs a capacity");
+  }
+  const bool docker = owner_of(rec) == owner_docker;
+  if (auto existing = block_image_size(*image)) {
+    if (*existing == rec.capacity_bytes) {
+      // Made before (a retry, or a crash before the record was saved).
+      return docker ? prepare_docker_volume(rec, *image) : caf::error{};
+    }
+    return make_error(ec::already_exists, what + ": image " + *image + " exists with "
+                                            + std::to_string(*existing) + " bytes, not "
+                                            + std::to_string(rec.capacity_bytes));
+  }
+  if (auto err = create_sparse_block_image(*image, rec.capacity_bytes, what)) {
+    return err;
+  }
+  spdlog::info("{}: created sparse image of {} bytes", what, rec.capacity_bytes);
+  return docker ? prepare_docker_volume(rec, *image) : caf::error{};
+}
+
+caf::expected<std::string> block_backend::create_copy(const volume_record& rec) {
+  auto image = checked_image(rec);
+  if (!image) {
+    return image.error();
+  }
+  const std::string what = block_what(rec);
+  // A copy made before (a retry, or a crash before the record was saved) is kept; how its
+  // source was in use then is not known now, so it is not vouched for.
+  const std::string unknown = copy_crash_consistent;
   auto existing = block_image_size(*image);
   if (rec.kind == record_kind::snapshot) {
     if (rec.source.empty() || rec.source.kind != record_kind::volume) {
@@ -239,41 +272,34 @@ caf::error block_backend::create(const volume_record& rec) {
                                                 + "\" must be volume:NAME");
     }
     if (existing) {
-      return {}; // taken before: a snapshot never changes
+      return unknown; // a snapshot never changes
     }
     auto src = source_image(rec.source, what);
     if (!src) {
       return src.error();
     }
-    if (auto err = copy_block_image(*src, *image, 0, helper_timeout_, what)) {
-      return err;
+    auto consistency = copy_block_image(*src, *image, 0, helper_timeout_, what);
+    if (consistency) {
+      spdlog::info("{}: copied from {} ({})", what, rec.source.describe(), *image);
     }
-    spdlog::info("{}: copied from {} ({})", what, rec.source.describe(), *image);
-    return {};
+    return consistency;
   }
   if (rec.capacity_bytes == 0) {
     return make_error(ec::invalid_argument, what + ": a block volume needs a capacity");
   }
   const bool docker = owner_of(rec) == owner_docker;
   if (existing) {
-    if (*existing == rec.capacity_bytes) {
-      // Made before (a retry, or a crash before the record was saved).
-      if (!docker) {
-        return {};
+    if (*existing != rec.capacity_bytes) {
+      return make_error(ec::already_exists, what + ": image " + *image + " exists with "
+                                              + std::to_string(*existing) + " bytes, not "
+                                              + std::to_string(rec.capacity_bytes));
+    }
+    if (docker) {
+      if (auto err = prepare_docker_copy(rec, *image)) {
+        return err;
       }
-      return rec.source.empty() ? prepare_docker_volume(rec, *image)
-                                : prepare_docker_copy(rec, *image);
     }
-    return make_error(ec::already_exists, what + ": image " + *image + " exists with "
-                                            + std::to_string(*existing) + " bytes, not "
-                                            + std::to_string(rec.capacity_bytes));
-  }
-  if (rec.source.empty()) {
-    if (auto err = create_sparse_block_image(*image, rec.capacity_bytes, what)) {
-      return err;
-    }
-    spdlog::info("{}: created sparse image of {} bytes", what, rec.capacity_bytes);
-    return docker ? prepare_docker_volume(rec, *image) : caf::error{};
+    return unknown;
   }
   auto src = source_image(rec.source, what);
   if (!src) {
@@ -289,13 +315,18 @@ caf::error block_backend::create(const volume_record& rec) {
                                           + rec.source.describe()
                                           + " (" + std::to_string(*src_size) + " bytes)");
   }
-  if (auto err = copy_block_image(*src, *image, rec.capacity_bytes, helper_timeout_, what)) {
-    return err;
+  auto consistency = copy_block_image(*src, *image, rec.capacity_bytes, helper_timeout_, what);
+  if (!consistency) {
+    return consistency;
   }
   spdlog::info("{}: created from {} ({} bytes)", what, rec.source.describe(), rec.capacity_bytes);
   // A Docker copy larger than its source gets its filesystem grown here, before any Mount.
-  return docker && rec.capacity_bytes > *src_size ? prepare_docker_copy(rec, *image)
-                                                  : caf::error{};
+  if (docker && rec.capacity_bytes > *src_size) {
+    if (auto err = prepare_docker_copy(rec, *image)) {
+      return err;
+    }
+  }
+  return consistency;
 }
 
 caf::error block_backend::remove(const volume_record& rec) {

@@ -88,6 +88,10 @@ public:
   // -- CSI -------------------------------------------------------------------
   /// Snapshots and clones are sparse copies of the image.
   bool copies_content() const override;
+  /// A snapshot, or a volume with a content source: a copy of its source's image, made
+  /// while the source's filesystem is frozen (consistent), or while a raw block volume's
+  /// writers go on (crash-consistent).
+  caf::expected<std::string> create_copy(const volume_record& rec) override;
   caf::expected<uint64_t> choose_capacity(const volume_spec& spec) const override;
   /// A Docker volume's options are Docker's (fstype, not fsType): `bytes` rounded up to
   /// the unit. A CSI volume's: choose_capacity.

@@ -18,6 +18,7 @@
 #include "backends/mountinfo.hpp"
 #include "core/crash_point.hpp"
 #include "core/errors.hpp"
+#include "core/volume_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -104,30 +105,39 @@ caf::error commit_temp(const std::string& temp, const std::string& image,
   return fsync_dir_of(image, what);
 }
 
+/// What freeze_for_copy() did: the freeze (empty when nothing was mounted), and whether
+/// the image was attached with no filesystem mounted, as a raw block volume is, whose
+/// writers nothing can stop.
+struct copy_guard {
+  filesystem_freeze frozen;
+  bool raw_attached = false;
+};
+
 /// Freezes the filesystem of the loop device backing `image` while it is mounted (all
 /// its mounts share one superblock), then flushes the device's own buffers: the image
 /// then holds a clean filesystem until the freeze ends. Nothing mounted: nothing frozen.
-caf::expected<filesystem_freeze> freeze_for_copy(const std::string& image,
-                                                 const std::string& what) {
+caf::expected<copy_guard> freeze_for_copy(const std::string& image, const std::string& what) {
   auto device = find_loop_device(image);
   if (!device) {
     return device.error();
   }
   if (device->empty()) {
-    return filesystem_freeze{};
+    return copy_guard{};
   }
   auto entries = read_mountinfo();
   if (!entries) {
     return entries.error();
   }
-  filesystem_freeze frozen;
+  copy_guard guard;
+  guard.raw_attached = true;
   for (const auto& e : *entries) {
     if (e.source == *device) {
       auto made = filesystem_freeze::freeze(e.mount_point, what);
       if (!made) {
         return made.error();
       }
-      frozen = std::move(*made);
+      guard.frozen = std::move(*made);
+      guard.raw_attached = false;
       break;
     }
   }
@@ -135,7 +145,7 @@ caf::expected<filesystem_freeze> freeze_for_copy(const std::string& image,
     ::fsync(fd);
     ::close(fd);
   }
-  return frozen;
+  return guard;
 }
 
 } // namespace
@@ -203,24 +213,25 @@ caf::error create_sparse_block_image(const std::string& image, uint64_t size,
   return commit_temp(temp, image, what);
 }
 
-caf::error copy_block_image(const std::string& source, const std::string& image,
-                            uint64_t min_size, std::chrono::milliseconds timeout,
-                            const std::string& what) {
+caf::expected<std::string> copy_block_image(const std::string& source, const std::string& image,
+                                            uint64_t min_size, std::chrono::milliseconds timeout,
+                                            const std::string& what) {
   if (auto err = make_parent(image, what)) {
     return err;
   }
   const std::string temp = block_image_temp_path(image);
-  auto frozen = freeze_for_copy(source, what);
-  if (!frozen) {
-    return frozen.error();
+  auto guard = freeze_for_copy(source, what);
+  if (!guard) {
+    return guard.error();
   }
+  auto& frozen = guard->frozen;
   auto copied = run_helper_checked({"cp", "--reflink=auto", "--sparse=always", "--", source,
                                     temp},
                                    timeout, what + ": copy of " + source + " failed");
   // A crash here leaves what one during the copy would: a temp file no record holds, and the
   // source's filesystem frozen. The start-up sweeps delete the one and thaw the other.
   test_crash_point("block-copy-frozen");
-  frozen->thaw(); // writers wait only for the copy itself
+  frozen.thaw(); // writers wait only for the copy itself
   if (!copied) {
     ::unlink(temp.c_str());
     return copied.error();
@@ -229,7 +240,10 @@ caf::error copy_block_image(const std::string& source, const std::string& image,
     ::unlink(temp.c_str());
     return err;
   }
-  return commit_temp(temp, image, what);
+  if (auto err = commit_temp(temp, image, what)) {
+    return err;
+  }
+  return guard->raw_attached ? std::string{copy_crash_consistent} : std::string{};
 }
 
 caf::error grow_block_image(const std::string& image, uint64_t size, const std::string& what) {

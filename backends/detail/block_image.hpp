@@ -33,9 +33,12 @@ caf::error create_sparse_block_image(const std::string& image, uint64_t size,
 /// When a loop device backs `source` and a filesystem on it is mounted, that
 /// filesystem is frozen (FIFREEZE) for the copy, so the copy holds a clean filesystem
 /// with everything written before it; a freeze the kernel refuses fails the copy.
-caf::error copy_block_image(const std::string& source, const std::string& image,
-                            uint64_t min_size, std::chrono::milliseconds timeout,
-                            const std::string& what);
+/// Returns the copy's volume_record::consistency: copy_crash_consistent when a loop
+/// device backed `source` with no filesystem mounted (a raw block volume, whose writers
+/// nothing stops), else "".
+caf::expected<std::string> copy_block_image(const std::string& source, const std::string& image,
+                                            uint64_t min_size, std::chrono::milliseconds timeout,
+                                            const std::string& what);
 
 /// Grows (never shrinks) the file at `image` to `size` and fsyncs it.
 caf::error grow_block_image(const std::string& image, uint64_t size, const std::string& what);

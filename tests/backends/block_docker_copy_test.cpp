@@ -124,6 +124,30 @@ TEST_F(block_docker_copy_test, a_snapshot_of_a_mounted_volume_is_clean_and_holds
   }
 }
 
+TEST_F(block_docker_copy_test, a_copy_says_whether_its_source_could_be_held_still) {
+  auto vol = created("v1", {{"size", "32M"}});
+  auto idle = backend_->create_copy(snapshot_of("s-idle", vol));
+  ASSERT_TRUE(idle) << describe(idle.error());
+  EXPECT_EQ(*idle, "") << "nothing attached: nothing could write";
+  auto mp = backend_->mount(vol);
+  ASSERT_TRUE(mp) << describe(mp.error());
+  auto frozen = backend_->create_copy(snapshot_of("s-frozen", vol));
+  ASSERT_TRUE(frozen) << describe(frozen.error());
+  EXPECT_EQ(*frozen, "") << "its filesystem was frozen for the copy";
+  ASSERT_FALSE(backend_->unmount(vol, false));
+  ASSERT_TRUE(wait_detached(backend_->image_path(vol)));
+  // Attached with nothing mounted, as a raw block volume is: its writers go on.
+  auto device = attach_loop_device(backend_->image_path(vol));
+  ASSERT_TRUE(device) << describe(device.error());
+  auto raw = backend_->create_copy(snapshot_of("s-raw", vol));
+  EXPECT_TRUE(detach_loop_device(*device) == caf::error{});
+  ASSERT_TRUE(raw) << describe(raw.error());
+  EXPECT_EQ(*raw, copy_crash_consistent);
+  auto again = backend_->create_copy(snapshot_of("s-idle", vol));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, copy_crash_consistent) << "a copy made before is not vouched for";
+}
+
 TEST_F(block_docker_copy_test, a_copy_larger_than_its_source_gets_the_larger_filesystem) {
   for (const std::string fs_type : {"ext4", "xfs"}) {
     SCOPED_TRACE(fs_type);
