@@ -225,6 +225,18 @@ void snapshot_agent::handle_cut(const snapshot_object& obj) {
                  describe(rec.error()));
     return; // the next change or resync looks again
   }
+  if (*rec && (*rec)->source != volume_source(obj.spec.source_volume)) {
+    // The name was taken of another volume (under an object since gone): not this one's.
+    auto err = make_error(ec::already_exists,
+                          "snapshot " + quote_input(obj.spec.csi_name) + " on node " + node_
+                            + " was taken of " + (*rec)->source.describe() + ", not of volume "
+                            + quote_input(obj.spec.source_volume));
+    if (obj.status.phase != phase_failed || obj.status.observed_generation < obj.generation) {
+      spdlog::warn("node agent: BerthSnapshot {}: {}", obj.name, describe(err));
+      write_status(obj, snapshot_failed(phase_failed, err, obj.generation));
+    }
+    return;
+  }
   if (*rec) {
     if (obj.status.phase != phase_ready || obj.status.observed_generation < obj.generation) {
       write_status(obj, snapshot_ready(**rec, obj.generation));

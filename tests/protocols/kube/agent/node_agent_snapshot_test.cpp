@@ -2,6 +2,7 @@
 // backend: an object of this node is cut and answered, and its deletion removes the
 // snapshot before the finalizer goes. (The controller's side: tests/apps/controller.)
 
+#include "protocols/kube/agent/snapshot_intent.hpp"
 #include "protocols/kube/agent/volume_desk.hpp"
 #include "protocols/kube/snapshot_objects.hpp"
 #include "tests/protocols/kube/agent/node_agent_fixture.hpp"
@@ -70,6 +71,29 @@ TEST_F(node_agent_snapshot, a_snapshot_of_another_node_or_of_no_volume_is_not_cu
   EXPECT_FALSE(recorded("snap-of-nothing"));
   EXPECT_TRUE(snapshot("snap-elsewhere")->status.phase.empty()); // n2's to answer
   EXPECT_FALSE(recorded("snap-elsewhere"));
+}
+
+TEST_F(node_agent_snapshot, a_snapshot_of_that_name_taken_of_another_volume_is_not_reported_ready) {
+  auto first = add_volume("vol-1", 8 * mib);
+  auto second = add_volume("vol-2", 8 * mib);
+  ASSERT_TRUE(eventually([&] { return ready(first) && ready(second); }));
+  // Taken of vol-1 (under an object since gone); an object now asks the name of vol-2.
+  kube::snapshot_object_spec of_first;
+  of_first.csi_name = "snap-reused";
+  of_first.source_volume = "vol-1";
+  kube::agent::volume_desk desk{*ts.sys, reg};
+  ASSERT_TRUE(desk.create("snap-reused", kube::agent::snapshot_request(of_first, "local")));
+  add_snapshot("snap-reused", "vol-2");
+  ASSERT_TRUE(eventually([&] {
+    auto obj = snapshot("snap-reused");
+    return obj && !obj->status.phase.empty();
+  }));
+  auto obj = snapshot("snap-reused");
+  EXPECT_EQ(obj->status.phase, kube::phase_failed);
+  EXPECT_FALSE(obj->status.ready_to_use);
+  EXPECT_EQ(obj->status.reason, "already_exists");
+  EXPECT_NE(obj->status.message.find("vol-1"), std::string::npos) << obj->status.message;
+  EXPECT_TRUE(recorded("snap-reused")) << "vol-1's snapshot is kept";
 }
 
 TEST_F(node_agent_snapshot, a_deleted_snapshot_is_removed_before_its_finalizer_goes) {
