@@ -54,10 +54,6 @@ caf::error make_data_dir(const std::string& volume, const fs::path& data, const 
   return detail::apply_root_ownership(volume, data.string(), root);
 }
 
-/// Docker's mode for its volumes root: others may pass through to a mountpoint
-/// they know, but not list the volume names.
-constexpr fs::perms volumes_root_mode = fs::perms(0701);
-
 } // namespace
 
 local_backend::local_backend(std::string state_dir, std::chrono::milliseconds helper_timeout)
@@ -142,12 +138,8 @@ caf::error local_backend::create(const volume_record& rec) {
     auto copied = create_copy(rec);
     return copied ? caf::error{} : copied.error();
   }
-  std::error_code err;
-  fs::create_directories(volumes_dir_, err);
-  fs::permissions(volumes_dir_, volumes_root_mode, fs::perm_options::replace, err);
-  if (err) {
-    return make_error(ec::backend_failure, "volume " + rec.name + ": cannot set mode 0701 on "
-                                             + volumes_dir_ + ": " + err.message());
+  if (auto err = make_storage_root(rec)) {
+    return err;
   }
   auto root = detail::parse_root_ownership(rec.name, rec.options);
   if (!root) {
@@ -158,6 +150,24 @@ caf::error local_backend::create(const volume_record& rec) {
     return err;
   }
   return make_dir(rec.name, dir / "mnt");
+}
+
+caf::error local_backend::make_storage_root(const volume_record& rec) const {
+  // Docker's mode for its volumes root: others may pass through to a mountpoint they
+  // know, but not list the volume names. Nobody but berthd reaches a snapshot.
+  const bool snapshot = rec.kind == record_kind::snapshot;
+  const auto& root = snapshot ? snapshots_dir_ : volumes_dir_;
+  const auto mode = snapshot ? fs::perms(0700) : fs::perms(0701);
+  std::error_code err;
+  fs::create_directories(root, err);
+  fs::permissions(root, mode, fs::perm_options::replace, err);
+  if (err) {
+    return make_error(ec::backend_failure, to_string(rec.kind) + " " + rec.name
+                                             + ": cannot set mode "
+                                             + (snapshot ? "0700" : "0701") + " on " + root
+                                             + ": " + err.message());
+  }
+  return {};
 }
 
 // -- mount --------------------------------------------------------------------

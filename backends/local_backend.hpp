@@ -56,6 +56,8 @@ public:
 
 private:
   caf::error check_name(const std::string& volume) const;
+  /// STATE/volumes (mode 0701) or, for a snapshot, STATE/snapshots (0700), made if missing.
+  caf::error make_storage_root(const volume_record& rec) const;
   /// What the plan's source may be: a bind source never the state directory, under
   /// it or above it; a block device a block device. Checked at create and again
   /// at every mount (a symlink may have changed meanwhile).

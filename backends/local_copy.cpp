@@ -110,6 +110,9 @@ caf::expected<std::string> local_backend::create_copy(const volume_record& rec) 
     return make_error(ec::not_found, what + ": " + rec.source.describe() + " has no data at "
                                        + source_data);
   }
+  if (auto err = make_storage_root(rec)) {
+    return err;
+  }
   // Read before the copy, in this order: a mount that lands meanwhile either shows in
   // mountinfo or counts after it (consistency_after).
   const auto mounts_before = from_volume ? mounts_made(rec.source.name) : 0;

@@ -81,6 +81,8 @@ TEST_F(local_copy_test, a_snapshot_and_a_volume_from_it_keep_every_kind_of_file)
     EXPECT_LT(sparse.st_blocks * 512, 1 << 20) << "the hole stays a hole";
   }
   EXPECT_TRUE(fs::is_directory(backend_->volume_dir("r1") + "/mnt"));
+  EXPECT_EQ(stat_of(state_.path() + "/snapshots").st_mode & 07777, 0700u)
+    << "nobody but berthd reaches a snapshot";
   EXPECT_FALSE(fs::exists(backend_->snapshot_dir("s1") + "/mnt")) << "a snapshot is never mounted";
   // The snapshot outlives its volume.
   ASSERT_FALSE(backend_->remove(make_record("v1")));

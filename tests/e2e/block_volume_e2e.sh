@@ -388,13 +388,7 @@ wait_until 10 test -s "$(block_mnt k1)/count"
 crash_during block-copy-frozen "a snapshot's copy of k1 under wk1" ctl snapshot create k1 k1-mid
 check_contains "(i) the start thawed k1's filesystem, which the crash left frozen" \
   "loop sweep: thawed the filesystem at $(block_mnt k1)" "$(grep 'loop sweep: thawed' "$BERTHD_LOG")"
-count_changes() {
-  local before
-  before=$(cat "$(block_mnt k1)/count" 2>/dev/null)
-  sleep 0.2
-  [[ "$(cat "$(block_mnt k1)/count" 2>/dev/null)" != "$before" ]]
-}
-if wait_until 10 count_changes; then
+if wait_until 10 file_changes "$(block_mnt k1)/count"; then
   pass "(i) wk1 writes again"
 else
   fail "(i) wk1 writes again" "k1's count stays at $(cat "$(block_mnt k1)/count" 2>&1)"

@@ -89,13 +89,7 @@ check "(b) r2 holds the base file w1 wrote" base "$(cat "$(data_of r2)/base" 2>&
 # Copied while w1 rewrote it: a count, or the empty file between a truncate and its write.
 check "(b) and a count file as w1 left it at some moment of the copy" yes \
   "$([[ "$(cat "$(data_of r2)/count" 2>&1)" =~ ^[0-9]*$ ]] && echo yes || echo no)"
-count_changes() {
-  local before
-  before=$(cat "$(data_of d1)/count" 2>/dev/null)
-  sleep 0.2
-  [[ "$(cat "$(data_of d1)/count" 2>/dev/null)" != "$before" ]]
-}
-if wait_until 10 count_changes; then
+if wait_until 10 file_changes "$(data_of d1)/count"; then
   pass "(b) w1 goes on writing after the snapshot"
 else
   fail "(b) w1 goes on writing after the snapshot" "d1's count stays at $(cat "$(data_of d1)/count" 2>&1)"

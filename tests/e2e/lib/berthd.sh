@@ -216,6 +216,14 @@ crash_during() {
   fi
 }
 
+# file_changes FILE: FILE's content changes within 0.2 s (a writer is still writing).
+file_changes() {
+  local before
+  before=$(cat "$1" 2>/dev/null)
+  sleep 0.2
+  [[ "$(cat "$1" 2>/dev/null)" != "$before" ]]
+}
+
 # -- host mount state --------------------------------------------------------------
 
 # mount_count PATH: how many entries of /proc/self/mountinfo have PATH as mount point.
