@@ -42,6 +42,14 @@ using volume_actor = caf::typed_actor<
   /// Creates the volume (idempotent with equal options). With -o from-snapshot or
   /// clone-of, the size of that source, which the registry read (else 0).
   replies_to<atom::create, option_map, uint64_t>::with<atom::ok>,
+  /// berthctl import: creates the volume with the content of the staging directory
+  /// (backend create_from_tree); the name must be free.
+  replies_to<atom::create, option_map, uint64_t, std::string>::with<atom::ok>,
+  /// berthctl export: a copy of this Docker volume made for the export of this id, and
+  /// where to read it (backend open_export); nothing is recorded.
+  replies_to<atom::export_open, std::string>::with<export_view>,
+  /// The export of this id has been read: its copy goes (backend close_export).
+  replies_to<atom::export_close, std::string>::with<atom::ok>,
   /// Counts one Mount for a mount ID from a dockerd instance (its dockerd_key, ""
   /// when not a dockerd berth identified), recording the ID's origin; mounts on the
   /// host at the first. A Mount from another dockerd than the one that made the ID's
@@ -106,6 +114,16 @@ using volume_actor = caf::typed_actor<
 /// which sees all.
 using registry_actor = caf::typed_actor<
   replies_to<atom::create, std::string, option_map>::with<atom::ok>,
+  /// berthctl import, before it reads the tar: whether a Docker volume `name` with these
+  /// options could be created (the name free, the options valid, no copy). Changes nothing.
+  replies_to<atom::import_check, std::string, option_map>::with<atom::ok>,
+  /// berthctl import, once the tar is extracted to the staging directory: creates Docker
+  /// volume `name` holding it (the same checks first).
+  replies_to<atom::create, std::string, option_map, std::string>::with<atom::ok>,
+  /// berthctl export of Docker volume `name` as `id`: the volume's export_open above. Until
+  /// export_close, the volume counts as being copied, so it cannot be removed.
+  replies_to<atom::export_open, std::string, std::string>::with<export_view>,
+  replies_to<atom::export_close, std::string, std::string>::with<atom::ok>,
   /// Docker Mount of (name, mount ID, dockerd key, caller): the volume's mount above.
   replies_to<atom::mount, std::string, std::string, std::string, caller>::with<std::string>,
   replies_to<atom::unmount, std::string, std::string>::with<atom::ok>,

@@ -100,7 +100,7 @@ caf::result<atom::ok> remove(self_ptr self, const std::string& name, const std::
   }
   if (auto copies = self->state.copying.find(name); copies != self->state.copying.end()) {
     return make_error(ec::in_use, to_string(kind) + " " + name + " is being copied ("
-                                    + std::to_string(copies->second) + " snapshot or clone of "
+                                    + std::to_string(copies->second) + " snapshot, clone or export of "
                                     + "it in progress); remove it when that has finished");
   }
   auto hdl = entry->hdl;
@@ -202,6 +202,22 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
   return {
     [self](atom::create, const std::string& name, option_map& options) {
       return create_docker(self, name, options);
+    },
+    [self](atom::import_check, const std::string& name,
+           const option_map& options) -> caf::result<atom::ok> {
+      if (auto checked = check_import(self, name, options); !checked) {
+        return checked.error();
+      }
+      return atom::ok_v;
+    },
+    [self](atom::create, const std::string& name, option_map& options, const std::string& tree) {
+      return create_import(self, name, options, tree);
+    },
+    [self](atom::export_open, const std::string& name, std::string& id) {
+      return open_export(self, name, std::move(id));
+    },
+    [self](atom::export_close, const std::string& name, std::string& id) {
+      return close_export(self, name, std::move(id));
     },
     [self](atom::mount, const std::string& name, std::string& id, std::string& dockerd,
            caller& from) -> caf::result<std::string> {

@@ -1,5 +1,6 @@
 // The registry's creations: a Docker Create (with -o backend=, or a copy of one of
-// Docker's volumes or snapshots), and CSI's CreateVolume and CreateSnapshot. A create
+// Docker's volumes or snapshots), berthctl import's, and CSI's CreateVolume and
+// CreateSnapshot. A create
 // with a content source reads the source's record first, and counts a copy of it until
 // it is answered, so the source is not removed under the copy.
 
@@ -13,16 +14,14 @@
 
 namespace berth::registry_detail {
 
-namespace {
-
-/// A copy of `source` (a snapshot or clone of it) ended: it may be removed again once
-/// no other is in progress.
 void end_copy(self_ptr self, const std::string& source) {
   auto it = self->state.copying.find(source);
   if (it != self->state.copying.end() && --it->second == 0) {
     self->state.copying.erase(it);
   }
 }
+
+namespace {
 
 /// Spawns (or reuses) the actor for `name` and asks it to create itself with `xs`,
 /// delivering its answer to `rp`. Counts the pending creation so a concurrent
@@ -171,6 +170,58 @@ caf::result<atom::ok> create_docker(self_ptr self, const std::string& name, opti
         create_docker_copy(self, name, std::move(options), src, rp);
       },
       [rp, missing](caf::error&) mutable { rp.deliver(missing); });
+  return rp;
+}
+
+namespace {
+
+/// What an import's options may not name: it makes a plain directory or a block volume of
+/// its own content.
+caf::error check_import_options(const std::string& name, const option_map& options) {
+  for (const char* key : {"type", "device", "o", docker_from_snapshot_key, docker_clone_of_key}) {
+    if (options.count(key) > 0) {
+      return make_error(ec::invalid_argument,
+                        std::string{"option "} + key + " of volume " + name
+                          + " cannot be given to an import: it makes a plain directory volume, "
+                            "or with -o backend=block a block one, holding the tar's files");
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+caf::expected<std::string> check_import(self_ptr self, const std::string& name,
+                                        const option_map& options) {
+  if (!is_valid_volume_name(name)) {
+    return bad_name(name);
+  }
+  if (auto existing = find(self, name); existing != nullptr) {
+    return make_error(ec::already_exists, "volume " + name + " exists already: an import "
+                                            "makes a new volume (choose another name)");
+  }
+  if (auto err = check_import_options(name, options)) {
+    return err;
+  }
+  auto storage = docker_backend(self, name, options);
+  if (!storage) {
+    return storage.error();
+  }
+  if (auto capacity = (*storage)->validate_docker(name, options); !capacity) {
+    return capacity.error();
+  }
+  return (*storage)->name();
+}
+
+caf::result<atom::ok> create_import(self_ptr self, const std::string& name, option_map& options,
+                                    const std::string& tree) {
+  auto backend_name = check_import(self, name, options);
+  if (!backend_name) {
+    return backend_name.error();
+  }
+  auto rp = self->make_response_promise<atom::ok>();
+  create_entry(self, name, *backend_name, std::string{}, rp, std::move(options), uint64_t{0},
+               tree);
   return rp;
 }
 

@@ -50,6 +50,26 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                          run_create(self, rp, options, source_bytes);
                                        });
     },
+    [self](atom::create, option_map& options, uint64_t source_bytes,
+           std::string& tree) -> caf::result<atom::ok> {
+      return enqueue_request<atom::ok>(self, "import", admits::creation, owner_docker, {},
+                                       [self, options = std::move(options), source_bytes,
+                                        tree = std::move(tree)](auto rp) {
+                                         run_create(self, rp, options, source_bytes, tree);
+                                       });
+    },
+    [self](atom::export_open, std::string& id) -> caf::result<export_view> {
+      return enqueue_request<export_view>(self, "export " + id, admits::existing, owner_docker,
+                                          {}, [self, id](auto rp) {
+                                            run_export_open(self, rp, id);
+                                          });
+    },
+    [self](atom::export_close, std::string& id) -> caf::result<atom::ok> {
+      return enqueue_request<atom::ok>(self, "end of export " + id, admits::existing,
+                                       owner_docker, {}, [self, id](auto rp) {
+                                         run_export_close(self, rp, id);
+                                       });
+    },
     [self](atom::mount, std::string& id, std::string& dockerd,
            caller& from) -> caf::result<std::string> {
       return enqueue_request<std::string>(self, "mount (id " + short_id(id) + ")",

@@ -47,22 +47,33 @@ late_undo undo_late_mount(self_ptr self) {
 
 } // namespace
 
-transition<std::string> creation(self_ptr self, volume_record next) {
+transition<std::string> creation(self_ptr self, volume_record next, std::string tree) {
   transition<std::string> t;
   t.what = "create";
   // A snapshot's create is timed as "snapshot" (berth_backend_call_duration_seconds).
   auto call = next.kind == record_kind::snapshot ? "snapshot" : "create";
   // A copy's backend says how consistent it is; a volume made empty has nothing to say.
   const bool copy = next.kind == record_kind::snapshot || !next.source.empty();
-  t.work = on_backend(self, call, [next, copy](backend& b) -> caf::expected<std::string> {
+  // Storage made after its caller was told the create timed out is no volume's: it goes
+  // again, in turn, before anything else runs on the name.
+  late_undo late = [self, next] {
+    if (self->state.exists) {
+      finish(self);
+      return;
+    }
+    settle_late(self, "a late create", on_backend(self, "remove", [next](backend& b) {
+      return b.remove(next);
+    }));
+  };
+  t.work = on_backend(self, call, [next, copy, tree](backend& b) -> caf::expected<std::string> {
     if (copy) {
       return b.create_copy(next);
     }
-    if (auto err = b.create(next)) {
+    if (auto err = tree.empty() ? b.create(next) : b.create_from_tree(next, tree)) {
       return err;
     }
     return std::string{};
-  });
+  }, std::move(late));
   t.apply = [next](const volume_record&, const std::string& consistency) {
     auto made = next;
     made.consistency = consistency;
@@ -80,8 +91,14 @@ transition<std::string> creation(self_ptr self, volume_record next) {
   return t;
 }
 
-void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_t source_bytes) {
+void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_t source_bytes,
+                std::string tree) {
   auto& st = self->state;
+  if (st.exists && !tree.empty()) {
+    answer(self, rp, make_error(ec::already_exists, "volume " + st.rec.name + " exists already: "
+                                                      "an import makes a new volume"));
+    return;
+  }
   if (st.exists) {
     if (st.rec.kind != record_kind::volume || st.rec.backend != st.env.storage->name()) {
       answer(self, rp, make_error(ec::already_exists, to_string(st.rec.kind) + " " + st.rec.name
@@ -123,7 +140,7 @@ void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_
   next.capacity_bytes = std::max(*capacity, source_bytes);
   next.options = std::move(options);
   next.created_at = now_rfc3339();
-  transact(self, rp, creation(self, std::move(next)), reply_ok);
+  transact(self, rp, creation(self, std::move(next), std::move(tree)), reply_ok);
 }
 
 namespace {

@@ -100,6 +100,30 @@ public:
     return std::string{};
   }
 
+  // -- export and import of Docker volumes (docs/running.md, "Export and import") ---------
+
+  /// A copy of volume `rec` made for the export `id` (a name of berth's, a valid volume
+  /// name), readable at the view's path until close_export(), and how consistent it is.
+  /// Nothing of it is recorded: a crash leaves it to the start-up sweep.
+  virtual caf::expected<export_view> open_export(const volume_record& rec, const std::string& id) {
+    (void)rec, (void)id;
+    return unsupported("export");
+  }
+
+  /// Unmounts and deletes export `id`'s copy of `rec`; one already gone is success.
+  virtual caf::error close_export(const volume_record& rec, const std::string& id) {
+    (void)rec, (void)id;
+    return unsupported("export");
+  }
+
+  /// create() of a Docker volume whose content is the directory `tree` (an import's
+  /// staging directory, which this may move away): the volume holds `tree`'s files,
+  /// owners and modes, and its root the owner and mode its options ask for, if any.
+  virtual caf::error create_from_tree(const volume_record& rec, const std::string& tree) {
+    (void)rec, (void)tree;
+    return unsupported("import");
+  }
+
   /// Bytes a new volume could still get (CSI GetCapacity).
   virtual caf::expected<uint64_t> available_capacity() const {
     return unsupported("GetCapacity");

@@ -278,7 +278,7 @@ caf::expected<std::string> block_backend::create_copy(const volume_record& rec) 
     if (!src) {
       return src.error();
     }
-    auto consistency = copy_block_image(*src, *image, 0, helper_timeout_, what);
+    auto consistency = copy_of(rec.source, *src, *image, 0, what);
     if (consistency) {
       spdlog::info("{}: copied from {} ({})", what, rec.source.describe(), *image);
     }
@@ -315,7 +315,7 @@ caf::expected<std::string> block_backend::create_copy(const volume_record& rec) 
                                           + rec.source.describe()
                                           + " (" + std::to_string(*src_size) + " bytes)");
   }
-  auto consistency = copy_block_image(*src, *image, rec.capacity_bytes, helper_timeout_, what);
+  auto consistency = copy_of(rec.source, *src, *image, rec.capacity_bytes, what);
   if (!consistency) {
     return consistency;
   }
@@ -325,6 +325,24 @@ caf::expected<std::string> block_backend::create_copy(const volume_record& rec) 
     if (auto err = prepare_docker_copy(rec, *image)) {
       return err;
     }
+  }
+  return consistency;
+}
+
+caf::expected<std::string> block_backend::copy_of(const content_source& source,
+                                                  const std::string& from,
+                                                  const std::string& image, uint64_t min_size,
+                                                  const std::string& what) {
+  auto attached = [&from] {
+    auto device = find_loop_device(from);
+    return !device || !device->empty(); // unreadable counts as attached: nothing is vouched
+  };
+  const auto mounts_before = mounts_.of(source.name);
+  const bool attached_before = attached();
+  auto consistency = copy_block_image(from, image, min_size, helper_timeout_, what);
+  if (consistency && consistency->empty() && source.kind == record_kind::volume
+      && (mounts_.of(source.name) != mounts_before || (attached() && !attached_before))) {
+    return std::string{copy_crash_consistent}; // attached or mounted during the copy
   }
   return consistency;
 }

@@ -8,6 +8,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/modify_cooldown.hpp"
+#include "backends/mount_counter.hpp"
 #include "backends/mountinfo.hpp"
 #include "backends/node_path.hpp"
 
@@ -92,6 +93,13 @@ public:
   /// while the source's filesystem is frozen (consistent), or while a raw block volume's
   /// writers go on (crash-consistent).
   caf::expected<std::string> create_copy(const volume_record& rec) override;
+  /// A copy of the image (as a snapshot's: frozen if mounted) at BLOCK/exports/ID.img,
+  /// attached and mounted at BLOCK/exports/ID (block_transfer.cpp).
+  caf::expected<export_view> open_export(const volume_record& rec, const std::string& id) override;
+  caf::error close_export(const volume_record& rec, const std::string& id) override;
+  /// A new formatted image (as a Docker create makes), mounted beside `tree` (at
+  /// TREE/../mnt) while `tree` is copied into it; nothing stays mounted or attached.
+  caf::error create_from_tree(const volume_record& rec, const std::string& tree) override;
   caf::expected<uint64_t> choose_capacity(const volume_spec& spec) const override;
   /// A Docker volume's options are Docker's (fstype, not fsType): `bytes` rounded up to
   /// the unit. A CSI volume's: choose_capacity.
@@ -132,6 +140,8 @@ public:
   /// BLOCK/volumes and BLOCK/snapshots: every image berth makes lies in one of
   /// them (resolved, as /sys shows a loop device's backing file).
   std::vector<std::string> image_dirs() const;
+  /// BLOCK/exports: the exports' copies and their mounts, none of which a record holds.
+  std::string exports_dir() const;
 
 private:
   /// ec::invalid_argument unless rec's name and kind make a valid image path.
@@ -157,6 +167,12 @@ private:
   caf::expected<std::string> docker_fs_type(const volume_record& rec, const std::string& device);
   /// Grows the xfs or ext4 filesystem mounted at `path` online to fill its device.
   caf::expected<uint64_t> grow_mounted(const volume_record& rec, const std::string& path);
+  /// copy_block_image of `source`'s image to `image`, and its consistency: also
+  /// copy_crash_consistent when the source was attached or mounted while it was copied
+  /// (its mount count moved, or a device backs it now that did not before).
+  caf::expected<std::string> copy_of(const content_source& source, const std::string& from,
+                                     const std::string& image, uint64_t min_size,
+                                     const std::string& what);
   /// confine_node_path against the kubelet dir, the error naming `what`.
   caf::expected<std::string> node_path(const std::string& path, const std::string& role,
                                        const std::string& what) const;
@@ -179,6 +195,8 @@ private:
   uint64_t reserve_bytes_ = 0;
   /// In memory only, like a cloud provider's own record of modifications.
   modify_cooldown cooldown_;
+  /// Each volume's Docker mounts and CSI stages since start, read around a copy of it.
+  mount_counter mounts_;
 };
 
 /// The "block" backend among `backends` (as berthd wires them), or nullptr: what the

@@ -33,62 +33,6 @@ caf::error invalid(const std::string& message) {
   return make_error(ec::invalid_argument, message);
 }
 
-/// Unmounts this volume's mounts at `mountpoint`, then detaches `device` unless
-/// something else still mounts it.
-caf::error unmount_and_detach(const std::string& device, const std::string& mountpoint,
-                              bool lazy, const std::string& what) {
-  auto mounts = read_mountinfo();
-  if (!mounts) {
-    return mounts.error();
-  }
-  bool covered = false;
-  if (auto err = unmount_block_mounts(mountpoint, block_origins(*mounts, device, ""), covered,
-                                      lazy, what)) {
-    return err;
-  }
-  if (covered) {
-    return make_error(ec::failed_precondition,
-                      what + ": " + mountpoint + " has a foreign mount on top of this volume's; "
-                        + "berth leaves it alone: unmount it, then retry");
-  }
-  if (auto still = block_mounts_of(device); !still.empty()) {
-    spdlog::warn("{}: {} stays attached: it is still mounted at {}", what, device, still.front());
-    return {};
-  }
-  if (auto err = detach_loop_device(device)) {
-    return err;
-  }
-  spdlog::info("{}: detached {}", what, device);
-  return {};
-}
-
-/// Mounts `device` at `mountpoint` for a create's preparation (a root's owner, a copy's
-/// growth). Mounted there already by this volume (a create that crashed) is success; a
-/// foreign mount there is ec::failed_precondition and is left alone.
-caf::error mount_to_prepare(const std::string& device, const std::string& mountpoint,
-                            const std::string& fs_type, const std::string& what) {
-  std::error_code err;
-  fs::create_directories(mountpoint, err);
-  if (err) {
-    return make_error(ec::backend_failure,
-                      what + ": cannot create " + mountpoint + ": " + err.message());
-  }
-  auto mounts = read_mountinfo();
-  if (!mounts) {
-    return mounts.error();
-  }
-  auto here = mounts_at(*mounts, mountpoint);
-  if (here.empty()) {
-    return mount_block_device(device, mountpoint, fs_type, {}, what);
-  }
-  if (!block_origins(*mounts, device, "").owns(*here.back())) {
-    return make_error(ec::failed_precondition,
-                      what + ": " + mountpoint + " has a mount of " + here.back()->source
-                        + " that is not this volume's; berth leaves it alone");
-  }
-  return {};
-}
-
 } // namespace
 
 std::string block_backend::mountpoint(const volume_record& rec) const {
@@ -347,6 +291,7 @@ caf::expected<std::string> block_backend::mount(const volume_record& rec) {
   if (auto failed = mount_block_device(*device, mp, fs_type, {}, what)) {
     return fail(std::move(failed));
   }
+  mounts_.count(rec.name);
   spdlog::info("{}: mounted {} ({}) at {}", what, *device, fs_type, mp);
   if (resized && fs_type == "xfs") {
     if (auto grown = grow_mounted(rec, mp); !grown) {

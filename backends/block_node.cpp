@@ -149,6 +149,7 @@ caf::expected<std::string> block_backend::stage(const volume_record& rec,
   if (!device) {
     return device.error();
   }
+  mounts_.count(rec.name); // a copy of the image that runs meanwhile is not vouched for
   if (attached) {
     spdlog::info("{}: attached {}", what, *device);
   }

@@ -9,6 +9,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "backends/detail/tree_copy.hpp"
 #include "backends/helper_process.hpp"
 #include "backends/mountinfo.hpp"
 #include "core/errors.hpp"
@@ -64,6 +65,7 @@ local_backend::local_backend(std::string state_dir, std::chrono::milliseconds he
   state_dir_ = (err ? fs::path(state_dir) : root).string();
   volumes_dir_ = (fs::path(state_dir_) / "volumes").string();
   snapshots_dir_ = (fs::path(state_dir_) / "snapshots").string();
+  exports_dir_ = (fs::path(state_dir_) / "exports").string();
 }
 
 caf::error local_backend::check_source(const std::string& volume, const mount_plan& plan) const {
@@ -140,6 +142,12 @@ caf::error local_backend::create(const volume_record& rec) {
   }
   if (auto err = make_storage_root(rec)) {
     return err;
+  }
+  if (auto dir = volume_dir(rec.name); !detail::read_copy_marker(dir).source.empty()) {
+    // A copy or import whose caller was told it failed: this create is of an empty volume.
+    if (auto err = drop_orphan_copy(dir, "volume " + rec.name)) {
+      return err;
+    }
   }
   auto root = detail::parse_root_ownership(rec.name, rec.options);
   if (!root) {
@@ -223,7 +231,7 @@ caf::expected<std::string> local_backend::mount(const volume_record& rec) {
   if (err) {
     return err;
   }
-  count_mount(rec.name);
+  mounts_.count(rec.name);
   return target;
 }
 

@@ -1,13 +1,13 @@
 #pragma once
 
 #include <chrono>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/detail/tree_copy.hpp"
 #include "backends/local_options.hpp"
+#include "backends/mount_counter.hpp"
 
 namespace berth {
 
@@ -17,7 +17,8 @@ namespace berth {
 /// `type`/`device`/`o`/`size` any of tmpfs, bind, ext4/xfs/btrfs (mount(2)),
 /// nfs/nfs4/efs (mount(8) helper, optionally inside a network namespace).
 /// A plain directory volume can be copied: a snapshot to STATE/snapshots/NAME/data, or
-/// a volume made from a snapshot or another volume (local_copy.cpp).
+/// a volume made from a snapshot or another volume (local_copy.cpp); and exported and
+/// imported (local_transfer.cpp).
 /// Safe to call from several threads at once (for different volumes): the only state
 /// it keeps is how many mounts each volume has had, under a mutex. STATE/volumes gets
 /// mode 0701 (as Docker's own volumes root): others may reach a mountpoint they know,
@@ -40,6 +41,11 @@ public:
   bool copies_content() const override;
   caf::error check_copy_source(const volume_record& source) const override;
   caf::expected<std::string> create_copy(const volume_record& rec) override;
+  /// A copy of the volume's data/ at STATE/exports/ID/data, made as a snapshot's is.
+  caf::expected<export_view> open_export(const volume_record& rec, const std::string& id) override;
+  caf::error close_export(const volume_record& rec, const std::string& id) override;
+  /// The staging tree moved (renamed: it lies under STATE) to be the volume's data/.
+  caf::error create_from_tree(const volume_record& rec, const std::string& tree) override;
 
   /// STATE/volumes/NAME, or "" for an invalid name.
   std::string volume_dir(const std::string& volume) const;
@@ -58,6 +64,11 @@ private:
   caf::error check_name(const std::string& volume) const;
   /// STATE/volumes (mode 0701) or, for a snapshot, STATE/snapshots (0700), made if missing.
   caf::error make_storage_root(const volume_record& rec) const;
+  /// Deletes `dir`, a copy no record holds (left by a copy whose caller was told it failed),
+  /// so that a create of its name starts afresh; refused while a mount lies under it.
+  caf::error drop_orphan_copy(const std::string& dir, const std::string& what) const;
+  /// The copy_marker of a copy made now from `source`.
+  detail::copy_mark mark_of(const std::string& source) const;
   /// What the plan's source may be: a bind source never the state directory, under
   /// it or above it; a block device a block device. Checked at create and again
   /// at every mount (a symlink may have changed meanwhile).
@@ -67,21 +78,17 @@ private:
                            const std::string& target, int& sys_errno) const;
   caf::error mount_helper(const volume_record& rec, const mount_plan& plan,
                           const std::string& target);
-  /// The number of mounts `volume` has had since start (after each, so a copy that reads
-  /// it before and after sees any that happened meanwhile).
-  uint64_t mounts_made(const std::string& volume) const;
-  void count_mount(const std::string& volume);
   /// Whether a copy of `volume`'s data/ made now holds one moment: "" when nothing has
   /// it mounted before and after and no mount happened meanwhile, else
-  /// copy_crash_consistent. `before` is mounts_made() read before the copy.
+  /// copy_crash_consistent. `before` is mounts_.of(volume) read before the copy.
   std::string consistency_after(const std::string& volume, uint64_t before, bool mounted_before) const;
 
   std::string state_dir_; ///< resolved (symlinks followed)
   std::string volumes_dir_;
   std::string snapshots_dir_;
+  std::string exports_dir_;
   std::chrono::milliseconds helper_timeout_;
-  mutable std::mutex mounts_mutex_;
-  std::map<std::string, uint64_t> mounts_made_; ///< by volume name; in memory only
+  mount_counter mounts_;
 };
 
 } // namespace berth

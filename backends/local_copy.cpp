@@ -56,28 +56,17 @@ caf::error local_backend::check_copy_source(const volume_record& source) const {
     return make_error(ec::unsupported,
                       "volume " + source.name + " is not a plain directory volume (it mounts "
                         + (imported ? "an imported path" : "its type= or device= option")
-                        + "), so berth cannot copy it: snapshots and clones need a plain "
+                        + "), so berth cannot copy it: snapshots, clones and exports need a plain "
                           "directory volume or one made with -o backend=block");
   }
   return {};
-}
-
-void local_backend::count_mount(const std::string& volume) {
-  std::lock_guard<std::mutex> lock(mounts_mutex_);
-  ++mounts_made_[volume];
-}
-
-uint64_t local_backend::mounts_made(const std::string& volume) const {
-  std::lock_guard<std::mutex> lock(mounts_mutex_);
-  auto it = mounts_made_.find(volume);
-  return it == mounts_made_.end() ? 0 : it->second;
 }
 
 std::string local_backend::consistency_after(const std::string& volume, uint64_t before,
                                              bool mounted_before) const {
   // mountinfo before the count: a mount that ends after this read has counted.
   const bool mounted_after = is_mount_point(volume_dir(volume) + "/mnt");
-  const bool idle = !mounted_before && !mounted_after && mounts_made(volume) == before;
+  const bool idle = !mounted_before && !mounted_after && mounts_.of(volume) == before;
   return idle ? std::string{} : std::string{copy_crash_consistent};
 }
 
@@ -95,12 +84,17 @@ caf::expected<std::string> local_backend::create_copy(const volume_record& rec) 
                                                    : " or snapshot:NAME"));
   }
   const auto target = storage_dir(rec);
-  if (fs::exists(fs::path(target) / detail::copy_marker)) {
-    // Made before (a retry, or a crash before the record was saved); a copy never changes.
-    // Its consistency is unknown now, so it is not vouched for.
-    spdlog::info("{}: {} was copied before; kept", what, target);
-    return rec.source.kind == record_kind::volume ? std::string{copy_crash_consistent}
-                                                  : std::string{};
+  if (auto made = detail::read_copy_marker(target).source; !made.empty()) {
+    if (made == rec.source.describe()) {
+      // Made before by a copy whose caller gave up on it, of this source: a copy never
+      // changes. How its source was in use then is not known now, so it is not vouched for.
+      spdlog::info("{}: {} was copied from {} before; kept", what, target, made);
+      return rec.source.kind == record_kind::volume ? std::string{copy_crash_consistent}
+                                                    : std::string{};
+    }
+    if (auto err = drop_orphan_copy(target, what)) {
+      return err;
+    }
   }
   const bool from_volume = rec.source.kind == record_kind::volume;
   const auto source_data = (from_volume ? volume_dir(rec.source.name)
@@ -115,9 +109,9 @@ caf::expected<std::string> local_backend::create_copy(const volume_record& rec) 
   }
   // Read before the copy, in this order: a mount that lands meanwhile either shows in
   // mountinfo or counts after it (consistency_after).
-  const auto mounts_before = from_volume ? mounts_made(rec.source.name) : 0;
+  const auto mounts_before = from_volume ? mounts_.of(rec.source.name) : 0;
   const bool mounted_before = from_volume && is_mount_point(volume_dir(rec.source.name) + "/mnt");
-  if (auto err = detail::copy_directory_volume(source_data, target, rec.source.describe(),
+  if (auto err = detail::copy_directory_volume(source_data, target, mark_of(rec.source.describe()),
                                                rec.kind == record_kind::volume, helper_timeout_,
                                                what)) {
     return err;
@@ -128,6 +122,30 @@ caf::expected<std::string> local_backend::create_copy(const volume_record& rec) 
   spdlog::info("{}: copied from {} to {}{}", what, rec.source.describe(), target,
                consistency.empty() ? "" : " while it was in use (" + consistency + ")");
   return consistency;
+}
+
+} // namespace berth
+
+namespace berth {
+
+detail::copy_mark local_backend::mark_of(const std::string& source) const {
+  return {source, detail::read_state_identity(state_dir_)};
+}
+
+caf::error local_backend::drop_orphan_copy(const std::string& dir, const std::string& what) const {
+  auto points = read_mount_points();
+  if (!points) {
+    return points.error();
+  }
+  for (const auto& p : *points) {
+    if (p == dir || p.compare(0, dir.size() + 1, dir + "/") == 0) {
+      return make_error(ec::in_use, what + ": " + dir + ", a copy no record holds, has a mount "
+                                      "at " + p + "; unmount it, then retry");
+    }
+  }
+  spdlog::warn("{}: deleting {}, a copy of {} that no record holds", what, dir,
+               detail::read_copy_marker(dir).source);
+  return detail::delete_copy(dir, what);
 }
 
 } // namespace berth

@@ -125,6 +125,18 @@ struct volume_record {
 /// copied file by file under its writers.
 inline constexpr const char* copy_crash_consistent = "crash-consistent";
 
+/// What an export reads: a copy of a Docker volume made for it, readable at `path` until
+/// the export is closed (docs/running.md, "Export and import").
+struct export_view {
+  std::string path;        ///< the copy's root directory
+  std::string consistency; ///< as volume_record::consistency
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, export_view& x) {
+  return f(caf::meta::type_name("export_view"), x.path, x.consistency);
+}
+
 /// Sum of all mount-ID counts.
 uint64_t total_mounts(const volume_record& rec);
 

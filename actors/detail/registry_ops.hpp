@@ -30,6 +30,25 @@ void forget_if_unused(self_ptr self, const std::string& name, const volume_actor
 /// copy Docker's source on its backend.
 caf::result<atom::ok> create_docker(self_ptr self, const std::string& name, option_map& options);
 
+/// A copy of `source` (a snapshot, clone or export of it) ended: it may be removed again
+/// once no other is in progress.
+void end_copy(self_ptr self, const std::string& source);
+
+/// berthctl import's checks: a valid free name, options an import may take and the
+/// backend they pick accepts. Returns that backend's name; changes nothing.
+caf::expected<std::string> check_import(self_ptr self, const std::string& name,
+                                        const option_map& options);
+
+/// berthctl import: check_import, then Docker volume `name` created from the staging
+/// directory `tree` (the volume actor's create with a tree).
+caf::result<atom::ok> create_import(self_ptr self, const std::string& name, option_map& options,
+                                    const std::string& tree);
+
+/// berthctl export of Docker volume `name` as `id`: counted as a copy of it until
+/// export_close (so it cannot be removed meanwhile).
+caf::result<export_view> open_export(self_ptr self, const std::string& name, std::string id);
+caf::result<atom::ok> close_export(self_ptr self, const std::string& name, std::string id);
+
 /// CSI CreateVolume/CreateSnapshot (and berthctl snapshot create, in Docker's namespace).
 caf::result<volume_record> create_csi(self_ptr self, const std::string& name, volume_spec spec);
 

@@ -14,7 +14,9 @@ namespace berth::detail {
 // -- Docker (actors/volume_docker.cpp) ----------------------------------------------
 
 /// Docker Create; `source_bytes` is the size of the source its options name (0: none).
-void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_t source_bytes);
+/// A Docker Create; with `tree` ("" for none), an import of that staging directory.
+void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_t source_bytes,
+                std::string tree = {});
 /// Counts a Mount of `id` from dockerd instance `dockerd` ("" unknown), with its origin.
 void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_key dockerd);
 void run_unmount(self_ptr self, promise<atom::ok> rp, std::string id);
@@ -35,9 +37,16 @@ transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)>
 /// record; answers the count dropped (see actors.hpp, atom::release).
 void run_release(self_ptr self, promise<uint32_t> rp, mount_release r);
 
-/// Creates `next`'s storage, then persists it: the volume exists once durable. A
-/// failed persist removes the storage again.
-transition<std::string> creation(self_ptr self, volume_record next);
+/// Creates `next`'s storage (with `tree`, from that import's staging directory), then
+/// persists it: the volume exists once durable. A failed persist removes the storage again.
+transition<std::string> creation(self_ptr self, volume_record next, std::string tree = {});
+
+// -- export (actors/volume_transfer.cpp) -----------------------------------------------
+
+/// A copy of this Docker volume for the export `id`; the record does not change.
+void run_export_open(self_ptr self, promise<export_view> rp, std::string id);
+/// The export `id` is over: its copy goes.
+void run_export_close(self_ptr self, promise<atom::ok> rp, std::string id);
 
 // -- CSI (actors/volume_csi.cpp) ----------------------------------------------------
 

@@ -102,10 +102,20 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
           "Docker API reports its container running"},
          {"snapshot", nullptr, command::snapshot_list,
           "create VOLUME SNAPSHOT | ls [VOLUME] | rm SNAPSHOT",
-          "a Docker block volume's snapshots: create takes one (the\n"
-          "filesystem frozen for the copy while mounted), ls lists them (of\n"
+          "a Docker volume's snapshots: create takes one (a block volume's\n"
+          "filesystem frozen for the copy while mounted; a directory's\n"
+          "copy says crash-consistent if it was mounted), ls lists them (of\n"
           "VOLUME), rm removes one. docker volume create -o from-snapshot=\n"
           "makes a volume of one; a snapshot outlives its volume"},
+         {"export", nullptr, command::export_volume, "NAME > FILE.tar",
+          "write a tar of Docker volume NAME to standard output: of a\n"
+          "copy taken for it (as a snapshot is), deleted after; it says\n"
+          "on standard error when that copy is crash-consistent only"},
+         {"import", nullptr, command::import_volume, "NAME [-o KEY=VALUE]... < FILE.tar",
+          "make a new Docker volume NAME holding the tar read from\n"
+          "standard input; -o as docker volume create takes them (e.g.\n"
+          "-o backend=block -o size=10G, -o uid=1000). A member outside\n"
+          "the volume (../, an absolute path) refuses it; nothing is left"},
          {"unclaimed", nullptr, command::unclaimed_list, "[rm NAME]",
           "cluster mode: the CSI volumes recorded here that no BerthVolume\n"
           "names, which berthd keeps; rm NAME removes one, with its\n"
@@ -130,6 +140,13 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
       ->option_text(c.args)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     sub->callback([&opts, cmd = c.cmd] { opts.cmd = cmd; });
+    if (c.cmd == command::import_volume) {
+      sub->add_option_function<std::vector<std::string>>(
+           "-o", [&opts](const std::vector<std::string>& pairs) { opts.import_pairs = pairs; },
+           "an option of the new volume, KEY=VALUE")
+        ->option_text("KEY=VALUE")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    }
   }
   app.add_flag("--json", opts.json, "print the JSON that berthd returns, and a failure as\n"
                "{\"error\":{\"code\",\"message\"}} on stderr");
@@ -225,6 +242,23 @@ caf::error parse_unclaimed_args(const std::vector<std::string>& rest, options& o
     return bad_usage("unclaimed rm takes one volume name (berthctl unclaimed lists them)");
   } else {
     return bad_usage("unclaimed takes no arguments, or rm NAME; got " + quote_input(rest[0]));
+  }
+  return {};
+}
+
+/// KEY=VALUE pairs (modify's parameters, import's -o options) into `out`.
+caf::error parse_pairs(const std::vector<std::string>& pairs, option_map& out) {
+  for (const auto& pair : pairs) {
+    auto eq = pair.find('=');
+    if (eq == std::string::npos) {
+      return bad_usage(quote_input(pair) + " is not key=value");
+    }
+    if (eq == 0) {
+      return bad_usage(quote_input(pair) + " has an empty key: write key=value");
+    }
+    if (!out.emplace(pair.substr(0, eq), pair.substr(eq + 1)).second) {
+      return bad_usage("key " + quote_input(pair.substr(0, eq)) + " is given twice");
+    }
   }
   return {};
 }
@@ -329,23 +363,32 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
         return err;
       }
       break;
+    case command::export_volume:
+      if (rest.size() != 1) {
+        return bad_usage(rest.empty() ? "export needs a volume name"
+                                      : "export takes one volume name (the tar goes to "
+                                        "standard output: berthctl export NAME > NAME.tar)");
+      }
+      opts.name = rest[0];
+      break;
+    case command::import_volume:
+      if (rest.size() != 1) {
+        return bad_usage(rest.empty() ? "import needs the new volume's name"
+                                      : "import takes one volume name, and -o KEY=VALUE "
+                                        "options (the tar comes from standard input)");
+      }
+      opts.name = rest[0];
+      if (auto err = parse_pairs(opts.import_pairs, opts.parameters)) {
+        return err;
+      }
+      break;
     case command::modify:
       if (rest.size() < 2) {
         return bad_usage("modify needs a volume name and at least one key=value");
       }
       opts.name = rest[0];
-      for (size_t i = 1; i < rest.size(); ++i) {
-        const auto& pair = rest[i];
-        auto eq = pair.find('=');
-        if (eq == std::string::npos) {
-          return bad_usage(quote_input(pair) + " is not key=value");
-        }
-        if (eq == 0) {
-          return bad_usage(quote_input(pair) + " has an empty key: write key=value");
-        }
-        if (!opts.parameters.emplace(pair.substr(0, eq), pair.substr(eq + 1)).second) {
-          return bad_usage("key " + quote_input(pair.substr(0, eq)) + " is given twice");
-        }
+      if (auto err = parse_pairs({rest.begin() + 1, rest.end()}, opts.parameters)) {
+        return err;
       }
       break;
   }

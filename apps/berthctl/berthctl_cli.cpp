@@ -204,7 +204,12 @@ caf::expected<std::string> answer_of(const options& opts) {
 
 } // namespace
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+caf::error answer_error(unsigned status, const std::string& body) {
+  return make_error(http_error_code(status), error_of(http_response{status, body}));
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, int in_fd,
+        int out_fd) {
   auto opts = parse_args(args);
   if (!opts) {
     // The command line did not parse, so --json is looked for by itself: a script that
@@ -230,6 +235,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   if (opts->cmd == command::top) {
     return run_top(*opts, out, err);
+  }
+  if (opts->cmd == command::export_volume) {
+    return run_export(*opts, out_fd, err);
+  }
+  if (opts->cmd == command::import_volume) {
+    return run_import(*opts, in_fd, out, err);
   }
   auto text = answer_of(*opts);
   if (!text) {

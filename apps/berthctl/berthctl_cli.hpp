@@ -33,7 +33,8 @@ enum exit_code : int { exit_ok = 0, exit_failure = 1, exit_usage = 2 };
 
 enum class command {
   help, version, volumes, inspect, resize, modify, release, status, top,
-  snapshot_create, snapshot_list, snapshot_remove, unclaimed_list, unclaimed_remove
+  snapshot_create, snapshot_list, snapshot_remove, unclaimed_list, unclaimed_remove,
+  export_volume, import_volume
 };
 
 /// A parsed command line.
@@ -47,7 +48,8 @@ struct options {
   std::string snapshot;   ///< for snapshot create: the new snapshot's name
   std::string mount_id;   ///< for release
   uint64_t size_bytes = 0; ///< for resize
-  option_map parameters;  ///< for modify: the key=value pairs
+  option_map parameters;  ///< for modify: the key=value pairs; for import: its -o options
+  std::vector<std::string> import_pairs; ///< import's -o arguments, as given
   bool json = false;
   /// for top: the time between two samples (--interval SECONDS)
   std::chrono::milliseconds interval{1000};
@@ -121,8 +123,21 @@ caf::expected<std::string> admin_request(unix_http_client& client, const std::st
 std::string format_snapshots(const std::vector<volume_record>& snapshots,
                              const std::string& volume);
 
+/// berthd's error for an answer of status `status` with body `body` ({"error": ...}).
+caf::error answer_error(unsigned status, const std::string& body);
+
+/// `berthctl export NAME`: the tar berthd streams, written to `out_fd`; a note on its
+/// consistency, or the failure, to `err`. Refuses a terminal as `out_fd`.
+int run_export(const options& opts, int out_fd, std::ostream& err);
+
+/// `berthctl import NAME [-o KEY=VALUE]...`: the tar read from `in_fd`, streamed to berthd;
+/// the new volume (or the failure) to `out` (`err`). Refuses a terminal as `in_fd`.
+int run_import(const options& opts, int in_fd, std::ostream& out, std::ostream& err);
+
 /// Runs berthctl: writes results to `out`, a failure to `err` (report_failure: with --json
-/// as JSON, also for a bad command line); returns the exit code.
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+/// as JSON, also for a bad command line); returns the exit code. export and import use
+/// `in_fd` and `out_fd` (standard input and output).
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        int in_fd = 0, int out_fd = 1);
 
 } // namespace berth::cli

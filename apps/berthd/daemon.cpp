@@ -259,6 +259,13 @@ int run_daemon(const daemon_options& opts) {
   auto strays_on_node = sweep_node_mounts(*state, backends, opts.kubelet_dir);
   stats->reconcile_actions.add("stray_unmounted", strays_on_node.unmounted);
   stats->reconcile_actions.add("reconcile_failed", strays_on_node.failed);
+  // What exports and imports a crash ended left: unmounted before the loop sweep, which
+  // then detaches an import's new image, and the image sweep deletes it.
+  std::vector<std::string> transfer_dirs{opts.state_dir + "/exports", opts.state_dir + "/imports"};
+  if (const auto* block = block_backend_of(backends)) {
+    transfer_dirs.push_back(block->exports_dir());
+  }
+  stats->reconcile_actions.add("copy_removed", sweep_transfers(transfer_dirs));
   // Before any stage can attach; logs each detach.
   auto loops = sweep_loop_devices(*state, backends);
   stats->reconcile_actions.add("loop_detached", loops.detached);

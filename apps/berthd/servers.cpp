@@ -79,6 +79,15 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
         api->handle(method, target, std::move(body), std::move(reply));
       },
       1 << 16, "admin"));
+    // berthctl export and import stream a tar: their requests leave the server after
+    // their header.
+    admin_transfers::config transfer_cfg;
+    transfer_cfg.imports_dir = opts.state_dir + "/imports";
+    srv.transfers = std::make_unique<admin_transfers>(sys, reg, stats, transfer_cfg);
+    auto* transfers = srv.transfers.get();
+    srv.listeners.back()->take_streams(&admin_transfers::routes, [transfers](stream_request r) {
+      transfers->take(std::move(r));
+    });
     if (auto err = serve(*srv.listeners.back(), opts.admin_socket, passed, "admin API")) {
       return err;
     }
@@ -98,6 +107,9 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
 void stop_servers(servers& srv, std::chrono::steady_clock::time_point deadline) {
   for (auto& l : srv.listeners) {
     l->stop();
+  }
+  if (srv.transfers) {
+    srv.transfers->stop(); // a stream in flight ends; its client sees it cut short
   }
   if (srv.csi) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -23,6 +23,7 @@
 #include "core/unclaimed_desk.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "protocols/admin/admin_api.hpp"
+#include "protocols/admin/admin_transfer.hpp"
 #include "protocols/csi/csi_server.hpp"
 #include "protocols/docker/docker_api.hpp"
 #include "protocols/docker/sync/docker_sync.hpp"
@@ -40,6 +41,7 @@ struct servers {
     io.get_executor()};
   std::unique_ptr<docker_api> docker;
   std::unique_ptr<admin_api> admin;
+  std::unique_ptr<admin_transfers> transfers; ///< berthctl export and import
   std::unique_ptr<gateway> csi_gateway;
   std::unique_ptr<csi_server> csi;
   std::vector<std::unique_ptr<unix_http_server>> listeners;

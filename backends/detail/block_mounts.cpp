@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <spdlog/spdlog.h>
 #include <sys/mount.h>
 
+#include "backends/detail/block_helpers.hpp"
+#include "backends/loop_device.hpp"
 #include "backends/mountinfo.hpp"
 #include "core/errors.hpp"
+
+namespace fs = std::filesystem;
 
 namespace berth {
 
@@ -69,6 +74,62 @@ caf::error unmount_block_mounts(const std::string& path, const volume_origins& m
       return err;
     }
     spdlog::info("{}: unmounted {}", what, path);
+  }
+  return {};
+}
+
+/// Unmounts this volume's mounts at `mountpoint`, then detaches `device` unless
+/// something else still mounts it.
+caf::error unmount_and_detach(const std::string& device, const std::string& mountpoint,
+                              bool lazy, const std::string& what) {
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return mounts.error();
+  }
+  bool covered = false;
+  if (auto err = unmount_block_mounts(mountpoint, block_origins(*mounts, device, ""), covered,
+                                      lazy, what)) {
+    return err;
+  }
+  if (covered) {
+    return make_error(ec::failed_precondition,
+                      what + ": " + mountpoint + " has a foreign mount on top of this volume's; "
+                        + "berth leaves it alone: unmount it, then retry");
+  }
+  if (auto still = block_mounts_of(device); !still.empty()) {
+    spdlog::warn("{}: {} stays attached: it is still mounted at {}", what, device, still.front());
+    return {};
+  }
+  if (auto err = detach_loop_device(device)) {
+    return err;
+  }
+  spdlog::info("{}: detached {}", what, device);
+  return {};
+}
+
+/// Mounts `device` at `mountpoint` for a create's preparation (a root's owner, a copy's
+/// growth). Mounted there already by this volume (a create that crashed) is success; a
+/// foreign mount there is ec::failed_precondition and is left alone.
+caf::error mount_to_prepare(const std::string& device, const std::string& mountpoint,
+                            const std::string& fs_type, const std::string& what) {
+  std::error_code err;
+  fs::create_directories(mountpoint, err);
+  if (err) {
+    return make_error(ec::backend_failure,
+                      what + ": cannot create " + mountpoint + ": " + err.message());
+  }
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return mounts.error();
+  }
+  auto here = mounts_at(*mounts, mountpoint);
+  if (here.empty()) {
+    return mount_block_device(device, mountpoint, fs_type, {}, what);
+  }
+  if (!block_origins(*mounts, device, "").owns(*here.back())) {
+    return make_error(ec::failed_precondition,
+                      what + ": " + mountpoint + " has a mount of " + here.back()->source
+                        + " that is not this volume's; berth leaves it alone");
   }
   return {};
 }

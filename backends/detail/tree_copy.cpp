@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -40,31 +41,97 @@ caf::error flush(const std::string& dir, bool whole_filesystem, const std::strin
   return {};
 }
 
-/// The copy's contents in `temp`: data/, mnt/ when asked, and the marker.
-caf::error fill(const std::string& source_data, const std::string& temp, const std::string& source,
-                bool with_mountpoint, std::chrono::milliseconds timeout, const std::string& what) {
+/// A directory's contents in `temp`: data/ (made by `fill`), mnt/ when asked, the marker.
+caf::error fill(const std::string& temp, const copy_mark& mark, bool with_mountpoint,
+                const std::function<caf::error(const std::string&)>& fill_data,
+                const std::string& what) {
   if (::mkdir(temp.c_str(), 0755) != 0) {
     return failure(what, "cannot create " + temp, errno);
   }
-  auto copied = run_helper_checked({"cp", "-a", "--reflink=auto", "--sparse=always",
-                                    "--one-file-system", "--", source_data, temp + "/data"},
-                                   timeout, what + ": copy of " + source_data + " failed");
-  if (!copied) {
-    return copied.error();
+  if (auto err = fill_data(temp + "/data")) {
+    return err;
   }
   if (with_mountpoint && ::mkdir((temp + "/mnt").c_str(), 0755) != 0) {
     return failure(what, "cannot create " + temp + "/mnt", errno);
   }
   std::ofstream marker(temp + "/" + copy_marker);
-  marker << source << "\n";
+  marker << mark.source << "\n" << mark.state << "\n";
   if (!marker.flush()) {
     return make_error(ec::backend_failure, what + ": cannot write " + temp + "/" + copy_marker);
   }
-  // Everything cp wrote, before the rename makes it the copy.
+  // Everything written, before the rename makes it the directory.
   return flush(temp, true, what);
 }
 
+/// Builds `final_dir` under a temp name with fill(), then renames it into place.
+caf::error build(const std::string& final_dir, const copy_mark& mark, bool with_mountpoint,
+                 const std::function<caf::error(const std::string&)>& fill_data,
+                 const std::string& what) {
+  std::error_code err;
+  fs::create_directories(fs::path(final_dir).parent_path(), err);
+  if (err) {
+    return make_error(ec::backend_failure, what + ": cannot create "
+                                             + fs::path(final_dir).parent_path().string() + ": "
+                                             + err.message());
+  }
+  const auto temp = copy_temp_path(final_dir);
+  auto drop_temp = [&temp] {
+    std::error_code ignored;
+    fs::remove_all(temp, ignored); // never mounted: made here, and never handed out
+  };
+  if (auto failed = fill(temp, mark, with_mountpoint, fill_data, what)) {
+    drop_temp();
+    return failed;
+  }
+  // A crash here leaves a temp directory, which the start-up sweep deletes.
+  test_crash_point("dir-copy-made");
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_NOREPLACE) != 0) {
+    int e = errno;
+    drop_temp();
+    if (e == EEXIST) {
+      return make_error(ec::already_exists, what + ": " + final_dir + " exists already, and "
+                                              "no copy of berth's made it; berth leaves it "
+                                              "alone: move it away, then retry");
+    }
+    return failure(what, "cannot rename " + temp + " to " + final_dir, e);
+  }
+  return flush(fs::path(final_dir).parent_path().string(), false, what);
+}
+
 } // namespace
+
+copy_mark read_copy_marker(const std::string& dir) {
+  copy_mark mark;
+  std::ifstream in(dir + "/" + copy_marker);
+  std::getline(in, mark.source);
+  std::getline(in, mark.state);
+  return mark;
+}
+
+std::string read_state_identity(const std::string& state_dir) {
+  std::string id;
+  std::ifstream in(state_dir + "/state/instance-id");
+  std::getline(in, id);
+  return id;
+}
+
+caf::error delete_copy(const std::string& dir, const std::string& what) {
+  const auto doomed = copy_temp_path(dir);
+  if (::rename(dir.c_str(), doomed.c_str()) != 0) {
+    int e = errno;
+    if (e == ENOENT) {
+      return {};
+    }
+    return failure(what, "cannot rename " + dir + " to " + doomed + " to delete it", e);
+  }
+  std::error_code err;
+  fs::remove_all(doomed, err); // does not follow symlinks
+  if (err) {
+    return make_error(ec::backend_failure, what + ": cannot delete " + doomed + " (was " + dir
+                                             + "): " + err.message());
+  }
+  return {};
+}
 
 std::string copy_temp_path(const std::string& final_dir) {
   // Unique per call: a copy that outlived its caller's timeout must never rename a
@@ -82,32 +149,24 @@ bool is_copy_temp_name(const std::string& name) {
 }
 
 caf::error copy_directory_volume(const std::string& source_data, const std::string& final_dir,
-                                 const std::string& source, bool with_mountpoint,
+                                 const copy_mark& mark, bool with_mountpoint,
                                  std::chrono::milliseconds timeout, const std::string& what) {
-  std::error_code err;
-  fs::create_directories(fs::path(final_dir).parent_path(), err);
-  if (err) {
-    return make_error(ec::backend_failure, what + ": cannot create "
-                                             + fs::path(final_dir).parent_path().string() + ": "
-                                             + err.message());
-  }
-  const auto temp = copy_temp_path(final_dir);
-  auto drop_temp = [&temp] {
-    std::error_code ignored;
-    fs::remove_all(temp, ignored); // never mounted: made here, and never handed out
-  };
-  if (auto failed = fill(source_data, temp, source, with_mountpoint, timeout, what)) {
-    drop_temp();
-    return failed;
-  }
-  // A crash here leaves a temp copy, which the start-up sweep deletes.
-  test_crash_point("dir-copy-made");
-  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_NOREPLACE) != 0) {
-    int e = errno;
-    drop_temp();
-    return failure(what, "cannot rename " + temp + " to " + final_dir, e);
-  }
-  return flush(fs::path(final_dir).parent_path().string(), false, what);
+  return build(final_dir, mark, with_mountpoint, [&](const std::string& data) -> caf::error {
+    auto copied = run_helper_checked({"cp", "-a", "--reflink=auto", "--sparse=always",
+                                      "--one-file-system", "--", source_data, data},
+                                     timeout, what + ": copy of " + source_data + " failed");
+    return copied ? caf::error{} : copied.error();
+  }, what);
+}
+
+caf::error adopt_directory_volume(const std::string& tree, const std::string& final_dir,
+                                  const copy_mark& mark, const std::string& what) {
+  return build(final_dir, mark, true, [&](const std::string& data) -> caf::error {
+    if (::rename(tree.c_str(), data.c_str()) != 0) {
+      return failure(what, "cannot move " + tree + " to " + data, errno);
+    }
+    return {};
+  }, what);
 }
 
 } // namespace berth::detail

@@ -100,7 +100,7 @@ const std::vector<label_pair>& operation_names() {
     for (auto& op :
          with_protocol("admin", {"list", "get", "resize", "modify", "release", "snapshot",
                                   "snapshots", "snapshot_remove", "unclaimed", "unclaimed_remove",
-                                  "status", "operations"})) {
+                                  "status", "operations", "export", "import"})) {
       out.push_back(std::move(op));
     }
     return out;
@@ -111,7 +111,8 @@ const std::vector<label_pair>& operation_names() {
 const std::vector<std::string>& backend_call_names() {
   static const std::vector<std::string> names{
     "create",  "remove",    "mount", "unmount", "lazy_unmount", "stage",     "unstage",
-    "publish", "unpublish", "modify", "stats",  "node_expand",  "reconcile", "snapshot"};
+    "publish", "unpublish", "modify", "stats",  "node_expand",  "reconcile", "snapshot",
+    "export"};
   return names;
 }
 

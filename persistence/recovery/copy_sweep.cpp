@@ -1,20 +1,25 @@
 #include "persistence/recovery/copy_sweep.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include <spdlog/spdlog.h>
+#include <sys/mount.h>
 
 #include "backends/detail/tree_copy.hpp"
+#include "backends/loop_device.hpp"
 #include "backends/mountinfo.hpp"
 #include "core/errors.hpp"
+#include "persistence/recovery/image_sweep.hpp"
 
 namespace fs = std::filesystem;
 
 namespace berth {
 
 std::vector<std::string> copies_to_sweep(const state_snapshot& state, record_kind kind,
-                                         const std::vector<copy_entry>& entries) {
+                                         const std::vector<copy_entry>& entries,
+                                         const std::string& identity) {
   std::set<std::string> held;
   for (const auto& [name, rec] : state.volumes) {
     if (rec.backend == "local" && rec.kind == kind) {
@@ -23,8 +28,9 @@ std::vector<std::string> copies_to_sweep(const state_snapshot& state, record_kin
   }
   std::vector<std::string> out;
   for (const auto& entry : entries) {
-    if (detail::is_copy_temp_name(entry.name)
-        || (entry.marked && entry.name[0] != '.' && held.count(entry.name) == 0)) {
+    const bool orphan = entry.marked && entry.name[0] != '.' && held.count(entry.name) == 0
+                        && !identity.empty() && entry.made_under == identity;
+    if (detail::is_copy_temp_name(entry.name) || orphan) {
       out.push_back(entry.name);
     }
   }
@@ -32,6 +38,13 @@ std::vector<std::string> copies_to_sweep(const state_snapshot& state, record_kin
 }
 
 namespace {
+
+/// `dir` resolved as mountinfo shows paths.
+std::string resolved(const fs::path& dir) {
+  std::error_code err;
+  auto path = fs::weakly_canonical(fs::absolute(dir), err);
+  return (err ? dir : path).string();
+}
 
 /// True when a mount lies at `dir` or under it: remove_all would descend into it.
 bool has_mount_under(const std::set<std::string>& points, const std::string& dir) {
@@ -43,8 +56,9 @@ bool has_mount_under(const std::set<std::string>& points, const std::string& dir
   return false;
 }
 
-void sweep_root(const state_snapshot& state, record_kind kind, const fs::path& root,
-                const std::set<std::string>& points, copy_sweep_report& report) {
+void sweep_root(const state_snapshot& state, record_kind kind, const std::string& root,
+                const std::string& identity, const std::set<std::string>& points,
+                copy_sweep_report& report) {
   std::vector<copy_entry> entries;
   std::error_code err;
   for (const auto& entry : fs::directory_iterator(root, err)) {
@@ -52,27 +66,24 @@ void sweep_root(const state_snapshot& state, record_kind kind, const fs::path& r
     if (!entry.is_directory(type_err) || entry.is_symlink(type_err)) {
       continue;
     }
-    entries.push_back({entry.path().filename().string(),
-                       fs::exists(entry.path() / detail::copy_marker, type_err)});
+    auto mark = detail::read_copy_marker(entry.path().string());
+    entries.push_back({entry.path().filename().string(), !mark.source.empty(), mark.state});
   }
-  for (const auto& name : copies_to_sweep(state, kind, entries)) {
-    const auto dir = (root / name).string();
+  for (const auto& name : copies_to_sweep(state, kind, entries, identity)) {
+    const auto dir = root + "/" + name;
     if (has_mount_under(points, dir)) {
       spdlog::error("copy sweep: {} has no {} but a mount lies under it; it is left alone", dir,
                     to_string(kind));
       ++report.failed;
       continue;
     }
-    std::error_code removed;
-    fs::remove_all(dir, removed); // does not follow symlinks
-    if (removed) {
-      spdlog::error("copy sweep: cannot delete {}, which no {} holds: {}", dir, to_string(kind),
-                    removed.message());
+    if (auto failed = detail::delete_copy(dir, "copy sweep")) {
+      spdlog::error("{}", describe(failed));
       ++report.failed;
       continue;
     }
-    spdlog::warn("copy sweep: deleted {}: no {} holds it (left by a snapshot or clone killed "
-                 "before its record was saved, which no client was told of)",
+    spdlog::warn("copy sweep: deleted {}: no {} holds it (left by a snapshot, clone or import "
+                 "killed before its record was saved, which no client was told of)",
                  dir, to_string(kind));
     ++report.removed;
   }
@@ -82,21 +93,67 @@ void sweep_root(const state_snapshot& state, record_kind kind, const fs::path& r
 
 copy_sweep_report sweep_local_copies(const state_snapshot& state, const std::string& state_dir) {
   copy_sweep_report report;
-  // mountinfo shows resolved paths, as the local backend's own are.
-  std::error_code err;
-  fs::path root = fs::weakly_canonical(fs::absolute(state_dir), err);
-  if (err) {
-    root = state_dir;
-  }
   auto points = read_mount_points();
   if (!points) {
     spdlog::error("copy sweep: cannot read mounts, so no copy is deleted: {}",
                   describe(points.error()));
     return report;
   }
-  sweep_root(state, record_kind::volume, root / "volumes", *points, report);
-  sweep_root(state, record_kind::snapshot, root / "snapshots", *points, report);
+  const auto identity = state_instance(state_dir);
+  sweep_root(state, record_kind::volume, resolved(fs::path(state_dir) / "volumes"), identity,
+             *points, report);
+  sweep_root(state, record_kind::snapshot, resolved(fs::path(state_dir) / "snapshots"),
+             identity, *points, report);
   return report;
+}
+
+size_t sweep_transfers(const std::vector<std::string>& dirs) {
+  size_t removed = 0;
+  for (const auto& given : dirs) {
+    const auto dir = resolved(given);
+    std::error_code err;
+    if (!fs::is_directory(dir, err)) {
+      continue;
+    }
+    if (auto points = read_mount_points()) {
+      std::vector<std::string> under;
+      for (const auto& p : *points) {
+        if (p.compare(0, dir.size() + 1, dir + "/") == 0) {
+          under.push_back(p);
+        }
+      }
+      std::sort(under.rbegin(), under.rend()); // deepest first
+      for (const auto& p : under) {
+        if (::umount2(p.c_str(), MNT_DETACH) == 0) {
+          spdlog::warn("transfer sweep: unmounted {}, left by an export or import that a crash "
+                       "ended", p);
+        }
+      }
+    }
+    for (const auto& entry : fs::directory_iterator(dir, err)) {
+      std::error_code type_err;
+      if (entry.is_regular_file(type_err)) {
+        if (auto device = find_loop_device(entry.path().string()); device && !device->empty()) {
+          if (auto failed = detach_loop_device(*device)) {
+            spdlog::error("transfer sweep: cannot detach {} from {}: {}", *device,
+                          entry.path().string(), describe(failed));
+            continue;
+          }
+        }
+      }
+      std::error_code gone;
+      fs::remove_all(entry.path(), gone);
+      if (gone) {
+        spdlog::error("transfer sweep: cannot delete {}: {}", entry.path().string(),
+                      gone.message());
+        continue;
+      }
+      spdlog::warn("transfer sweep: deleted {}, left by an export or import that a crash ended",
+                   entry.path().string());
+      ++removed;
+    }
+  }
+  return removed;
 }
 
 } // namespace berth

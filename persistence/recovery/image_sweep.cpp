@@ -40,10 +40,6 @@ std::vector<std::string> images_to_sweep(
   return out;
 }
 
-namespace {
-
-/// This state's identity: STATE/state/instance-id, 32 random hex digits made the first
-/// time. A state directory wiped or replaced gets another, even at the same path.
 std::string state_instance(const std::string& state_dir) {
   const auto path = state_dir + "/state/instance-id";
   std::string id;
@@ -67,11 +63,13 @@ std::string state_instance(const std::string& state_dir) {
   std::ofstream out{path};
   out << id << "\n";
   if (!random || !out.flush()) {
-    spdlog::warn("image sweep: cannot make {}: images without a record are kept", path);
+    spdlog::warn("cannot make {}: images and copies without a record are kept", path);
     return {};
   }
   return id;
 }
+
+namespace {
 
 /// True when BLOCK/owner names this state (state_instance); writes it, and answers false,
 /// when there is none yet.

@@ -22,6 +22,11 @@ struct image_sweep_report {
   size_t failed = 0;  ///< ones that could not be deleted (see the log)
 };
 
+/// This state's identity: STATE/state/instance-id, 32 random hex digits made the first
+/// time ("" when it cannot be made). A state directory wiped or replaced gets another,
+/// even at the same path.
+std::string state_instance(const std::string& state_dir);
+
 /// The files of `files` (paths of regular files in the block image directories) to
 /// delete: berth's temp images (block_image_temp_path's ".NAME.tmp.*"), and images
 /// ("NAME.img") that `image_of` names for no record of `state`. Any other file is not

@@ -24,16 +24,6 @@ constexpr std::string_view volumes_path = "/v1/volumes";
 constexpr std::string_view snapshots_path = "/v1/snapshots";
 constexpr std::string_view unclaimed_path = "/v1/unclaimed";
 
-std::string error_body(std::string_view message) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
-  w.StartObject();
-  w.Key("error");
-  w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
-  w.EndObject();
-  return {buf.GetString(), buf.GetSize()};
-}
-
 /// What a request asks for: its route (an operation name of telemetry, or "other"),
 /// the method the route takes, and for a volume route the volume's name.
 struct parsed_target {
@@ -131,7 +121,7 @@ void admin_api::responder::ok(std::string body) const {
 }
 
 void admin_api::responder::fail(unsigned status, const caf::error& err) const {
-  answer(status, error_body(describe(err)), code_of(err));
+  answer(status, admin::encode_error(describe(err)), code_of(err));
 }
 
 void admin_api::responder::fail(const caf::error& err) const {

@@ -171,6 +171,16 @@ caf::expected<std::string> decode_snapshot(std::string_view body) {
   return string_body(body, "name", R"({"name": "SNAPSHOT"})");
 }
 
+std::string encode_error(std::string_view message) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+  w.StartObject();
+  w.Key("error");
+  w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
 std::string encode_release(const std::string& volume, const std::string& id, uint32_t dropped,
                            bool checked, const std::string& unchecked_why) {
   rapidjson::StringBuffer buf;

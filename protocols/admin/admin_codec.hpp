@@ -32,6 +32,9 @@ caf::expected<std::string> decode_release(std::string_view body);
 /// (checked by the caller, as every name is).
 caf::expected<std::string> decode_snapshot(std::string_view body);
 
+/// An error's answer: {"error": MESSAGE}.
+std::string encode_error(std::string_view message);
+
 /// The answer of POST /v1/volumes/NAME/release: {"volume", "id", "dropped", "checked",
 /// "unchecked_why"}.
 std::string encode_release(const std::string& volume, const std::string& id, uint32_t dropped,

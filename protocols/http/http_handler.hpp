@@ -26,6 +26,25 @@ using reply_fn = std::function<void(unsigned status, std::string content_type, s
 using handler_fn = std::function<void(const std::string& method, const std::string& target,
                                       std::string body, reply_fn reply, const caller& from)>;
 
+/// A request whose body or answer is a stream, too long to hold in memory (a volume's
+/// export or import): once its header is read, the session hands the connection over.
+struct stream_request {
+  std::string method;
+  std::string target;
+  /// The header as read and everything read after it (the body's start): a parser fed
+  /// this, then the connection, reads the request whole.
+  std::string head;
+  int fd = -1; ///< the connection, in blocking mode; the taker owns and closes it
+};
+
+/// Whether the request with this method and target is a stream (asked once its header
+/// is read; it must not block).
+using stream_route_fn = std::function<bool(const std::string& method, const std::string& target)>;
+
+/// Takes a stream request; must not block (it runs on the session's strand): it serves
+/// the connection on a thread of its own.
+using stream_take_fn = std::function<void(stream_request)>;
+
 /// What one server allows a client (defaults from core/limits.hpp).
 struct http_server_limits {
   size_t body_limit = 1 << 20; ///< a larger request body is answered 413

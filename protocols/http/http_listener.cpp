@@ -3,17 +3,21 @@
 // One connection (http_session) and the accept loop, written once for every stream
 // protocol the servers use: unix sockets (Docker plugin, admin API) and TCP (metrics).
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <type_traits>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
@@ -89,8 +93,65 @@ private:
 
   void read_request() {
     arm(owner_->limits.request_deadline, "sent no complete request");
+    if (!owner_->stream_route) {
+      read_body();
+      return;
+    }
+    http::async_read_header(socket_, buffer_, *parser_,
+                            [self = shared_from_this()](error_code err, size_t) {
+                              self->on_header(err);
+                            });
+  }
+
+  /// The rest of the request, within the deadline armed for its whole.
+  void read_body() {
     http::async_read(socket_, buffer_, *parser_,
                      [self = shared_from_this()](error_code err, size_t) { self->on_read(err); });
+  }
+
+  void on_header(error_code err) {
+    if (err) {
+      disarm();
+      on_read_error(err);
+      return;
+    }
+    const auto& req = parser_->get();
+    if (owner_->stream_route(std::string{req.method_string()}, std::string{req.target()})) {
+      hand_over();
+      return;
+    }
+    read_body();
+  }
+
+  /// Gives the connection to the listener's stream taker: it reads the rest of the
+  /// request and answers on a thread of its own, for as long as the stream takes.
+  void hand_over() {
+    disarm();
+    stream_request r;
+    const auto& req = parser_->get();
+    r.method = std::string{req.method_string()};
+    r.target = std::string{req.target()};
+    std::ostringstream head;
+    head << req.base(); // the start line and the fields, ending with the blank line
+    r.head = head.str() + boost::beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    error_code err;
+    int fd = socket_.release(err);
+    if (err) {
+      spdlog::warn("{}: cannot hand over the stream of {} {}: {}", owner_->name, r.method,
+                   r.target, err.message());
+      close();
+      return;
+    }
+    // Blocking from here: the taker's thread reads and writes with deadlines of its own.
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    r.fd = fd;
+    try {
+      owner_->stream_take(std::move(r));
+    } catch (const std::exception& e) {
+      spdlog::error("{}: stream handler failed: {}", owner_->name, e.what());
+      ::close(fd);
+    }
   }
 
   /// Closes the connection unless disarm() comes first; `why` goes into the log.

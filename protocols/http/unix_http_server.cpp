@@ -59,6 +59,11 @@ unix_http_server::~unix_http_server() {
   stop();
 }
 
+void unix_http_server::take_streams(stream_route_fn route, stream_take_fn take) {
+  listener_->stream_route = std::move(route);
+  listener_->stream_take = std::move(take);
+}
+
 caf::error unix_http_server::listen(const std::string& path) {
   auto& l = *listener_;
   std::lock_guard<std::mutex> guard{l.mtx};

@@ -48,6 +48,11 @@ public:
   unix_http_server(const unix_http_server&) = delete;
   unix_http_server& operator=(const unix_http_server&) = delete;
 
+  /// Hands the requests `route` names to `take` once their header is read, instead of
+  /// reading their body under the body limit and answering through the handler: for
+  /// streams (a volume's export and import). Call before listen() or adopt().
+  void take_streams(stream_route_fn route, stream_take_fn take);
+
   /// Binds `path` (creating parent directories), mode 0660, owner root:root
   /// when running as root, and starts accepting. A socket file left by a crash
   /// is replaced; one that still answers is an error that says so.

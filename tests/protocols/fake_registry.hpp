@@ -224,6 +224,19 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       rec->modifications += changed ? 1 : 0;
       return *rec;
     },
+    // Export and import stream through admin_transfers, tested against the real registry.
+    [](atom::import_check, std::string&, option_map&) -> caf::result<atom::ok> {
+      return not_served();
+    },
+    [](atom::create, std::string&, option_map&, std::string&) -> caf::result<atom::ok> {
+      return not_served();
+    },
+    [](atom::export_open, std::string&, std::string&) -> caf::result<export_view> {
+      return not_served();
+    },
+    [](atom::export_close, std::string&, std::string&) -> caf::result<atom::ok> {
+      return not_served();
+    },
     [](atom::grow, std::string&, std::string&) -> caf::result<uint64_t> { return not_served(); },
     [](atom::stats, std::string&, std::string&) -> caf::result<volume_stats> {
       return not_served();

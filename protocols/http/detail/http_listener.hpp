@@ -34,6 +34,10 @@ struct http_listener : std::enable_shared_from_this<http_listener<Protocol>> {
   const http_server_limits limits;
   const size_t body_limit;
   const std::string name; ///< in log lines: "docker", "admin", "metrics"
+  /// Set before the first accept (take_streams), read by sessions after: requests it
+  /// names are handed to `take` once their header is read. Empty: none.
+  stream_route_fn stream_route;
+  stream_take_fn stream_take;
   std::atomic<bool> stopped{false};
   std::atomic<size_t> in_flight{0};
   std::atomic<size_t> connections{0};

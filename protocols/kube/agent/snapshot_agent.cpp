@@ -200,18 +200,32 @@ void snapshot_agent::handle(const std::string& name) {
 }
 
 void snapshot_agent::handle_removal(const snapshot_object& obj) {
-  if (auto err = desk_.remove_snapshot(obj.spec.csi_name)) {
-    spdlog::warn("node agent: BerthSnapshot {} is being deleted, but snapshot {} cannot be "
-                 "removed yet: {}; trying again at the next change or resync",
-                 obj.name, quote_input(obj.spec.csi_name), describe(err));
-    auto status = snapshot_failed(phase_deleting, err, obj.generation);
-    status.delete_request = obj.delete_request; // the DeleteSnapshot this failure answers
-    write_status(obj, status);
+  auto rec = desk_.get_snapshot(obj.spec.csi_name);
+  if (!rec) {
+    spdlog::warn("node agent: cannot look up snapshot {} of BerthSnapshot {}, which is being "
+                 "deleted: {}; trying again at the next change or resync",
+                 quote_input(obj.spec.csi_name), obj.name, describe(rec.error()));
     return;
   }
-  spdlog::info("node agent: snapshot {} removed; BerthSnapshot {} may go",
-               quote_input(obj.spec.csi_name), obj.name);
-  tell_.stored();
+  if (*rec && (*rec)->source != volume_source(obj.spec.source_volume)) {
+    // Not this object's: a snapshot of that name taken of another volume (its cut was
+    // refused). It stays, unclaimed, until an operator removes it; the object may go.
+    spdlog::warn("node agent: BerthSnapshot {} is deleted; snapshot {} of {} is not its and "
+                 "stays", obj.name, quote_input(obj.spec.csi_name), (*rec)->source.describe());
+  } else {
+    if (auto err = desk_.remove_snapshot(obj.spec.csi_name)) {
+      spdlog::warn("node agent: BerthSnapshot {} is being deleted, but snapshot {} cannot be "
+                   "removed yet: {}; trying again at the next change or resync",
+                   obj.name, quote_input(obj.spec.csi_name), describe(err));
+      auto status = snapshot_failed(phase_deleting, err, obj.generation);
+      status.delete_request = obj.delete_request; // the DeleteSnapshot this failure answers
+      write_status(obj, status);
+      return;
+    }
+    spdlog::info("node agent: snapshot {} removed; BerthSnapshot {} may go",
+                 quote_input(obj.spec.csi_name), obj.name);
+    tell_.stored();
+  }
   if (auto err = release_storage_finalizer(api_, berth_snapshots(), obj.name, obj.uid,
                                            clock_type::now() + call_bound)) {
     spdlog::warn("node agent: cannot release BerthSnapshot {}: {}", obj.name, describe(err));

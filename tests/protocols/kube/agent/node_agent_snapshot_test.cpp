@@ -94,6 +94,10 @@ TEST_F(node_agent_snapshot, a_snapshot_of_that_name_taken_of_another_volume_is_n
   EXPECT_EQ(obj->status.reason, "already_exists");
   EXPECT_NE(obj->status.message.find("vol-1"), std::string::npos) << obj->status.message;
   EXPECT_TRUE(recorded("snap-reused")) << "vol-1's snapshot is kept";
+  // The controller deletes a failed object; the snapshot it never had stays.
+  ASSERT_TRUE(api->delete_object(kube::berth_snapshots(), "snap-reused", far()));
+  ASSERT_TRUE(eventually([&] { return !snapshot("snap-reused"); }));
+  EXPECT_TRUE(recorded("snap-reused")) << "vol-1's snapshot outlives the object that was not its";
 }
 
 TEST_F(node_agent_snapshot, a_deleted_snapshot_is_removed_before_its_finalizer_goes) {

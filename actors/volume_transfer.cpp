@@ -1,0 +1,44 @@
+// The export transitions of one Docker volume: a copy made for an export, read by the
+// admin API's transfer, and dropped when it is done. They run in the volume's queue like
+// its other transitions, and change no record: the copy is nobody's but the export's.
+
+#include "actors/detail/transitions.hpp"
+#include "actors/volume_rules.hpp"
+
+namespace berth::detail {
+
+void run_export_open(self_ptr self, promise<export_view> rp, std::string id) {
+  auto rec = self->state.rec;
+  if (rec.kind != record_kind::volume) {
+    answer(self, rp, no_such_volume(rec.name, "it is a snapshot; export its volume, or a "
+                                              "volume made from it"));
+    return;
+  }
+  transition<export_view> t;
+  t.what = "export " + id;
+  t.work = on_backend(self, "export", [rec, id](backend& b) { return b.open_export(rec, id); });
+  t.change = record_change::none; // the copy is the export's, not the volume's
+  t.failed = "copying for the export failed";
+  t.committed = [id](const volume_record& rec, const export_view& view) {
+    return "volume " + rec.name + " copied for export " + id + " ("
+           + (view.consistency.empty() ? std::string{"consistent"} : view.consistency) + ")";
+  };
+  transact(self, rp, std::move(t), [](const export_view& view, const volume_record&) {
+    return view;
+  });
+}
+
+void run_export_close(self_ptr self, promise<atom::ok> rp, std::string id) {
+  auto rec = self->state.rec;
+  transition<none> t;
+  t.what = "end of export " + id;
+  t.work = on_backend(self, "export", [rec, id](backend& b) { return b.close_export(rec, id); });
+  t.change = record_change::none;
+  t.failed = "deleting the export's copy failed (the next start deletes it)";
+  t.committed = [id](const volume_record& rec, none) {
+    return "volume " + rec.name + ": the copy for export " + id + " is deleted";
+  };
+  transact(self, rp, std::move(t), reply_ok);
+}
+
+} // namespace berth::detail

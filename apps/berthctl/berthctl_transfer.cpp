@@ -1,0 +1,230 @@
+// berthctl export and import: a tar streamed between berthd's admin socket and berthctl's
+// standard output or input (protocols/admin/admin_transfer.hpp has the wire's shape). The
+// other commands read whole answers through unix_http_client; these read and write in
+// chunks with Beast, so a volume of any size passes through a fixed buffer.
+
+#include <cerrno>
+#include <cstring>
+#include <ostream>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <unistd.h>
+
+#include "apps/berthctl/berthctl_cli.hpp"
+#include "core/errors.hpp"
+#include "core/record_json.hpp"
+
+namespace berth::cli {
+
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using unix_socket = asio::local::stream_protocol::socket;
+using boost::system::error_code;
+
+constexpr size_t chunk_bytes = 1 << 16;
+
+/// A connection to berthd's admin socket, or the failure berthctl reports.
+caf::error connect(unix_socket& sock, const std::string& socket) {
+  error_code err;
+  sock.connect(asio::local::stream_protocol::endpoint{socket}, err);
+  if (err) {
+    return make_error(client_ec::unreachable,
+                      unreachable_message(socket, err.value(), err.message()));
+  }
+  return {};
+}
+
+/// Writes all of `data` to `fd`.
+bool write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    auto n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+/// A whole (small) answer: berthd's error, or for an import its record.
+caf::expected<std::string> read_answer(unix_socket& sock, boost::beast::flat_buffer& buf,
+                                       unsigned& status) {
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(1 << 20);
+  error_code err;
+  http::read(sock, buf, parser, err);
+  if (err) {
+    return make_error(client_ec::unreachable, "berthd's answer broke off: " + err.message());
+  }
+  status = parser.get().result_int();
+  return parser.get().body();
+}
+
+std::string options_json(const option_map& options) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+  w.StartObject();
+  for (const auto& [k, v] : options) {
+    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
+int fail(std::ostream& err, const caf::error& why, bool json) {
+  report_failure(err, why, json);
+  return exit_failure;
+}
+
+} // namespace
+
+int run_export(const options& opts, int out_fd, std::ostream& err) {
+  if (::isatty(out_fd)) {
+    return fail(err, bad_usage("export writes a tar to standard output, which is a terminal; "
+                               "redirect it: berthctl export " + opts.name + " > "
+                               + opts.name + ".tar"), opts.json);
+  }
+  asio::io_context io;
+  unix_socket sock{io};
+  if (auto failed = connect(sock, opts.socket)) {
+    return fail(err, failed, opts.json);
+  }
+  http::request<http::empty_body> req{http::verb::get, "/v1/volumes/" + opts.name + "/export", 11};
+  req.set(http::field::host, "berthd");
+  error_code ec;
+  http::write(sock, req, ec);
+  boost::beast::flat_buffer buf;
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(boost::none);
+  if (!ec) {
+    http::read_header(sock, buf, parser, ec);
+  }
+  if (ec) {
+    return fail(err, make_error(client_ec::unreachable, "export of " + opts.name
+                                                          + ": no answer from berthd: "
+                                                          + ec.message()), opts.json);
+  }
+  if (parser.get().result_int() != 200) {
+    http::response_parser<http::string_body> whole{std::move(parser)};
+    http::read(sock, buf, whole, ec);
+    return fail(err, answer_error(whole.get().result_int(), whole.get().body()), opts.json);
+  }
+  const std::string consistency{parser.get()["Berth-Consistency"]};
+  std::vector<char> chunk(chunk_bytes);
+  uint64_t bytes = 0;
+  while (!parser.is_done()) {
+    parser.get().body().data = chunk.data();
+    parser.get().body().size = chunk.size();
+    http::read(sock, buf, parser, ec);
+    if (ec == http::error::need_buffer) {
+      ec = {};
+    }
+    if (ec) {
+      break;
+    }
+    auto n = chunk.size() - parser.get().body().size;
+    if (!write_all(out_fd, chunk.data(), n)) {
+      return fail(err, make_error(ec::internal, "export of " + opts.name + ": cannot write "
+                                                  "the tar: " + std::strerror(errno)),
+                  opts.json);
+    }
+    bytes += n;
+  }
+  if (ec) {
+    // berthd ends a failed export without its last chunk: what was written is no tar.
+    return fail(err, make_error(ec::backend_failure,
+                                "export of " + opts.name + " broke off after "
+                                  + std::to_string(bytes) + " bytes (" + ec.message()
+                                  + "): the tar is incomplete; berthd's log says why"),
+                opts.json);
+  }
+  if (consistency == copy_crash_consistent) {
+    err << "berthctl: volume " << opts.name << " was in use while it was copied for the "
+        << "export: the tar is crash-consistent only (docs: \"What consistent means\")\n";
+  }
+  return exit_ok;
+}
+
+int run_import(const options& opts, int in_fd, std::ostream& out, std::ostream& err) {
+  if (::isatty(in_fd)) {
+    return fail(err, bad_usage("import reads a tar from standard input, which is a terminal; "
+                               "redirect it: berthctl import " + opts.name + " < "
+                               + opts.name + ".tar"), opts.json);
+  }
+  asio::io_context io;
+  unix_socket sock{io};
+  if (auto failed = connect(sock, opts.socket)) {
+    return fail(err, failed, opts.json);
+  }
+  http::request<http::empty_body> req{http::verb::post, "/v1/volumes/" + opts.name + "/import",
+                                      11};
+  req.set(http::field::host, "berthd");
+  req.set(http::field::content_type, "application/x-tar");
+  req.set("Berth-Options", options_json(opts.parameters));
+  req.chunked(true);
+  http::request_serializer<http::empty_body> head{req};
+  error_code ec;
+  http::write_header(sock, head, ec);
+  std::vector<char> chunk(chunk_bytes);
+  bool read_failed = false;
+  // berthd may refuse before it reads the tar (the name taken, a bad option): the write
+  // then fails, and its answer is read below.
+  while (!ec) {
+    auto n = ::read(in_fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      read_failed = true;
+      break;
+    }
+    if (n == 0) {
+      asio::write(sock, http::make_chunk_last(), ec);
+      break;
+    }
+    asio::write(sock, http::make_chunk(asio::buffer(chunk.data(), static_cast<size_t>(n))), ec);
+  }
+  if (read_failed) {
+    return fail(err, make_error(ec::invalid_argument, "import of " + opts.name + ": cannot read "
+                                                        "standard input: " + std::strerror(errno)
+                                                        + "; nothing was made"),
+                opts.json);
+  }
+  boost::beast::flat_buffer buf;
+  unsigned status = 0;
+  auto body = read_answer(sock, buf, status);
+  if (!body) {
+    return fail(err, body.error(), opts.json);
+  }
+  if (status != 200) {
+    return fail(err, answer_error(status, *body), opts.json);
+  }
+  if (opts.json) {
+    out << *body << "\n";
+    return exit_ok;
+  }
+  auto rec = record_from_json(*body);
+  if (!rec) {
+    return fail(err, unreadable_answer(rec.error()), opts.json);
+  }
+  out << "volume " << rec->name << " imported (backend " << rec->backend
+      << (rec->capacity_bytes != 0 ? ", size " + format_size(rec->capacity_bytes) : "")
+      << ")\n";
+  return exit_ok;
+}
+
+} // namespace berth::cli

@@ -1,0 +1,75 @@
+#pragma once
+
+// berthctl export and import: a volume's files as a tar, streamed through berthd over the
+// admin socket (docs/running.md, "Export and import").
+//
+//   GET  /v1/volumes/NAME/export  -> 200 application/x-tar, chunked: a tar of a copy of
+//        Docker volume NAME made for this export (deleted after it), with the header
+//        Berth-Consistency: consistent | crash-consistent. An error before the first byte
+//        is an admin API error ({"error": ...}); one after it ends the stream without its
+//        last chunk, so the client sees that the tar was cut short.
+//   POST /v1/volumes/NAME/import  -> the new volume's record: the body is a tar (chunked,
+//        or with a length), header Berth-Options the volume's options as a JSON object of
+//        strings ({} or absent: none). The name and options are checked before the body is
+//        read; the tar is extracted into STATE/imports/ID/data, and only a tar GNU tar
+//        extracts without a complaint becomes the volume. Nothing is left otherwise.
+//
+// The HTTP server hands such a request over once its header is read; each runs on a
+// thread of its own, at most max_streams at once (more are answered 429).
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+
+#include "actors/actors.hpp"
+#include "core/telemetry/telemetry.hpp"
+#include "protocols/http/http_handler.hpp"
+
+namespace berth {
+
+class admin_transfers {
+public:
+  struct config {
+    std::string imports_dir;        ///< STATE/imports: each import's staging directory
+    size_t max_streams = 2;         ///< exports and imports at once
+    /// A client silent this long (no byte read, or none taken) ends its stream.
+    std::chrono::seconds idle{60};
+  };
+
+  admin_transfers(caf::actor_system& sys, registry_actor registry,
+                  std::shared_ptr<telemetry> stats, config cfg);
+  /// stop().
+  ~admin_transfers();
+
+  admin_transfers(const admin_transfers&) = delete;
+  admin_transfers& operator=(const admin_transfers&) = delete;
+
+  /// The requests that are streams: GET .../export and POST .../import of a volume.
+  static bool routes(const std::string& method, const std::string& target);
+
+  /// Takes a stream request over (never blocks): serves it on a thread of its own.
+  void take(stream_request request);
+
+  /// Ends every stream in flight (their tar killed, their connection shut) and waits for
+  /// their threads. Later requests are answered 503.
+  void stop();
+
+private:
+  struct stream;
+  void serve(const std::shared_ptr<stream>& s);
+  void reap_finished();
+
+  caf::actor_system& sys_;
+  registry_actor registry_;
+  std::shared_ptr<telemetry> stats_;
+  config cfg_;
+  std::mutex mu_;
+  bool stopping_ = false;
+  std::vector<std::shared_ptr<stream>> streams_;
+};
+
+} // namespace berth
