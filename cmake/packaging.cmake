@@ -79,7 +79,7 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # packages.txt), but for the essential ones (always installed, and lintian refuses an
 # unversioned dependency on them) and the NFS helpers, only recommended: a host without NFS
 # volumes needs none. The maintainer scripts need adduser and deb-systemd-helper.
-set(berth_essential_packages coreutils util-linux)
+set(berth_essential_packages coreutils util-linux tar)
 set(berth_recommended_packages nfs-common)
 set(berth_depends adduser "init-system-helpers (>= 1.54)")
 set(berth_recommends)

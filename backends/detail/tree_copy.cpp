@@ -85,6 +85,7 @@ caf::error build(const std::string& final_dir, const copy_mark& mark, bool with_
   }
   // A crash here leaves a temp directory, which the start-up sweep deletes.
   test_crash_point("dir-copy-made");
+  test_hold_point("dir-copy-made");
   if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_NOREPLACE) != 0) {
     int e = errno;
     drop_temp();

@@ -97,6 +97,8 @@ private:
       read_body();
       return;
     }
+    // A stream's body has no limit: it is checked after the header, for the others.
+    parser_->body_limit(boost::none);
     http::async_read_header(socket_, buffer_, *parser_,
                             [self = shared_from_this()](error_code err, size_t) {
                               self->on_header(err);
@@ -118,6 +120,14 @@ private:
     const auto& req = parser_->get();
     if (owner_->stream_route(std::string{req.method_string()}, std::string{req.target()})) {
       hand_over();
+      return;
+    }
+    // What the parser checks at the header when it has its limit (a chunked body is
+    // checked as it arrives).
+    parser_->body_limit(static_cast<std::uint64_t>(owner_->body_limit));
+    if (auto length = parser_->content_length(); length && *length > owner_->body_limit) {
+      disarm();
+      on_read_error(http::error::body_limit);
       return;
     }
     read_body();

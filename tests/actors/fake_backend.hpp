@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "backends/backend.hpp"
 #include "core/errors.hpp"
@@ -59,6 +60,26 @@ public:
       return make_error(ec::unsupported, "volume " + source.name + " cannot be copied");
     }
     return {};
+  }
+  /// Exports opened and not yet closed, and the trees imports were made from.
+  std::set<std::string> open_exports;
+  std::vector<std::string> imported_trees;
+  caf::expected<export_view> open_export(const volume_record&, const std::string& id) override {
+    std::lock_guard<std::mutex> guard{mtx_};
+    open_exports.insert(id);
+    return export_view{"/fake/exports/" + id, copy_consistency};
+  }
+  caf::error close_export(const volume_record&, const std::string& id) override {
+    std::lock_guard<std::mutex> guard{mtx_};
+    open_exports.erase(id);
+    return {};
+  }
+  caf::error create_from_tree(const volume_record& rec, const std::string& tree) override {
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      imported_trees.push_back(tree);
+    }
+    return create(rec);
   }
   caf::expected<std::string> create_copy(const volume_record& rec) override {
     if (auto err = create(rec)) {

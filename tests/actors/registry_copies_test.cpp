@@ -190,3 +190,50 @@ TEST_F(registry_test, a_source_its_backend_cannot_copy_is_refused_before_anythin
     << "no name is left behind";
   EXPECT_TRUE(test::call<volume_record>(self, reg, atom::get_v, std::string{"c"}));
 }
+
+TEST_F(registry_test, a_volume_being_exported_cannot_be_removed_until_its_export_closes) {
+  start({docker_volume("v", 0)});
+  storage->copy_consistency = copy_crash_consistent;
+  auto view = test::ask<export_view>(self, reg, atom::export_open_v, std::string{"v"},
+                                     std::string{"e1"});
+  ASSERT_TRUE(view) << describe(view.error());
+  EXPECT_EQ(view->path, "/fake/exports/e1");
+  EXPECT_EQ(view->consistency, copy_crash_consistent);
+  auto err = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
+                                  std::string{owner_docker}, record_kind::volume);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err.code(), code_of(ec::in_use)) << describe(err);
+  EXPECT_NE(describe(err).find("snapshot, clone or export"), std::string::npos);
+  ASSERT_FALSE(test::call<atom::ok>(self, reg, atom::export_close_v, std::string{"v"},
+                                    std::string{"e1"}));
+  EXPECT_TRUE(storage->open_exports.empty());
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
+                                    std::string{owner_docker}, record_kind::volume))
+    << "removed once the export has closed";
+  auto gone = test::call<export_view>(self, reg, atom::export_open_v, std::string{"v"},
+                                      std::string{"e2"});
+  EXPECT_EQ(gone.code(), code_of(ec::not_found)) << describe(gone);
+}
+
+TEST_F(registry_test, an_import_is_checked_before_its_tar_and_made_from_its_tree) {
+  start({docker_volume("v", 0)});
+  auto taken = test::call<atom::ok>(self, reg, atom::import_check_v, std::string{"v"},
+                                    option_map{});
+  EXPECT_EQ(taken.code(), code_of(ec::already_exists)) << describe(taken);
+  auto typed = test::call<atom::ok>(self, reg, atom::import_check_v, std::string{"n"},
+                                    option_map{{"clone-of", "v"}});
+  EXPECT_EQ(typed.code(), code_of(ec::invalid_argument)) << describe(typed);
+  EXPECT_NE(describe(typed).find("cannot be given to an import"), std::string::npos);
+  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::import_check_v, std::string{"n"},
+                                    option_map{}));
+  EXPECT_EQ(storage->creates, 0) << "a check makes nothing";
+  ASSERT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"n"}, option_map{},
+                                    std::string{"/staging/data"}));
+  EXPECT_EQ(storage->imported_trees, (std::vector<std::string>{"/staging/data"}));
+  auto made = test::ask<volume_record>(self, reg, atom::get_v, std::string{"n"});
+  ASSERT_TRUE(made);
+  EXPECT_EQ(made->owner, owner_docker);
+  auto again = test::call<atom::ok>(self, reg, atom::create_v, std::string{"n"}, option_map{},
+                                    std::string{"/staging/data"});
+  EXPECT_EQ(again.code(), code_of(ec::already_exists)) << "an import makes a new volume";
+}

@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
+#include <cstdlib>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -108,6 +110,90 @@ TEST_F(local_copy_test, a_copy_of_a_mounted_volume_says_it_is_crash_consistent_o
   auto idle = backend_->create_copy(snap);
   ASSERT_TRUE(idle);
   EXPECT_EQ(*idle, "") << "the mount ended before the copy began";
+}
+
+TEST_F(local_copy_test, a_mount_that_comes_and_goes_during_the_copy_is_seen) {
+  make_source();
+  const auto hold = state_.path() + "/hold";
+  std::ofstream(hold) << "held";
+  ::setenv("BERTH_TEST_HOLD_AT", ("dir-copy-made:" + hold).c_str(), 1);
+  auto snap = copy_record("s1", record_kind::snapshot, volume_source("v1"));
+  caf::expected<std::string> copied{std::string{}};
+  std::thread copy([&] { copied = backend_->create_copy(snap); });
+  // Held once the tree is copied: a temp directory with its marker exists.
+  auto held = [&] {
+    std::error_code err;
+    for (const auto& entry : fs::directory_iterator(state_.path() + "/snapshots", err)) {
+      if (fs::exists(entry.path() / detail::copy_marker)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (int i = 0; i < 500 && !held(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(held());
+  auto rec = make_record("v1");
+  EXPECT_TRUE(backend_->mount(rec));
+  EXPECT_FALSE(backend_->unmount(rec, false)); // gone again before the copy ends
+  fs::remove(hold);
+  copy.join();
+  ::unsetenv("BERTH_TEST_HOLD_AT");
+  ASSERT_TRUE(copied) << describe(copied.error());
+  EXPECT_EQ(*copied, copy_crash_consistent)
+    << "a container may have written while it had the volume, though mountinfo shows none";
+}
+
+TEST_F(local_copy_test, a_copy_left_by_one_source_is_never_handed_to_another_or_to_a_create) {
+  make_source();
+  auto other = make_record("v3");
+  ASSERT_FALSE(backend_->create(other));
+  std::ofstream(backend_->volume_dir("v3") + "/data/file") << "v3's";
+  // A clone of v1 whose caller gave up: no record holds it.
+  ASSERT_TRUE(backend_->create_copy(copy_record("c1", record_kind::volume, volume_source("v1"))));
+  auto again = backend_->create_copy(copy_record("c1", record_kind::volume, volume_source("v3")));
+  ASSERT_TRUE(again) << describe(again.error());
+  EXPECT_EQ(read_text(fs::path(backend_->volume_dir("c1")) / "data/file"), "v3's")
+    << "a clone of v3 holds v3's files, not what v1's left";
+  ASSERT_FALSE(backend_->create(make_record("c1")));
+  EXPECT_TRUE(fs::is_empty(backend_->volume_dir("c1") + "/data"))
+    << "a plain create of the name is an empty volume";
+}
+
+TEST_F(local_copy_test, an_export_reads_a_copy_that_goes_when_it_is_closed) {
+  make_source();
+  auto rec = make_record("v1");
+  auto view = backend_->open_export(rec, "0123abcd");
+  ASSERT_TRUE(view) << describe(view.error());
+  EXPECT_EQ(view->consistency, "");
+  EXPECT_EQ(read_text(fs::path(view->path) / "file"), "hello");
+  EXPECT_EQ(fs::path(view->path).parent_path(), fs::path(state_.path() + "/exports/0123abcd"));
+  EXPECT_EQ(stat_of(state_.path() + "/exports").st_mode & 07777, 0700u);
+  ASSERT_FALSE(backend_->close_export(rec, "0123abcd"));
+  EXPECT_FALSE(fs::exists(state_.path() + "/exports/0123abcd"));
+  EXPECT_FALSE(backend_->close_export(rec, "0123abcd")) << "closed twice is closed";
+  auto bad = backend_->open_export(rec, "../x");
+  ASSERT_FALSE(bad) << "an id is a name of berth's, never a path";
+  EXPECT_EQ(code_of(bad.error()), ec::invalid_argument);
+}
+
+TEST_F(local_copy_test, an_import_moves_its_tree_into_place_with_the_root_it_asks) {
+  const auto tree = state_.path() + "/imports/i1/data";
+  fs::create_directories(tree);
+  std::ofstream(tree + "/file") << "imported";
+  auto rec = make_record("v2", {{"uid", "1000"}, {"gid", "1001"}, {"mode", "0750"}});
+  ASSERT_FALSE(backend_->create_from_tree(rec, tree));
+  const auto data = fs::path(backend_->volume_dir("v2")) / "data";
+  EXPECT_EQ(read_text(data / "file"), "imported");
+  EXPECT_FALSE(fs::exists(tree)) << "moved, not copied";
+  auto root = stat_of(data);
+  EXPECT_EQ(root.st_uid, 1000u);
+  EXPECT_EQ(root.st_gid, 1001u);
+  EXPECT_EQ(root.st_mode & 07777, 0750u);
+  EXPECT_TRUE(fs::is_directory(backend_->volume_dir("v2") + "/mnt"));
+  auto typed = make_record("v3", {{"type", "tmpfs"}, {"device", "tmpfs"}});
+  EXPECT_TRUE(backend_->create_from_tree(typed, tree));
 }
 
 TEST_F(local_copy_test, a_retried_copy_keeps_the_first_and_does_not_vouch_for_it) {
