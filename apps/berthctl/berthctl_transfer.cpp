@@ -19,6 +19,7 @@
 
 #include "apps/berthctl/berthctl_cli.hpp"
 #include "core/errors.hpp"
+#include "core/fd_io.hpp"
 #include "core/record_json.hpp"
 
 namespace berth::cli {
@@ -41,22 +42,6 @@ caf::error connect(unix_socket& sock, const std::string& socket) {
                       unreachable_message(socket, err.value(), err.message()));
   }
   return {};
-}
-
-/// Writes all of `data` to `fd`.
-bool write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    auto n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
 }
 
 /// A whole (small) answer: berthd's error, or for an import its record.
@@ -85,6 +70,14 @@ std::string options_json(const option_map& options) {
   return {buf.GetString(), buf.GetSize()};
 }
 
+/// A usage error when `fd` is a terminal: a tar is no text for one.
+caf::error refuse_terminal(int fd, const std::string& what, const std::string& redirect) {
+  if (!::isatty(fd)) {
+    return {};
+  }
+  return bad_usage(what + ", which is a terminal; redirect it: " + redirect);
+}
+
 int fail(std::ostream& err, const caf::error& why, bool json) {
   report_failure(err, why, json);
   return exit_failure;
@@ -93,10 +86,9 @@ int fail(std::ostream& err, const caf::error& why, bool json) {
 } // namespace
 
 int run_export(const options& opts, int out_fd, std::ostream& err) {
-  if (::isatty(out_fd)) {
-    return fail(err, bad_usage("export writes a tar to standard output, which is a terminal; "
-                               "redirect it: berthctl export " + opts.name + " > "
-                               + opts.name + ".tar"), opts.json);
+  if (auto refused = refuse_terminal(out_fd, "export writes a tar to standard output",
+                                      "berthctl export " + opts.name + " > " + opts.name + ".tar")) {
+    return fail(err, refused, opts.json);
   }
   asio::io_context io;
   unix_socket sock{io};
@@ -160,10 +152,9 @@ int run_export(const options& opts, int out_fd, std::ostream& err) {
 }
 
 int run_import(const options& opts, int in_fd, std::ostream& out, std::ostream& err) {
-  if (::isatty(in_fd)) {
-    return fail(err, bad_usage("import reads a tar from standard input, which is a terminal; "
-                               "redirect it: berthctl import " + opts.name + " < "
-                               + opts.name + ".tar"), opts.json);
+  if (auto refused = refuse_terminal(in_fd, "import reads a tar from standard input",
+                                      "berthctl import " + opts.name + " < " + opts.name + ".tar")) {
+    return fail(err, refused, opts.json);
   }
   asio::io_context io;
   unix_socket sock{io};

@@ -16,11 +16,13 @@
 #include <caf/scoped_actor.hpp>
 #include <rapidjson/document.h>
 #include <spdlog/spdlog.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/crash_point.hpp"
 #include "core/errors.hpp"
+#include "core/fd_io.hpp"
 #include "core/names.hpp"
 #include "core/record_json.hpp"
 #include "core/text.hpp"
@@ -84,22 +86,6 @@ void answer(unix_socket& sock, unsigned status, std::string body) {
   http::write(sock, res, ignored);
 }
 
-/// Writes all of `data` to the pipe `fd`; false when the reader has gone (EPIPE).
-bool write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    auto n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 /// Berth-Options: a JSON object of strings; none or empty is no option.
 caf::expected<option_map> decode_options(std::string_view text) {
   option_map out;
@@ -146,7 +132,8 @@ struct admin_transfers::stream {
   std::atomic<bool> done{false};
   std::mutex mu;
   admin::detail::tar_process* tar = nullptr; ///< under mu: stop() kills it
-  bool stopped = false;               ///< under mu
+  bool stopped = false;                      ///< under mu
+  bool connected = true; ///< under mu: req.fd is still this stream's (stop() shuts it)
 
   /// Registers the running tar, or ends it at once when stop() came first.
   void running(admin::detail::tar_process* t) {
@@ -225,14 +212,14 @@ void admin_transfers::stop() {
     running.swap(streams_);
   }
   for (auto& s : running) {
-    {
-      std::lock_guard<std::mutex> lock(s->mu);
-      s->stopped = true;
-      if (s->tar != nullptr) {
-        s->tar->kill();
-      }
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->stopped = true;
+    if (s->tar != nullptr) {
+      s->tar->kill();
     }
-    ::shutdown(s->req.fd, SHUT_RDWR); // a blocked read or write returns
+    if (s->connected) {
+      ::shutdown(s->req.fd, SHUT_RDWR); // a blocked read or write returns
+    }
   }
   for (auto& s : running) {
     s->thread.join();
@@ -361,10 +348,13 @@ caf::error run_export(transfer& t, const std::string& name,
   return outcome;
 }
 
-/// Deletes an import's staging directory, unless something is mounted under it.
+/// Deletes an import's staging directory. A block import mounts its new filesystem at
+/// DIR/mnt and unmounts it before it answers; should that have failed, the mount is
+/// detached first, so the deletion never descends into it.
 void drop_staging(const std::string& dir) {
+  ::umount2((dir + "/mnt").c_str(), MNT_DETACH); // nothing mounted: EINVAL or ENOENT
   std::error_code err;
-  fs::remove_all(dir, err); // never mounted here: the backend unmounts what it mounted
+  fs::remove_all(dir, err);
   if (err) {
     spdlog::warn("import: cannot delete its staging directory {} (the next start does): {}",
                  dir, err.message());
@@ -480,7 +470,9 @@ void admin_transfers::serve(const std::shared_ptr<stream>& s) {
   error_code err;
   sock.assign(asio::local::stream_protocol{}, s->req.fd, err);
   if (err) {
+    std::lock_guard<std::mutex> lock(s->mu);
     ::close(s->req.fd);
+    s->connected = false;
     return;
   }
   // A client silent for `idle` ends the stream: its read or write fails.
@@ -498,8 +490,10 @@ void admin_transfers::serve(const std::shared_ptr<stream>& s) {
   auto seconds =
     std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   stats_->operations.record("admin", exporting ? "export" : "import", code_of(outcome), seconds);
+  std::lock_guard<std::mutex> lock(s->mu); // the number is free once closed: stop() must not
   sock.shutdown(unix_socket::shutdown_both, err);
   sock.close(err);
+  s->connected = false;
 }
 
 } // namespace berth

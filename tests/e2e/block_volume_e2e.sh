@@ -28,19 +28,10 @@ need_cmd mkfs.xfs xfsprogs
 if ! losetup -f >/dev/null 2>&1; then
   skip "no free loop device (losetup -f failed): block volumes need /dev/loop*"
 fi
-start_dockerd
-IMG="berth-e2e-busybox:latest"
-if ! make_busybox_image "$IMG"; then
-  skip "could not import the busybox image into dockerd"
-fi
 BLOCK="$STATE/block"
 # Used bytes sampled often, so a check sees a figure within a second.
 USAGE_ARGS=(--usage-interval-ms 200)
-if ! start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "${USAGE_ARGS[@]}"; then
-  fail "berthd starts" "see the log above"
-  e2e_finish
-fi
-pass "berthd starts and answers Plugin.Activate on $PLUGIN_SOCK"
+start_dockerd_and_berthd "${USAGE_ARGS[@]}"
 
 ctl() {
   "$BERTHCTL" --socket "$ADMIN_SOCK" "$@"

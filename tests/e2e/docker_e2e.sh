@@ -17,16 +17,7 @@ source "$(dirname "$0")/lib.sh"
 
 e2e_init "${1:-}" "${2:-}"
 need_cmd tar tar
-start_dockerd
-IMG="berth-e2e-busybox:latest"
-if ! make_busybox_image "$IMG"; then
-  skip "could not import the busybox image into dockerd"
-fi
-if ! start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
-  fail "berthd starts" "see the log above"
-  e2e_finish
-fi
-pass "berthd starts and answers Plugin.Activate on $PLUGIN_SOCK"
+start_dockerd_and_berthd
 
 # run_rm VOLUME CMD: a throw-away container with VOLUME at /data.
 run_rm() {

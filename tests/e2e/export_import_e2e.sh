@@ -23,16 +23,7 @@ need_cmd mkfs.ext4 e2fsprogs
 if ! losetup -f >/dev/null 2>&1; then
   skip "no free loop device (losetup -f failed): block volumes need /dev/loop*"
 fi
-start_dockerd
-IMG="berth-e2e-busybox:latest"
-if ! make_busybox_image "$IMG"; then
-  skip "could not import the busybox image into dockerd"
-fi
-if ! start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK"; then
-  fail "berthd starts" "see the log above"
-  e2e_finish
-fi
-pass "berthd starts and answers Plugin.Activate on $PLUGIN_SOCK"
+start_dockerd_and_berthd
 
 BLOCK="$STATE/block"
 ctl() {

@@ -108,3 +108,19 @@ make_busybox_image() {
 file_is_static() {
   ! LC_ALL=C ldd "$1" >/dev/null 2>&1
 }
+
+# start_dockerd_and_berthd [BERTHD ARGS...]: a real dockerd with the busybox image IMG, then
+# berthd on this run's sockets; skips when the image cannot be made, and ends the run when
+# berthd does not start.
+start_dockerd_and_berthd() {
+  start_dockerd
+  IMG="berth-e2e-busybox:latest"
+  if ! make_busybox_image "$IMG"; then
+    skip "could not import the busybox image into dockerd"
+  fi
+  if ! start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" "$@"; then
+    fail "berthd starts" "see the log above"
+    e2e_finish
+  fi
+  pass "berthd starts and answers Plugin.Activate on $PLUGIN_SOCK"
+}

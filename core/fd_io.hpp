@@ -1,0 +1,30 @@
+#pragma once
+
+// Writing a whole buffer to a file descriptor (a pipe, a file, a socket in blocking mode),
+// as berthctl's and berthd's tar streams both do.
+
+#include <cerrno>
+#include <cstddef>
+
+#include <unistd.h>
+
+namespace berth {
+
+/// Writes all `size` bytes of `data` to `fd`, again after EINTR and a short write; false
+/// when a write fails (errno says why: EPIPE when the reader has gone).
+inline bool write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    auto n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+} // namespace berth
