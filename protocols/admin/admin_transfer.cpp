@@ -1,49 +1,25 @@
 #include "protocols/admin/admin_transfer.hpp"
 
 #include <atomic>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <functional>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
-#include <caf/scoped_actor.hpp>
-#include <rapidjson/document.h>
-#include <spdlog/spdlog.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/crash_point.hpp"
-#include "core/errors.hpp"
-#include "core/fd_io.hpp"
-#include "core/names.hpp"
-#include "core/record_json.hpp"
-#include "core/text.hpp"
-#include "protocols/admin/admin_api.hpp"
 #include "protocols/admin/admin_codec.hpp"
-#include "protocols/admin/detail/tar_process.hpp"
+#include "protocols/admin/detail/transfer_runs.hpp"
 
 namespace berth {
 
-namespace fs = std::filesystem;
 namespace asio = boost::asio;
-namespace http = boost::beast::http;
-using unix_socket = asio::local::stream_protocol::socket;
+using admin::detail::unix_socket;
 using boost::system::error_code;
 
 namespace {
 
 constexpr std::string_view volumes_prefix = "/v1/volumes/";
-constexpr const char* options_header = "Berth-Options";
-constexpr const char* consistency_header = "Berth-Consistency";
-constexpr size_t chunk_bytes = 1 << 16;
 
 /// The volume NAME of /v1/volumes/NAME/`action` ("" when `target` is not that).
 std::string volume_of(const std::string& target, std::string_view action) {
@@ -60,70 +36,8 @@ std::string volume_of(const std::string& target, std::string_view action) {
   return std::string{path.substr(0, slash)};
 }
 
-/// 16 random hex digits: an export's or an import's name of its own.
-std::string random_id() {
-  std::ifstream random{"/dev/urandom", std::ios::binary};
-  unsigned char bytes[8] = {};
-  random.read(reinterpret_cast<char*>(bytes), sizeof bytes);
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string id;
-  for (unsigned char c : bytes) {
-    id += hex[c >> 4];
-    id += hex[c & 15];
-  }
-  return id;
-}
-
-/// Writes a whole JSON answer and ends the connection's part in it.
-void answer(unix_socket& sock, unsigned status, std::string body) {
-  http::response<http::string_body> res{static_cast<http::status>(status), 11};
-  res.set(http::field::server, "berth");
-  res.set(http::field::content_type, "application/json");
-  res.keep_alive(false);
-  res.body() = std::move(body);
-  res.prepare_payload();
-  error_code ignored;
-  http::write(sock, res, ignored);
-}
-
-/// Berth-Options: a JSON object of strings; none or empty is no option.
-caf::expected<option_map> decode_options(std::string_view text) {
-  option_map out;
-  if (text.empty()) {
-    return out;
-  }
-  rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
-    return make_error(ec::invalid_argument, std::string{"header "} + options_header
-                                              + " is not a JSON object of strings: "
-                                              + quote_input(std::string{text}));
-  }
-  for (const auto& m : doc.GetObject()) {
-    if (!m.value.IsString()) {
-      return make_error(ec::invalid_argument, std::string{"header "} + options_header
-                                                + ": option " + quote_input(m.name.GetString())
-                                                + " is not a string");
-    }
-    out[m.name.GetString()] = m.value.GetString();
-  }
-  return out;
-}
-
-/// The first lines of what tar said, for an error.
-std::string first_lines(const std::string& text, size_t lines) {
-  size_t end = 0;
-  for (size_t i = 0; i < lines && end != std::string::npos; ++i) {
-    end = text.find('\n', end == 0 ? 0 : end + 1);
-  }
-  auto out = end == std::string::npos ? text : text.substr(0, end);
-  for (auto& c : out) {
-    c = c == '\n' ? ';' : c;
-  }
-  return out;
-}
-
 } // namespace
+
 
 /// One export or import: its connection, its thread, and its tar while it runs.
 struct admin_transfers::stream {
@@ -189,7 +103,7 @@ void admin_transfers::take(stream_request request) {
       }
       timeval limit{5, 0};
       ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-      answer(sock, stopping ? 503 : 429,
+      admin::detail::answer(sock, stopping ? 503 : 429,
              admin::encode_error(stopping ? "berthd is stopping"
                                           : std::to_string(max) + " exports and imports are "
                                               "running, the most berthd runs at once; retry "
@@ -226,240 +140,6 @@ void admin_transfers::stop() {
   }
 }
 
-namespace {
-
-/// What one stream needs: its connection, what was read of it, the registry.
-struct transfer {
-  caf::actor_system& sys;
-  const registry_actor& registry;
-  unix_socket& sock;
-  boost::beast::flat_buffer& buf;
-
-  /// A request to the registry, waited for.
-  template <class T, class... Ts>
-  caf::expected<T> ask(Ts&&... xs) {
-    caf::scoped_actor self{sys};
-    caf::expected<T> out = make_error(ec::internal, "the registry did not answer");
-    self->request(registry, caf::infinite, std::forward<Ts>(xs)...)
-      .receive([&](T& value) { out = std::move(value); },
-               [&](caf::error& err) { out = std::move(err); });
-    return out;
-  }
-
-  void fail(const caf::error& err) {
-    answer(sock, http_status_of(err), admin::encode_error(describe(err)));
-  }
-};
-
-/// GET /v1/volumes/NAME/export. Returns how it ended, for the count.
-caf::error run_export(transfer& t, const std::string& name,
-                      const std::function<void(admin::detail::tar_process*)>& running) {
-  http::request_parser<http::empty_body> parser;
-  error_code err;
-  http::read(t.sock, t.buf, parser, err);
-  if (err) {
-    auto refused = make_error(ec::invalid_argument, "export of volume " + name
-                                                      + ": malformed request (" + err.message()
-                                                      + "); an export takes no body");
-    t.fail(refused);
-    return refused;
-  }
-  if (!is_valid_volume_name(name)) {
-    auto refused = make_error(ec::invalid_argument, "invalid volume name " + quote_input(name));
-    t.fail(refused);
-    return refused;
-  }
-  const auto id = random_id();
-  auto view = t.ask<export_view>(atom::export_open_v, name, id);
-  if (!view) {
-    t.fail(view.error());
-    return view.error();
-  }
-  auto close_export = [&] {
-    if (auto closed = t.ask<atom::ok>(atom::export_close_v, name, id); !closed) {
-      spdlog::warn("export of volume {}: its copy stays until the next start: {}", name,
-                   describe(closed.error()));
-    }
-  };
-  auto tar = admin::detail::tar_process::create(view->path);
-  if (!tar) {
-    close_export();
-    t.fail(tar.error());
-    return tar.error();
-  }
-  running(&*tar);
-  const std::string consistency = view->consistency.empty() ? "consistent" : view->consistency;
-  http::response<http::empty_body> res{http::status::ok, 11};
-  res.set(http::field::server, "berth");
-  res.set(http::field::content_type, "application/x-tar");
-  res.set(consistency_header, consistency);
-  res.keep_alive(false);
-  res.chunked(true);
-  http::response_serializer<http::empty_body> head{res};
-  http::write_header(t.sock, head, err);
-  bool client_took_all = !err;
-  bool read_failed = false;
-  uint64_t bytes = 0;
-  std::vector<char> chunk(chunk_bytes);
-  while (client_took_all) {
-    auto n = ::read(tar->data_fd(), chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      read_failed = n < 0;
-      break;
-    }
-    asio::write(t.sock, http::make_chunk(asio::buffer(chunk.data(), static_cast<size_t>(n))), err);
-    client_took_all = !err;
-    bytes += static_cast<uint64_t>(n);
-    // A crash here leaves the export's copy (and a block copy's mount), which the next
-    // start deletes.
-    test_crash_point("export-streaming");
-  }
-  if (!client_took_all) {
-    tar->kill();
-  }
-  running(nullptr);
-  auto ended = tar->wait();
-  caf::error outcome;
-  if (!client_took_all) {
-    outcome = make_error(ec::aborted, "export of volume " + name + ": the client stopped "
-                                        "reading after " + std::to_string(bytes) + " bytes ("
-                                        + err.message() + ")");
-  } else if (read_failed || ended.exit_code != 0) {
-    outcome = make_error(ec::backend_failure, "export of volume " + name + ": tar failed (exit "
-                                                + std::to_string(ended.exit_code) + "): "
-                                                + first_lines(ended.errors, 3));
-  } else {
-    asio::write(t.sock, http::make_chunk_last(), err);
-    if (err) {
-      outcome = make_error(ec::aborted, "export of volume " + name + ": its end could not be "
-                                          "written: " + err.message());
-    }
-  }
-  close_export();
-  if (outcome) {
-    // The chunked stream ends without its last chunk: the client sees it cut short.
-    spdlog::warn("{}", describe(outcome));
-  } else {
-    spdlog::info("volume {} exported: {} bytes of tar ({})", name, bytes, consistency);
-  }
-  return outcome;
-}
-
-/// Deletes an import's staging directory. A block import mounts its new filesystem at
-/// DIR/mnt and unmounts it before it answers; should that have failed, the mount is
-/// detached first, so the deletion never descends into it.
-void drop_staging(const std::string& dir) {
-  ::umount2((dir + "/mnt").c_str(), MNT_DETACH); // nothing mounted: EINVAL or ENOENT
-  std::error_code err;
-  fs::remove_all(dir, err);
-  if (err) {
-    spdlog::warn("import: cannot delete its staging directory {} (the next start does): {}",
-                 dir, err.message());
-  }
-}
-
-/// POST /v1/volumes/NAME/import.
-caf::error run_import(transfer& t, const std::string& name, const std::string& imports_dir,
-                      const std::function<void(admin::detail::tar_process*)>& running) {
-  http::request_parser<http::buffer_body> parser;
-  parser.body_limit(boost::none); // the volume's size, or its filesystem's room, bounds it
-  error_code err;
-  http::read_header(t.sock, t.buf, parser, err);
-  auto refuse = [&](caf::error e) {
-    t.fail(e);
-    return e;
-  };
-  if (err) {
-    return refuse(make_error(ec::invalid_argument, "import of volume " + name
-                                                     + ": malformed request: " + err.message()));
-  }
-  auto options = decode_options(std::string_view{parser.get()[options_header]});
-  if (!options) {
-    return refuse(options.error());
-  }
-  if (auto checked = t.ask<atom::ok>(atom::import_check_v, name, *options); !checked) {
-    return refuse(checked.error()); // before a byte of the tar is read
-  }
-  const auto dir = imports_dir + "/" + random_id();
-  const auto data = dir + "/data";
-  std::error_code made;
-  fs::create_directories(imports_dir, made);
-  fs::permissions(imports_dir, fs::perms(0700), fs::perm_options::replace, made);
-  if (made || ::mkdir(dir.c_str(), 0700) != 0 || ::mkdir(data.c_str(), 0755) != 0) {
-    return refuse(make_error(ec::backend_failure, "import of volume " + name
-                                                    + ": cannot make its staging directory "
-                                                    + dir + ": "
-                                                    + (made ? made.message()
-                                                            : std::string{std::strerror(errno)})));
-  }
-  auto tar = admin::detail::tar_process::extract(data);
-  if (!tar) {
-    drop_staging(dir);
-    return refuse(tar.error());
-  }
-  running(&*tar);
-  std::vector<char> chunk(chunk_bytes);
-  uint64_t bytes = 0;
-  bool tar_took_all = true;
-  while (!parser.is_done()) {
-    parser.get().body().data = chunk.data();
-    parser.get().body().size = chunk.size();
-    http::read(t.sock, t.buf, parser, err);
-    if (err == http::error::need_buffer) {
-      err = {};
-    }
-    if (err) {
-      break;
-    }
-    auto n = chunk.size() - parser.get().body().size;
-    bytes += n;
-    if (!write_all(tar->data_fd(), chunk.data(), n)) {
-      tar_took_all = false; // tar ended early: it says why below
-      break;
-    }
-  }
-  running(nullptr);
-  auto ended = tar->wait();
-  caf::error failed;
-  if (err) {
-    failed = make_error(ec::aborted, "import of volume " + name + ": the tar broke off after "
-                                       + std::to_string(bytes) + " bytes (" + err.message()
-                                       + "); nothing was made");
-  } else if (ended.exit_code != 0 || !tar_took_all
-             || ended.errors.find("Removing leading") != std::string::npos) {
-    failed = make_error(ec::invalid_argument,
-                        "import of volume " + name + ": the tar was refused, and nothing was "
-                          "made: " + (ended.errors.empty() ? "tar exit " + std::to_string(ended.exit_code)
-                                                           : first_lines(ended.errors, 3))
-                          + " (a member outside the volume, such as ../ or an absolute path, "
-                            "is refused)");
-  }
-  if (failed) {
-    drop_staging(dir);
-    spdlog::warn("{}", describe(failed));
-    return refuse(failed);
-  }
-  // A crash here leaves the staging directory, which the next start deletes.
-  test_crash_point("import-extracted");
-  auto created = t.ask<atom::ok>(atom::create_v, name, *options, data);
-  drop_staging(dir);
-  if (!created) {
-    spdlog::warn("import of volume {}: {}", name, describe(created.error()));
-    return refuse(created.error());
-  }
-  auto rec = t.ask<volume_record>(atom::get_v, name);
-  if (!rec) {
-    return refuse(rec.error());
-  }
-  spdlog::info("volume {} imported from {} bytes of tar", name, bytes);
-  answer(t.sock, 200, record_to_json(*rec, record_shape::full));
-  return {};
-}
-
-} // namespace
 
 void admin_transfers::serve(const std::shared_ptr<stream>& s) {
   const auto started = std::chrono::steady_clock::now();
@@ -483,10 +163,10 @@ void admin_transfers::serve(const std::shared_ptr<stream>& s) {
   auto space = buf.prepare(s->req.head.size());
   std::memcpy(space.data(), s->req.head.data(), s->req.head.size());
   buf.commit(s->req.head.size());
-  transfer t{sys_, registry_, sock, buf};
+  admin::detail::transfer t{sys_, registry_, sock, buf};
   auto running = [&s](admin::detail::tar_process* tar) { s->running(tar); };
-  auto outcome = exporting ? run_export(t, name, running)
-                           : run_import(t, name, cfg_.imports_dir, running);
+  auto outcome = exporting ? admin::detail::run_export(t, name, running)
+                           : admin::detail::run_import(t, name, cfg_.imports_dir, running);
   auto seconds =
     std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   stats_->operations.record("admin", exporting ? "export" : "import", code_of(outcome), seconds);

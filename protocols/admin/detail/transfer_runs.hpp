@@ -1,0 +1,59 @@
+#pragma once
+
+// The two streams of admin_transfers, apart from its threads: an export (GNU tar of the
+// volume's copy, written as a chunked answer) and an import (the request's body into GNU
+// tar, then the volume made from what it extracted). Each answers on the connection itself.
+
+#include <functional>
+#include <string>
+
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/actors.hpp"
+#include "core/errors.hpp"
+#include "protocols/admin/detail/tar_process.hpp"
+
+namespace berth::admin::detail {
+
+using unix_socket = boost::asio::local::stream_protocol::socket;
+
+/// Writes a whole JSON answer and ends the connection's part in it.
+void answer(unix_socket& sock, unsigned status, std::string body);
+
+/// What one stream needs: its connection, what was read of it, the registry.
+struct transfer {
+  caf::actor_system& sys;
+  const registry_actor& registry;
+  unix_socket& sock;
+  boost::beast::flat_buffer& buf;
+
+  /// A request to the registry, waited for.
+  template <class T, class... Ts>
+  caf::expected<T> ask(Ts&&... xs) {
+    caf::scoped_actor self{sys};
+    caf::expected<T> out = make_error(ec::internal, "the registry did not answer");
+    self->request(registry, caf::infinite, std::forward<Ts>(xs)...)
+      .receive([&](T& value) { out = std::move(value); },
+               [&](caf::error& err) { out = std::move(err); });
+    return out;
+  }
+
+  /// Answers `err` as the admin API does.
+  void fail(const caf::error& err);
+};
+
+/// Called with the tar a stream runs (nullptr when it has ended), so a stop can end it.
+using tar_watch = std::function<void(tar_process*)>;
+
+/// GET /v1/volumes/NAME/export, the request's head in `t.buf`. Returns how it ended.
+caf::error run_export(transfer& t, const std::string& name, const tar_watch& running);
+
+/// POST /v1/volumes/NAME/import, the request's head (and the body's start) in `t.buf`;
+/// stages under `imports_dir`. Returns how it ended.
+caf::error run_import(transfer& t, const std::string& name, const std::string& imports_dir,
+                      const tar_watch& running);
+
+} // namespace berth::admin::detail
