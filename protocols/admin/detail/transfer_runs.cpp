@@ -116,11 +116,8 @@ void transfer::fail(const caf::error& err) {
   answer(sock, http_status_of(err), admin::encode_error(describe(err)));
 }
 
-
-
 /// GET /v1/volumes/NAME/export. Returns how it ended, for the count.
-caf::error run_export(transfer& t, const std::string& name,
-                      const tar_watch& running) {
+caf::error run_export(transfer& t, const std::string& name, const tar_watch& running) {
   http::request_parser<http::empty_body> parser;
   error_code err;
   http::read(t.sock, t.buf, parser, err);
