@@ -1,8 +1,7 @@
 // The registry's creations: a Docker Create (with -o backend=, or a copy of one of
 // Docker's volumes or snapshots), berthctl import's, and CSI's CreateVolume and
-// CreateSnapshot. A create
-// with a content source reads the source's record first, and counts a copy of it until
-// it is answered, so the source is not removed under the copy.
+// CreateSnapshot. A create with a content source reads the source's record first, and
+// counts a copy of it until it is answered, so the source is not removed under the copy.
 
 #include <caf/typed_event_based_actor.hpp>
 

@@ -7,6 +7,7 @@
 
 #include "core/csi_types.hpp"
 #include "core/errors.hpp"
+#include "core/names.hpp"
 #include "core/volume_record.hpp"
 
 namespace berth {
@@ -224,6 +225,15 @@ public:
 protected:
   caf::error unsupported(const std::string& what) const {
     return make_error(ec::unsupported, what + " is not supported by backend " + name());
+  }
+
+  /// An export's id (open_export, close_export) is a name of berth's, never a path:
+  /// ec::invalid_argument naming it, for `what`, unless it is a valid volume name.
+  static caf::error check_export_id(const std::string& what, const std::string& id) {
+    if (!is_valid_volume_name(id)) {
+      return make_error(ec::invalid_argument, what + ": invalid export id \"" + id + "\"");
+    }
+    return {};
   }
 };
 

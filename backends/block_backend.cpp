@@ -226,6 +226,19 @@ caf::expected<uint64_t> block_backend::available_capacity() const {
 
 // -- create and remove --------------------------------------------------------
 
+namespace {
+
+/// An image already at `image` whose size is not the record's: another volume's leftover,
+/// never resized into this one.
+caf::error other_size(const std::string& what, const std::string& image, uint64_t size,
+                      uint64_t wanted) {
+  return make_error(ec::already_exists, what + ": image " + image + " exists with "
+                                          + std::to_string(size) + " bytes, not "
+                                          + std::to_string(wanted));
+}
+
+} // namespace
+
 caf::error block_backend::create(const volume_record& rec) {
   if (rec.kind == record_kind::snapshot || !rec.source.empty()) {
     auto copied = create_copy(rec);
@@ -245,9 +258,7 @@ caf::error block_backend::create(const volume_record& rec) {
       // Made before (a retry, or a crash before the record was saved).
       return docker ? prepare_docker_volume(rec, *image) : caf::error{};
     }
-    return make_error(ec::already_exists, what + ": image " + *image + " exists with "
-                                            + std::to_string(*existing) + " bytes, not "
-                                            + std::to_string(rec.capacity_bytes));
+    return other_size(what, *image, *existing, rec.capacity_bytes);
   }
   if (auto err = create_sparse_block_image(*image, rec.capacity_bytes, what)) {
     return err;
@@ -290,9 +301,7 @@ caf::expected<std::string> block_backend::create_copy(const volume_record& rec) 
   const bool docker = owner_of(rec) == owner_docker;
   if (existing) {
     if (*existing != rec.capacity_bytes) {
-      return make_error(ec::already_exists, what + ": image " + *image + " exists with "
-                                              + std::to_string(*existing) + " bytes, not "
-                                              + std::to_string(rec.capacity_bytes));
+      return other_size(what, *image, *existing, rec.capacity_bytes);
     }
     if (docker) {
       if (auto err = prepare_docker_copy(rec, *image)) {

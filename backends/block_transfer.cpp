@@ -4,52 +4,22 @@
 // the staging tree into it. Neither leaves anything mounted or attached that no record
 // holds but for a crash, which the start-up sweeps clean.
 
-#include <cstring>
 #include <filesystem>
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include "backends/block_backend.hpp"
 #include "backends/detail/block_helpers.hpp"
 #include "backends/detail/block_image.hpp"
 #include "backends/detail/block_mounts.hpp"
 #include "backends/detail/root_ownership.hpp"
+#include "backends/detail/tree_copy.hpp"
 #include "backends/helper_process.hpp"
 #include "backends/loop_device.hpp"
-#include "core/names.hpp"
 
 namespace fs = std::filesystem;
 
 namespace berth {
-
-namespace {
-
-caf::error check_export_id(const std::string& what, const std::string& id) {
-  if (!is_valid_volume_name(id)) {
-    return make_error(ec::invalid_argument, what + ": invalid export id \"" + id + "\"");
-  }
-  return {};
-}
-
-/// syncfs of the filesystem mounted at `path`: an import's files are on the image before
-/// the unmount and the record.
-caf::error sync_filesystem(const std::string& path, const std::string& what) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || ::syncfs(fd) != 0) {
-    int e = errno;
-    if (fd >= 0) {
-      ::close(fd);
-    }
-    return make_error(ec::backend_failure, what + ": cannot flush " + path + ": "
-                                             + std::strerror(e));
-  }
-  ::close(fd);
-  return {};
-}
-
-} // namespace
 
 std::string block_backend::exports_dir() const {
   return root_ + "/exports";
@@ -167,7 +137,7 @@ caf::error block_backend::create_from_tree(const volume_record& rec, const std::
           return err;
         }
       }
-      return sync_filesystem(mnt, what);
+      return detail::flush_directory(mnt, true, what);
     }();
     auto settled = unmount_and_detach(*device, mnt, false, what);
     return copied ? copied : settled;

@@ -1,6 +1,7 @@
 #include "backends/local_backend.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -65,7 +66,7 @@ local_backend::local_backend(std::string state_dir, std::chrono::milliseconds he
   state_dir_ = (err ? fs::path(state_dir) : root).string();
   volumes_dir_ = (fs::path(state_dir_) / "volumes").string();
   snapshots_dir_ = (fs::path(state_dir_) / "snapshots").string();
-  exports_dir_ = (fs::path(state_dir_) / "exports").string();
+  exports_dir_ = exports_dir_of(state_dir_);
 }
 
 caf::error local_backend::check_source(const std::string& volume, const mount_plan& plan) const {
@@ -164,15 +165,20 @@ caf::error local_backend::make_storage_root(const volume_record& rec) const {
   // Docker's mode for its volumes root: others may pass through to a mountpoint they
   // know, but not list the volume names. Nobody but berthd reaches a snapshot.
   const bool snapshot = rec.kind == record_kind::snapshot;
-  const auto& root = snapshot ? snapshots_dir_ : volumes_dir_;
-  const auto mode = snapshot ? fs::perms(0700) : fs::perms(0701);
+  return make_root(snapshot ? snapshots_dir_ : volumes_dir_,
+                   snapshot ? fs::perms(0700) : fs::perms(0701),
+                   to_string(rec.kind) + " " + rec.name);
+}
+
+caf::error local_backend::make_root(const std::string& root, fs::perms mode,
+                                    const std::string& what) const {
   std::error_code err;
   fs::create_directories(root, err);
   fs::permissions(root, mode, fs::perm_options::replace, err);
   if (err) {
-    return make_error(ec::backend_failure, to_string(rec.kind) + " " + rec.name
-                                             + ": cannot set mode "
-                                             + (snapshot ? "0700" : "0701") + " on " + root
+    char octal[8];
+    std::snprintf(octal, sizeof octal, "%04o", static_cast<unsigned>(mode));
+    return make_error(ec::backend_failure, what + ": cannot set mode " + octal + " on " + root
                                              + ": " + err.message());
   }
   return {};
@@ -318,11 +324,10 @@ caf::error local_backend::remove(const volume_record& rec) {
     return make_error(ec::backend_failure, "volume " + rec.name + ": not removed, cannot check mounts: "
                                              + describe(points.error()));
   }
-  for (const auto& p : *points) {
-    if (p == target || p == dir || p.compare(0, dir.size() + 1, dir + "/") == 0) {
-      return make_error(ec::in_use, "volume " + rec.name + " is still mounted at " + p
-                                      + "; unmount it before removing");
-    }
+  auto p = points->count(target) > 0 ? target : mount_at_or_under(*points, dir);
+  if (!p.empty()) {
+    return make_error(ec::in_use, "volume " + rec.name + " is still mounted at " + p
+                                    + "; unmount it before removing");
   }
   std::error_code err;
   fs::remove_all(dir, err); // does not follow symlinks

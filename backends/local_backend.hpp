@@ -1,8 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <string>
-#include <vector>
 
 #include "backends/backend.hpp"
 #include "backends/detail/tree_copy.hpp"
@@ -47,6 +47,12 @@ public:
   /// The staging tree moved (renamed: it lies under STATE) to be the volume's data/.
   caf::error create_from_tree(const volume_record& rec, const std::string& tree) override;
 
+  /// STATE/exports under the state directory `state_dir`: the exports' copies, none of
+  /// which a record holds.
+  static std::string exports_dir_of(const std::string& state_dir) {
+    return state_dir + "/exports";
+  }
+
   /// STATE/volumes/NAME, or "" for an invalid name.
   std::string volume_dir(const std::string& volume) const;
 
@@ -56,17 +62,27 @@ public:
   /// Where `rec`'s storage is: snapshot_dir for a snapshot, else volume_dir.
   std::string storage_dir(const volume_record& rec) const;
 
-  /// STATE/volumes and STATE/snapshots: every directory berth makes for a volume or a
-  /// snapshot lies in one of them.
-  std::vector<std::string> storage_roots() const;
 
 private:
   caf::error check_name(const std::string& volume) const;
   /// STATE/volumes (mode 0701) or, for a snapshot, STATE/snapshots (0700), made if missing.
   caf::error make_storage_root(const volume_record& rec) const;
+  /// `root` made if missing, with `mode` (whatever the umask).
+  caf::error make_root(const std::string& root, std::filesystem::perms mode,
+                       const std::string& what) const;
+  /// Deletes `dir`, a directory of berth's that no record holds (detail::delete_copy);
+  /// refused while a mount lies at or under it.
+  caf::error delete_unmounted(const std::string& dir, const std::string& what) const;
   /// Deletes `dir`, a copy no record holds (left by a copy whose caller was told it failed),
   /// so that a create of its name starts afresh; refused while a mount lies under it.
   caf::error drop_orphan_copy(const std::string& dir, const std::string& what) const;
+  /// Copies `source_data` (of the volume `volume`, "" for a snapshot's) to `target`
+  /// (detail::copy_directory_volume, marked as made from `source`), and says how consistent
+  /// the copy is: "" when nothing had the volume mounted before, after or in between (its
+  /// mount count unmoved), else copy_crash_consistent.
+  caf::expected<std::string> copy_data(const std::string& volume, const std::string& source_data,
+                                       const std::string& target, const std::string& source,
+                                       bool with_mountpoint, const std::string& what);
   /// The copy_marker of a copy made now from `source`.
   detail::copy_mark mark_of(const std::string& source) const;
   /// What the plan's source may be: a bind source never the state directory, under
@@ -78,10 +94,6 @@ private:
                            const std::string& target, int& sys_errno) const;
   caf::error mount_helper(const volume_record& rec, const mount_plan& plan,
                           const std::string& target);
-  /// Whether a copy of `volume`'s data/ made now holds one moment: "" when nothing has
-  /// it mounted before and after and no mount happened meanwhile, else
-  /// copy_crash_consistent. `before` is mounts_.of(volume) read before the copy.
-  std::string consistency_after(const std::string& volume, uint64_t before, bool mounted_before) const;
 
   std::string state_dir_; ///< resolved (symlinks followed)
   std::string volumes_dir_;

@@ -39,10 +39,6 @@ std::string local_backend::storage_dir(const volume_record& rec) const {
   return rec.kind == record_kind::snapshot ? snapshot_dir(rec.name) : volume_dir(rec.name);
 }
 
-std::vector<std::string> local_backend::storage_roots() const {
-  return {volumes_dir_, snapshots_dir_};
-}
-
 caf::error local_backend::check_copy_source(const volume_record& source) const {
   if (source.kind == record_kind::snapshot) {
     return {}; // made by a copy: always a directory
@@ -60,14 +56,6 @@ caf::error local_backend::check_copy_source(const volume_record& source) const {
                           "directory volume or one made with -o backend=block");
   }
   return {};
-}
-
-std::string local_backend::consistency_after(const std::string& volume, uint64_t before,
-                                             bool mounted_before) const {
-  // mountinfo before the count: a mount that ends after this read has counted.
-  const bool mounted_after = is_mount_point(volume_dir(volume) + "/mnt");
-  const bool idle = !mounted_before && !mounted_after && mounts_.of(volume) == before;
-  return idle ? std::string{} : std::string{copy_crash_consistent};
 }
 
 caf::expected<std::string> local_backend::create_copy(const volume_record& rec) {
@@ -107,45 +95,58 @@ caf::expected<std::string> local_backend::create_copy(const volume_record& rec) 
   if (auto err = make_storage_root(rec)) {
     return err;
   }
-  // Read before the copy, in this order: a mount that lands meanwhile either shows in
-  // mountinfo or counts after it (consistency_after).
-  const auto mounts_before = from_volume ? mounts_.of(rec.source.name) : 0;
-  const bool mounted_before = from_volume && is_mount_point(volume_dir(rec.source.name) + "/mnt");
-  if (auto err = detail::copy_directory_volume(source_data, target, mark_of(rec.source.describe()),
-                                               rec.kind == record_kind::volume, helper_timeout_,
-                                               what)) {
-    return err;
-  }
-  // A snapshot's copy is all it holds; a volume's is what its containers see.
-  auto consistency = from_volume ? consistency_after(rec.source.name, mounts_before, mounted_before)
-                                 : std::string{};
-  spdlog::info("{}: copied from {} to {}{}", what, rec.source.describe(), target,
-               consistency.empty() ? "" : " while it was in use (" + consistency + ")");
-  return consistency;
+  // A snapshot's copy is all it holds; a volume's is what its containers see (mnt/ too).
+  return copy_data(from_volume ? rec.source.name : std::string{}, source_data, target,
+                   rec.source.describe(), rec.kind == record_kind::volume, what);
 }
-
-} // namespace berth
-
-namespace berth {
 
 detail::copy_mark local_backend::mark_of(const std::string& source) const {
   return {source, detail::read_state_identity(state_dir_)};
 }
 
-caf::error local_backend::drop_orphan_copy(const std::string& dir, const std::string& what) const {
+caf::error local_backend::delete_unmounted(const std::string& dir, const std::string& what) const {
   auto points = read_mount_points();
   if (!points) {
     return points.error();
   }
-  for (const auto& p : *points) {
-    if (p == dir || p.compare(0, dir.size() + 1, dir + "/") == 0) {
-      return make_error(ec::in_use, what + ": " + dir + ", a copy no record holds, has a mount "
-                                      "at " + p + "; unmount it, then retry");
-    }
+  if (auto p = mount_at_or_under(*points, dir); !p.empty()) {
+    return make_error(ec::in_use, what + ": " + dir + ", which no record holds, has a mount "
+                                    "at " + p + "; berth leaves it alone: unmount it, then retry");
   }
+  return detail::delete_copy(dir, what);
+}
+
+caf::error local_backend::drop_orphan_copy(const std::string& dir, const std::string& what) const {
   spdlog::warn("{}: deleting {}, a copy of {} that no record holds", what, dir,
                detail::read_copy_marker(dir).source);
-  return detail::delete_copy(dir, what);
+  return delete_unmounted(dir, what);
+}
+
+caf::expected<std::string> local_backend::copy_data(const std::string& volume,
+                                                    const std::string& source_data,
+                                                    const std::string& target,
+                                                    const std::string& source,
+                                                    bool with_mountpoint,
+                                                    const std::string& what) {
+  // Read before the copy, in this order: a mount that lands meanwhile either shows in
+  // mountinfo or counts after it.
+  const bool from_volume = !volume.empty();
+  const auto mounts_before = from_volume ? mounts_.of(volume) : 0;
+  const auto mnt = volume_dir(volume) + "/mnt";
+  const bool mounted_before = from_volume && is_mount_point(mnt);
+  if (auto err = detail::copy_directory_volume(source_data, target, mark_of(source),
+                                               with_mountpoint, helper_timeout_, what)) {
+    return err;
+  }
+  // A snapshot never changes. Of a volume: mountinfo before the count, so that a mount
+  // that ends after this read has counted.
+  const bool idle = !from_volume
+                    || (!mounted_before && !is_mount_point(mnt)
+                        && mounts_.of(volume) == mounts_before);
+  auto consistency = idle ? std::string{} : std::string{copy_crash_consistent};
+  spdlog::info("{}: copied from {} to {}{}", what, source, target,
+               idle ? "" : " while it was in use (" + consistency + ")");
+  return consistency;
 }
 
 } // namespace berth

@@ -17,76 +17,39 @@ namespace fs = std::filesystem;
 
 namespace berth {
 
-namespace {
-
-caf::error check_export_id(const std::string& volume, const std::string& id) {
-  if (!is_valid_volume_name(id)) {
-    return make_error(ec::invalid_argument, "volume " + volume + ": invalid export id \""
-                                              + id + "\"");
-  }
-  return {};
-}
-
-} // namespace
-
 caf::expected<export_view> local_backend::open_export(const volume_record& rec,
                                                       const std::string& id) {
   if (auto err = check_name(rec.name)) {
     return err;
   }
-  if (auto err = check_export_id(rec.name, id)) {
+  if (auto err = check_export_id("volume " + rec.name + ": export", id)) {
     return err;
   }
   if (auto err = check_copy_source(rec)) {
     return err;
   }
   const auto what = "volume " + rec.name + ": export";
-  std::error_code err;
-  fs::create_directories(exports_dir_, err);
-  fs::permissions(exports_dir_, fs::perms(0700), fs::perm_options::replace, err);
-  if (err) {
-    return make_error(ec::backend_failure, what + ": cannot make " + exports_dir_ + " (0700): "
-                                             + err.message());
+  if (auto err = make_root(exports_dir_, fs::perms(0700), what)) {
+    return err;
   }
   const auto source_data = volume_dir(rec.name) + "/data";
   if (!fs::is_directory(source_data)) {
     return make_error(ec::not_found, what + ": no data at " + source_data);
   }
-  const auto mounts_before = mounts_.of(rec.name);
-  const bool mounted_before = is_mount_point(volume_dir(rec.name) + "/mnt");
   const auto dir = exports_dir_ + "/" + id;
-  if (auto failed = detail::copy_directory_volume(source_data, dir, mark_of("volume:" + rec.name), false,
-                                                  helper_timeout_, what)) {
-    return failed;
+  auto consistency = copy_data(rec.name, source_data, dir, "volume:" + rec.name, false, what);
+  if (!consistency) {
+    return consistency.error();
   }
-  export_view view{dir + "/data", consistency_after(rec.name, mounts_before, mounted_before)};
-  spdlog::info("{}: copied to {}{}", what, dir,
-               view.consistency.empty() ? "" : " while it was in use (" + view.consistency + ")");
-  return view;
+  return export_view{dir + "/data", *consistency};
 }
 
 caf::error local_backend::close_export(const volume_record& rec, const std::string& id) {
-  if (auto err = check_export_id(rec.name, id)) {
+  const auto what = "volume " + rec.name + ": export";
+  if (auto err = check_export_id(what, id)) {
     return err;
   }
-  const auto dir = exports_dir_ + "/" + id;
-  auto points = read_mount_points();
-  if (!points) {
-    return points.error();
-  }
-  for (const auto& p : *points) {
-    if (p == dir || p.compare(0, dir.size() + 1, dir + "/") == 0) {
-      return make_error(ec::in_use, "volume " + rec.name + ": export copy " + dir
-                                      + " has a mount at " + p + "; it is left alone");
-    }
-  }
-  std::error_code err;
-  fs::remove_all(dir, err); // does not follow symlinks
-  if (err) {
-    return make_error(ec::backend_failure, "volume " + rec.name + ": cannot delete " + dir
-                                             + ": " + err.message());
-  }
-  return {};
+  return delete_unmounted(exports_dir_ + "/" + id, what);
 }
 
 caf::error local_backend::create_from_tree(const volume_record& rec, const std::string& tree) {

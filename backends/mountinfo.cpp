@@ -329,6 +329,15 @@ bool is_read_only(const std::string& options) {
   return false;
 }
 
+std::string mount_at_or_under(const std::set<std::string>& points, const std::string& dir) {
+  for (const auto& p : points) {
+    if (p == dir || p.compare(0, dir.size() + 1, dir + "/") == 0) {
+      return p;
+    }
+  }
+  return {};
+}
+
 bool is_mounted(const std::string& mount_point) {
   bool found = false;
   auto err = for_each_file_line("/proc/self/mountinfo", [&](std::string_view line, size_t) {

@@ -38,6 +38,10 @@ caf::expected<std::vector<mount_entry>> parse_mountinfo(std::string_view text,
 caf::expected<std::set<std::string>>
 read_mount_points(const std::string& path = "/proc/self/mountinfo");
 
+/// The first of `points` that is `dir` or lies below it, "" when none: a mount that
+/// std::filesystem::remove_all(dir) would descend into.
+std::string mount_at_or_under(const std::set<std::string>& points, const std::string& dir);
+
 /// True when `mount_point` (an absolute path, as mountinfo shows it) is the
 /// mount point of some mount in /proc/self/mountinfo. False if unreadable.
 bool is_mounted(const std::string& mount_point);

@@ -70,12 +70,14 @@ std::string options_json(const option_map& options) {
   return {buf.GetString(), buf.GetSize()};
 }
 
-/// A usage error when `fd` is a terminal: a tar is no text for one.
-caf::error refuse_terminal(int fd, const std::string& what, const std::string& redirect) {
-  if (!::isatty(fd)) {
-    return {};
+/// `sock` connected to berthd for a stream of the tar through `fd`; a usage error when
+/// `fd` is a terminal (a tar is no text for one), saying `what` and how to `redirect`.
+caf::error open_stream(unix_socket& sock, const std::string& socket, int fd,
+                       const std::string& what, const std::string& redirect) {
+  if (::isatty(fd)) {
+    return bad_usage(what + ", which is a terminal; redirect it: " + redirect);
   }
-  return bad_usage(what + ", which is a terminal; redirect it: " + redirect);
+  return connect(sock, socket);
 }
 
 int fail(std::ostream& err, const caf::error& why, bool json) {
@@ -86,13 +88,10 @@ int fail(std::ostream& err, const caf::error& why, bool json) {
 } // namespace
 
 int run_export(const options& opts, int out_fd, std::ostream& err) {
-  if (auto refused = refuse_terminal(out_fd, "export writes a tar to standard output",
-                                      "berthctl export " + opts.name + " > " + opts.name + ".tar")) {
-    return fail(err, refused, opts.json);
-  }
   asio::io_context io;
   unix_socket sock{io};
-  if (auto failed = connect(sock, opts.socket)) {
+  if (auto failed = open_stream(sock, opts.socket, out_fd, "export writes a tar to standard output",
+                                "berthctl export " + opts.name + " > " + opts.name + ".tar")) {
     return fail(err, failed, opts.json);
   }
   http::request<http::empty_body> req{http::verb::get, "/v1/volumes/" + opts.name + "/export", 11};
@@ -152,13 +151,10 @@ int run_export(const options& opts, int out_fd, std::ostream& err) {
 }
 
 int run_import(const options& opts, int in_fd, std::ostream& out, std::ostream& err) {
-  if (auto refused = refuse_terminal(in_fd, "import reads a tar from standard input",
-                                      "berthctl import " + opts.name + " < " + opts.name + ".tar")) {
-    return fail(err, refused, opts.json);
-  }
   asio::io_context io;
   unix_socket sock{io};
-  if (auto failed = connect(sock, opts.socket)) {
+  if (auto failed = open_stream(sock, opts.socket, in_fd, "import reads a tar from standard input",
+                                "berthctl import " + opts.name + " < " + opts.name + ".tar")) {
     return fail(err, failed, opts.json);
   }
   http::request<http::empty_body> req{http::verb::post, "/v1/volumes/" + opts.name + "/import",

@@ -261,7 +261,8 @@ int run_daemon(const daemon_options& opts) {
   stats->reconcile_actions.add("reconcile_failed", strays_on_node.failed);
   // What exports and imports a crash ended left: unmounted before the loop sweep, which
   // then detaches an import's new image, and the image sweep deletes it.
-  std::vector<std::string> transfer_dirs{opts.state_dir + "/exports", opts.state_dir + "/imports"};
+  std::vector<std::string> transfer_dirs{local_backend::exports_dir_of(opts.state_dir),
+                                         admin_transfers::imports_dir_of(opts.state_dir)};
   if (const auto* block = block_backend_of(backends)) {
     transfer_dirs.push_back(block->exports_dir());
   }

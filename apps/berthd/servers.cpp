@@ -82,7 +82,7 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
     // berthctl export and import stream a tar: their requests leave the server after
     // their header.
     admin_transfers::config transfer_cfg;
-    transfer_cfg.imports_dir = opts.state_dir + "/imports";
+    transfer_cfg.imports_dir = admin_transfers::imports_dir_of(opts.state_dir);
     srv.transfers = std::make_unique<admin_transfers>(sys, reg, stats, transfer_cfg);
     auto* transfers = srv.transfers.get();
     srv.listeners.back()->take_streams(&admin_transfers::routes, [transfers](stream_request r) {

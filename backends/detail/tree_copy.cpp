@@ -26,21 +26,6 @@ caf::error failure(const std::string& what, const std::string& step, int e) {
   return make_error(ec::backend_failure, what + ": " + step + ": " + std::strerror(e));
 }
 
-/// fsync of the directory `dir`, or syncfs of the filesystem it lies on.
-caf::error flush(const std::string& dir, bool whole_filesystem, const std::string& what) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    return failure(what, "cannot open " + dir, errno);
-  }
-  int rc = whole_filesystem ? ::syncfs(fd) : ::fsync(fd);
-  int e = errno;
-  ::close(fd);
-  if (rc != 0) {
-    return failure(what, std::string{whole_filesystem ? "syncfs" : "fsync"} + " of " + dir, e);
-  }
-  return {};
-}
-
 /// A directory's contents in `temp`: data/ (made by `fill`), mnt/ when asked, the marker.
 caf::error fill(const std::string& temp, const copy_mark& mark, bool with_mountpoint,
                 const std::function<caf::error(const std::string&)>& fill_data,
@@ -60,7 +45,7 @@ caf::error fill(const std::string& temp, const copy_mark& mark, bool with_mountp
     return make_error(ec::backend_failure, what + ": cannot write " + temp + "/" + copy_marker);
   }
   // Everything written, before the rename makes it the directory.
-  return flush(temp, true, what);
+  return flush_directory(temp, true, what);
 }
 
 /// Builds `final_dir` under a temp name with fill(), then renames it into place.
@@ -96,10 +81,24 @@ caf::error build(const std::string& final_dir, const copy_mark& mark, bool with_
     }
     return failure(what, "cannot rename " + temp + " to " + final_dir, e);
   }
-  return flush(fs::path(final_dir).parent_path().string(), false, what);
+  return flush_directory(fs::path(final_dir).parent_path().string(), false, what);
 }
 
 } // namespace
+
+caf::error flush_directory(const std::string& dir, bool whole_filesystem, const std::string& what) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return failure(what, "cannot open " + dir, errno);
+  }
+  int rc = whole_filesystem ? ::syncfs(fd) : ::fsync(fd);
+  int e = errno;
+  ::close(fd);
+  if (rc != 0) {
+    return failure(what, std::string{whole_filesystem ? "syncfs" : "fsync"} + " of " + dir, e);
+  }
+  return {};
+}
 
 copy_mark read_copy_marker(const std::string& dir) {
   copy_mark mark;

@@ -34,6 +34,10 @@ std::string read_state_identity(const std::string& state_dir);
 /// without its marker.
 caf::error delete_copy(const std::string& dir, const std::string& what);
 
+/// fsync of the directory `dir` (its entries durable), or with `whole_filesystem` syncfs
+/// of the filesystem it lies on (everything written to it durable).
+caf::error flush_directory(const std::string& dir, bool whole_filesystem, const std::string& what);
+
 /// A fresh path to build `final_dir` at before its rename: PARENT/.NAME.tmp.PID.N. A
 /// volume name never starts with '.', so it is never another volume's directory.
 std::string copy_temp_path(const std::string& final_dir);

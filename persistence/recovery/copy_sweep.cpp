@@ -46,16 +46,6 @@ std::string resolved(const fs::path& dir) {
   return (err ? dir : path).string();
 }
 
-/// True when a mount lies at `dir` or under it: remove_all would descend into it.
-bool has_mount_under(const std::set<std::string>& points, const std::string& dir) {
-  for (const auto& p : points) {
-    if (p == dir || p.compare(0, dir.size() + 1, dir + "/") == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 void sweep_root(const state_snapshot& state, record_kind kind, const std::string& root,
                 const std::string& identity, const std::set<std::string>& points,
                 copy_sweep_report& report) {
@@ -71,7 +61,7 @@ void sweep_root(const state_snapshot& state, record_kind kind, const std::string
   }
   for (const auto& name : copies_to_sweep(state, kind, entries, identity)) {
     const auto dir = root + "/" + name;
-    if (has_mount_under(points, dir)) {
+    if (!mount_at_or_under(points, dir).empty()) {
       spdlog::error("copy sweep: {} has no {} but a mount lies under it; it is left alone", dir,
                     to_string(kind));
       ++report.failed;

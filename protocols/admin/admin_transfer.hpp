@@ -48,6 +48,12 @@ public:
   admin_transfers(const admin_transfers&) = delete;
   admin_transfers& operator=(const admin_transfers&) = delete;
 
+  /// STATE/imports under the state directory `state_dir`: where imports stage, which the
+  /// start-up sweep empties.
+  static std::string imports_dir_of(const std::string& state_dir) {
+    return state_dir + "/imports";
+  }
+
   /// The requests that are streams: GET .../export and POST .../import of a volume.
   static bool routes(const std::string& method, const std::string& target);
 

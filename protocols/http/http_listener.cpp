@@ -3,7 +3,6 @@
 // One connection (http_session) and the accept loop, written once for every stream
 // protocol the servers use: unix sockets (Docker plugin, admin API) and TCP (metrics).
 
-#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,18 +10,17 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <type_traits>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
 #include "core/json_text.hpp"
+#include "protocols/http/detail/stream_handover.hpp"
 
 namespace berth::detail {
 
@@ -137,25 +135,15 @@ private:
   /// request and answers on a thread of its own, for as long as the stream takes.
   void hand_over() {
     disarm();
-    stream_request r;
-    const auto& req = parser_->get();
-    r.method = std::string{req.method_string()};
-    r.target = std::string{req.target()};
-    std::ostringstream head;
-    head << req.base(); // the start line and the fields, ending with the blank line
-    r.head = head.str() + boost::beast::buffers_to_string(buffer_.data());
-    buffer_.consume(buffer_.size());
     error_code err;
-    int fd = socket_.release(err);
+    auto r = take_stream(socket_, *parser_, buffer_, err);
     if (err) {
       spdlog::warn("{}: cannot hand over the stream of {} {}: {}", owner_->name, r.method,
                    r.target, err.message());
       close();
       return;
     }
-    // Blocking from here: the taker's thread reads and writes with deadlines of its own.
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    r.fd = fd;
+    const int fd = r.fd;
     try {
       owner_->stream_take(std::move(r));
     } catch (const std::exception& e) {

@@ -8,6 +8,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
 #include <cstdlib>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -16,6 +18,7 @@
 #include "backends/detail/tree_copy.hpp"
 #include "backends/local_backend.hpp"
 #include "tests/backends/local_backend_fixture.hpp"
+#include "tests/support/latch.hpp"
 
 namespace fs = std::filesystem;
 
@@ -36,6 +39,29 @@ struct stat stat_of(const fs::path& p) {
   EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
   return st;
 }
+
+/// A log sink that counts `latch` down at the first line holding `needle`.
+class line_sink : public spdlog::sinks::base_sink<std::mutex> {
+public:
+  line_sink(std::string needle, test::latch& latch) : needle_(std::move(needle)), latch_(latch) {
+  }
+
+protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    if (!seen_ && std::string_view{msg.payload.data(), msg.payload.size()}.find(needle_)
+                    != std::string_view::npos) {
+      seen_ = true;
+      latch_.count_down();
+    }
+  }
+  void flush_() override {
+  }
+
+private:
+  std::string needle_;
+  test::latch& latch_;
+  bool seen_ = false;
+};
 
 class local_copy_test : public local_backend_test {
 protected:
@@ -102,8 +128,8 @@ TEST_F(local_copy_test, a_copy_of_a_mounted_volume_says_it_is_crash_consistent_o
   ASSERT_TRUE(consistency) << describe(consistency.error());
   EXPECT_EQ(*consistency, copy_crash_consistent);
   ASSERT_FALSE(backend_->unmount(rec, false));
-  // Mounted and unmounted again during the copy counts too: nothing shows it in mountinfo
-  // afterwards, and a writer may have run meanwhile.
+  // Mounted and unmounted again before the copy begins: idle for the whole copy (one that
+  // comes and goes during it is the next test's).
   auto snap = copy_record("s1", record_kind::snapshot, volume_source("v1"));
   ASSERT_TRUE(backend_->mount(rec));
   ASSERT_FALSE(backend_->unmount(rec, false));
@@ -118,28 +144,21 @@ TEST_F(local_copy_test, a_mount_that_comes_and_goes_during_the_copy_is_seen) {
   std::ofstream(hold) << "held";
   ::setenv("BERTH_TEST_HOLD_AT", ("dir-copy-made:" + hold).c_str(), 1);
   auto snap = copy_record("s1", record_kind::snapshot, volume_source("v1"));
+  // Held once the tree is copied: the hold point says so in the log.
+  test::latch held{1};
+  auto sink = std::make_shared<line_sink>("holding at step dir-copy-made", held);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
   caf::expected<std::string> copied{std::string{}};
   std::thread copy([&] { copied = backend_->create_copy(snap); });
-  // Held once the tree is copied: a temp directory with its marker exists.
-  auto held = [&] {
-    std::error_code err;
-    for (const auto& entry : fs::directory_iterator(state_.path() + "/snapshots", err)) {
-      if (fs::exists(entry.path() / detail::copy_marker)) {
-        return true;
-      }
-    }
-    return false;
-  };
-  for (int i = 0; i < 500 && !held(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(held());
+  EXPECT_TRUE(held.wait_for(std::chrono::seconds(30))) << "the copy never reached its hold";
   auto rec = make_record("v1");
   EXPECT_TRUE(backend_->mount(rec));
   EXPECT_FALSE(backend_->unmount(rec, false)); // gone again before the copy ends
-  fs::remove(hold);
+  fs::remove(hold); // released; joined below in every case
   copy.join();
   ::unsetenv("BERTH_TEST_HOLD_AT");
+  spdlog::set_default_logger(previous);
   ASSERT_TRUE(copied) << describe(copied.error());
   EXPECT_EQ(*copied, copy_crash_consistent)
     << "a container may have written while it had the volume, though mountinfo shows none";

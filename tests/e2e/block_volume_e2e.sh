@@ -50,10 +50,6 @@ loop_of() {
   losetup -j "$(block_img "$1")" -O NAME -n 2>/dev/null | tr '\n' ' ' | sed 's/ $//'
 }
 
-present() {
-  [[ -e "$1" ]] && echo present || echo absent
-}
-
 block_mounted() {
   is_mounted "$(block_mnt "$1")"
 }

@@ -23,20 +23,8 @@ start_dockerd_and_berthd
 ctl() {
   "$BERTHCTL" --socket "$ADMIN_SOCK" "$@"
 }
-data_of() {
-  echo "$STATE/volumes/$1/data"
-}
 snap_data() {
   echo "$STATE/snapshots/$1/data"
-}
-present() {
-  [[ -e "$1" ]] && echo present || echo absent
-}
-# tree DIR: each entry's path, type, owner, group, mode, link count and size, and each
-# regular file's checksum: what a copy must keep.
-tree() {
-  (cd "$1" && find . -printf '%p %y %U %G %m %n %s\n' | sort &&
-    find . -type f -exec md5sum {} + | sort -k2)
 }
 # consistency_of SNAPSHOT: the CONSISTENCY column of berthctl snapshot ls.
 consistency_of() {
@@ -57,7 +45,7 @@ check "(a) berthctl snapshot ls says s1 is consistent" consistent "$(consistency
 check_ok "(a) docker volume create r1 -o from-snapshot=s1" \
   dk volume create -d "$DRIVER" -o from-snapshot=s1 r1
 check "(a) r1 holds d1's tree: owners, modes, links, sizes and content" \
-  "$(tree "$(data_of d1)")" "$(tree "$(data_of r1)")"
+  "$(tree_of "$(data_of d1)")" "$(tree_of "$(data_of r1)")"
 check "(a) the sparse file stays sparse (KiB it takes)" yes \
   "$( (($(du -k "$(data_of r1)/sparse" | cut -f1) < 1024)) && echo yes || echo no)"
 check "(a) a container reads r1 through the hard link and the symlink" "hello hello" \
@@ -90,7 +78,7 @@ check_ok "(b) docker rm -f w1" dk rm -f w1
 # -- (c) a clone, and a snapshot that outlives its volume ----------------------------------------
 log "(c) a clone; a snapshot outlives its volume"
 check_ok "(c) docker volume create c1 -o clone-of=d1" dk volume create -d "$DRIVER" -o clone-of=d1 c1
-check "(c) c1 holds d1's tree" "$(tree "$(data_of d1)")" "$(tree "$(data_of c1)")"
+check "(c) c1 holds d1's tree" "$(tree_of "$(data_of d1)")" "$(tree_of "$(data_of c1)")"
 check_contains "(c) berthctl inspect c1 names its source" "copied from:   volume:d1 (consistent)" \
   "$(ctl inspect c1 2>&1)"
 check_fails "(c) docker volume create c2 -o clone-of=d1 -o uid=1000 is refused" \

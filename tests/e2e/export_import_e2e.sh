@@ -29,17 +29,6 @@ BLOCK="$STATE/block"
 ctl() {
   "$BERTHCTL" --socket "$ADMIN_SOCK" "$@"
 }
-data_of() {
-  echo "$STATE/volumes/$1/data"
-}
-# tree DIR: each entry's path, type, owner, group and mode, and for what is not a directory
-# its link count and size (a directory's are its filesystem's: lost+found, which mkfs
-# makes, is left out), and each regular file's checksum.
-tree() {
-  (cd "$1" && find . -path ./lost+found -prune -o \( -type d -printf '%p %y %U %G %m\n' \) \
-    -o -printf '%p %y %U %G %m %n %s\n' | sort &&
-    find . -path ./lost+found -prune -o -type f -exec md5sum {} + | sort -k2)
-}
 # nothing_left NAME: no volume NAME, no image of it, no staging or export copy.
 nothing_left() {
   local left=""
@@ -69,15 +58,15 @@ check_contains "(a) the fifo" "prw-r--r--" "$listing"
 check "(a) the sparse file is sparse in the tar (KiB)" yes \
   "$( (($(stat -c %s "$E2E_TMP/d1.tar") < 1048576)) && echo yes || echo no)"
 check_ok "(a) berthctl import d2 < d1.tar" sh -c "'$BERTHCTL' --socket '$ADMIN_SOCK' import d2 < '$E2E_TMP/d1.tar'"
-check "(a) d2 holds d1's tree" "$(tree "$(data_of d1)")" "$(tree "$(data_of d2)")"
+check "(a) d2 holds d1's tree" "$(tree_of "$(data_of d1)")" "$(tree_of "$(data_of d2)")"
 check "(a) and d2's sparse file is sparse on disk" yes \
   "$( (($(du -k "$(data_of d2)/sparse" | cut -f1) < 1024)) && echo yes || echo no)"
 check_ok "(a) berthctl import b1 -o backend=block -o size=64M < d1.tar" \
   sh -c "'$BERTHCTL' --socket '$ADMIN_SOCK' import b1 -o backend=block -o size=64M < '$E2E_TMP/d1.tar'"
 check_ok "(a) container rb1 holds b1" \
   dk run -d --network none --name rb1 -v b1:/data "$IMG" sleep 600
-check "(a) b1 holds d1's tree (on its own filesystem)" "$(tree "$(data_of d1)")" \
-  "$(tree "$BLOCK/mounts/b1")"
+check "(a) b1 holds d1's tree (on its own filesystem)" "$(tree_of "$(data_of d1)" across)" \
+  "$(tree_of "$BLOCK/mounts/b1" across)"
 check "(a) a container reads b1 through the hard link and the symlink" "hello hello" \
   "$(dk exec rb1 sh -c 'echo $(cat /data/hard) $(cat /data/link)' 2>&1)"
 check_ok "(a) berthctl export b1 (mounted: its filesystem frozen for the copy)" \

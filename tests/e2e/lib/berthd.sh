@@ -216,6 +216,31 @@ crash_during() {
   fi
 }
 
+# present PATH: "present" or "absent".
+present() {
+  [[ -e "$1" ]] && echo present || echo absent
+}
+
+# data_of NAME: the data directory of a local (directory) volume, what its containers see.
+data_of() {
+  echo "$STATE/volumes/$1/data"
+}
+
+# tree_of DIR [across]: each entry's path, type, owner, group, mode, link count and size, and
+# each regular file's checksum: what a copy must keep. With "across" (a copy onto another
+# filesystem), a directory's link count and size, which are its filesystem's, are left out,
+# and so is lost+found, which mkfs makes.
+tree_of() {
+  if [[ "${2:-}" == across ]]; then
+    (cd "$1" && find . -path ./lost+found -prune -o \( -type d -printf '%p %y %U %G %m\n' \) \
+      -o -printf '%p %y %U %G %m %n %s\n' | sort &&
+      find . -path ./lost+found -prune -o -type f -exec md5sum {} + | sort -k2)
+  else
+    (cd "$1" && find . -printf '%p %y %U %G %m %n %s\n' | sort &&
+      find . -type f -exec md5sum {} + | sort -k2)
+  fi
+}
+
 # file_changes FILE: FILE's content changes within 0.2 s (a writer is still writing).
 file_changes() {
   local before
