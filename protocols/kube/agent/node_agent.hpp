@@ -110,11 +110,15 @@ private:
   void handle_removal(const std::string& name, const volume_object& obj);
   void handle_first_look(const std::string& name, const volume_object& obj);
   void handle_change(const std::string& name, const volume_object& obj, modify_request change);
+  /// Ends the create's or removal's turn that `handled` began: clears `busy`, and queues the
+  /// object again when it changed meanwhile. Needs mu_.
+  void end_turn_locked(const std::string& name, const volume_object& handled);
 
   /// Writes `status` of `obj` unless a newer generation was answered already, or the
   /// object under its name is another one now.
   void write_status(const volume_object& obj, const volume_object_status& status);
   void drop_finalizer(const volume_object& obj);
+  /// Measures the backends' free capacity, and writes it when capacity_ says it is due.
   void report_capacity(bool force);
   /// After a full LIST: the CSI volumes of this node's state that no BerthVolume names
   /// become the unclaimed ones; each newly unclaimed one is logged.

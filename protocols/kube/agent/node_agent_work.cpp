@@ -108,13 +108,19 @@ void node_agent::handle_removal(const std::string& name, const volume_object& ob
     report_capacity(false);
   }
   std::lock_guard lock{mu_};
+  volumes_[name].local_known = false;
+  end_turn_locked(name, obj);
+}
+
+void node_agent::end_turn_locked(const std::string& name, const volume_object& handled) {
   auto& t = volumes_[name];
   t.busy = false;
-  t.local_known = false;
-  // What came while the removal ran waited for it: a new object under the name, or the
-  // object gone (handle then forgets it). An object that did not change is left for the
-  // next change or resync, so a removal that fails is not retried in a loop.
-  if (!t.latest || t.latest->uid != obj.uid || t.latest->resource_version != obj.resource_version) {
+  // What came while the turn ran was dropped by handle() (busy): a new object under the
+  // name, a deletion, a new spec, or the object gone (handle then forgets it). An object
+  // that did not change is left for the next change or resync, so a create or a removal
+  // that fails is not retried in a loop.
+  if (!t.latest || t.latest->uid != handled.uid
+      || t.latest->resource_version != handled.resource_version) {
     enqueue_locked(name, t);
   }
 }
@@ -136,7 +142,7 @@ void node_agent::handle_first_look(const std::string& name, const volume_object&
     spdlog::warn("node agent: cannot look up volume {}: {}", quote_input(obj.spec.csi_name),
                  describe(rec.error()));
     std::lock_guard lock{mu_};
-    volumes_[name].busy = false; // the resync looks again
+    end_turn_locked(name, obj); // else the next change or the resync looks again
     return;
   }
   if (*rec) {
@@ -161,7 +167,7 @@ void node_agent::handle_first_look(const std::string& name, const volume_object&
                  describe(made.error()));
     write_status(obj, failed_status(phase_failed, made.error(), obj.generation, nullptr));
     std::lock_guard lock{mu_};
-    volumes_[name].busy = false;
+    end_turn_locked(name, obj); // the controller deletes a Failed object: maybe already
     return;
   }
   spdlog::info("node agent: volume {} created ({} bytes) for BerthVolume {}",

@@ -75,6 +75,36 @@ TEST_F(node_agent_test, a_removal_that_fails_waits_for_a_change_before_it_is_tri
   EXPECT_EQ(storage->removes.load(), 3) << "a try that nothing asked for ran between";
 }
 
+TEST_F(node_agent_test, a_deletion_that_comes_while_a_failed_create_is_answered_is_carried_out) {
+  // The controller deletes a BerthVolume as soon as it reads Failed. A real API server's
+  // slower writes let that deletion reach the agent before its own write of Failed has
+  // returned: here the write waits until the agent has taken the deletion in.
+  kube::volume_object_spec spec;
+  spec.csi_name = "vol-g";
+  spec.node = node;
+  spec.size_bytes = 8 * mib;
+  spec.limit_bytes = 4 * mib; // no size fits: the create fails (out_of_range)
+  spec.access_type = "mount";
+  auto name = kube::object_name_for(spec.csi_name);
+  std::atomic<bool> deleted{false};
+  api->set_hook([&](const object_call& call) {
+    if (call.verb != "patch" || call.subresource != "status" || call.name != name
+        || deleted.exchange(true)) {
+      return caf::error{};
+    }
+    EXPECT_TRUE(api->delete_object(kube::berth_volumes(), name, far()));
+    auto now = volume(name);
+    EXPECT_TRUE(now && now->deleting);
+    auto rv = now ? std::stoull(now->resource_version) : 0;
+    EXPECT_TRUE(eventually([&] { return api->delivered_through() >= rv; }));
+    return caf::error{};
+  });
+  ASSERT_TRUE(api->create_object(kube::berth_volumes(), kube::volume_object_json(name, spec), far()));
+  EXPECT_TRUE(eventually([&] { return !volume(name); }, 5s))
+    << "the deletion waited for a resync (10 minutes here): the finalizer is still there";
+  EXPECT_TRUE(deleted.load()) << "the create did not fail as the test means it to";
+}
+
 TEST_F(node_agent_test, an_older_answer_never_lands_over_a_newer_one) {
   auto name = add_volume("vol-b", 8 * mib);
   ASSERT_TRUE(eventually([&] { return ready(name); }));
