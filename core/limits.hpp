@@ -93,6 +93,16 @@ inline constexpr size_t max_kube_watch_line_bytes = 16u << 20;
 inline constexpr std::chrono::seconds kube_watch_window{30};
 inline constexpr std::chrono::seconds kube_watch_grace{10};
 
+/// How many idle connections to the API server the client keeps for its next calls
+/// (HTTP/1.1 keep-alive), and for how long: kube-apiserver closes a connection idle for 90 s
+/// (its http.Server's IdleTimeout), so one idle for less is rarely closed under a request.
+inline constexpr size_t kube_idle_connections = 4;
+inline constexpr std::chrono::seconds kube_connection_idle{60};
+
+/// How many distinct warnings of the API server (its `Warning` headers) the client logs, once
+/// each; past that it logs none, so a server that varies them cannot fill the log.
+inline constexpr size_t kube_warnings_kept = 64;
+
 /// The largest kubeconfig, token, certificate or key file the client reads.
 inline constexpr size_t max_kube_file_bytes = 4u << 20;
 

@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
 
 #include "core/errors.hpp"
 #include "core/limits.hpp"
@@ -62,7 +63,12 @@ caf::expected<std::unique_ptr<kube_client>> kube_client::make(kube_config cfg,
 }
 
 kube_client::kube_client(kube_config cfg, watch_bounds bounds, std::unique_ptr<ssl::context> tls)
-  : cfg_(std::move(cfg)), bounds_(bounds), tls_(std::move(tls)) {
+  : cfg_(std::move(cfg)), bounds_(bounds), tls_(std::move(tls)),
+    pool_(std::make_unique<detail::connection_pool>()) {
+}
+
+size_t kube_client::idle_connections() const {
+  return pool_->idle();
 }
 
 kube_client::~kube_client() = default;
@@ -108,6 +114,7 @@ void kube_client::leave(session& s) {
 }
 
 void kube_client::cancel_calls() {
+  pool_->clear();
   std::lock_guard lock{live_mu_};
   cancelled_ = true;
   for (auto* s : live_) {
@@ -128,29 +135,73 @@ caf::expected<kube_client::reply> kube_client::call(const detail::request_line& 
   if (!token) {
     return token.error();
   }
-  session s{*tls_, cfg_, until};
-  live_call live{*this, s};
-  if (live.error()) {
-    return live.error();
+  // A kept connection the server closed just as the request went out fails before any
+  // answer. A GET is then sent once more on a new connection; another verb is not, since
+  // the server may have carried it out (Go's net/http makes the same choice).
+  for (bool first = true;; first = false) {
+    auto held = first ? pool_->take() : nullptr;
+    if (!held) {
+      held = std::make_unique<detail::connection>(*tls_);
+    }
+    // Declared before the session and its live_call: the connection goes back to the pool
+    // only once cancel_calls can no longer reach it through this call.
+    detail::returned_connection kept{*pool_};
+    session s{cfg_, until, std::move(held)};
+    bool reused = s.conn->reused;
+    live_call live{*this, s};
+    if (live.error()) {
+      return live.error();
+    }
+    if (!reused) {
+      if (auto err = detail::open(s, what)) {
+        return err;
+      }
+    }
+    auto again = [&] { return reused && !s.timed_out && line.verb == "GET"; };
+    if (auto err = detail::send(s, line, *token, what)) {
+      if (again()) {
+        continue;
+      }
+      return err;
+    }
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(limits::max_kube_response_bytes);
+    auto err = s.step([&](auto done) { http::async_read(s.stream, s.buffer, parser, done); });
+    if (err) {
+      if (!parser.got_some() && again()) {
+        continue;
+      }
+      return detail::step_error(s, what, "read", err);
+    }
+    auto res = parser.release();
+    if (res.keep_alive()) {
+      kept.conn = std::move(s.conn);
+    }
+    std::vector<std::string> warnings;
+    for (const auto& field : res) {
+      if (field.name() == http::field::warning) {
+        warnings.emplace_back(field.value());
+      }
+    }
+    note_warnings(warnings, what);
+    reply out{res.result_int(), std::move(res.body())};
+    if (out.status / 100 != 2) {
+      return detail::status_error(cfg_, what, out.status, out.body, *token);
+    }
+    return out;
   }
-  if (auto err = detail::open(s, what)) {
-    return err;
+}
+
+void kube_client::note_warnings(const std::vector<std::string>& texts, const std::string& what) {
+  for (const auto& text : texts) {
+    {
+      std::lock_guard lock{warned_mu_};
+      if (warned_.size() >= limits::kube_warnings_kept || !warned_.insert(text).second) {
+        continue;
+      }
+    }
+    spdlog::warn("kube API {}: {}: the server warns: {} (said once)", cfg_.server, what, text);
   }
-  if (auto err = detail::send(s, line, *token, what)) {
-    return err;
-  }
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(limits::max_kube_response_bytes);
-  auto err = s.step([&](auto done) { http::async_read(s.stream, s.buffer, parser, done); });
-  if (err) {
-    return detail::step_error(s, what, "read", err);
-  }
-  auto res = parser.release();
-  reply out{res.result_int(), std::move(res.body())};
-  if (out.status / 100 != 2) {
-    return detail::status_error(cfg_, what, out.status, out.body, *token);
-  }
-  return out;
 }
 
 caf::expected<kube_client::reply> kube_client::get(const std::string& target,
@@ -256,7 +307,7 @@ caf::expected<watch_end> kube_client::watch_lines(const std::string& target_with
   if (!token) {
     return token.error();
   }
-  session s{*tls_, cfg_, std::min(until, presumed_dead)};
+  session s{cfg_, std::min(until, presumed_dead), std::make_unique<detail::connection>(*tls_)};
   live_call live{*this, s};
   if (live.error()) {
     return live.error();

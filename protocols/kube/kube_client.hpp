@@ -4,9 +4,13 @@
 // always on (the config's CA, the server's host name or IP checked), a bearer token read per
 // request (so a rotated service-account token is picked up) or a client certificate.
 //
-// Every call opens its own connection and runs its own io_context until the call is done or
-// its deadline (`until`) passes: resolve, connect, handshake, write and each read are all
-// bounded by it. Calls on one client may run on several threads at once.
+// A call takes a connection kept alive by an earlier one (HTTP/1.1, as the API server
+// offers), or dials a new one, and runs its io_context until the call is done or its
+// deadline (`until`) passes: resolve, connect, handshake, write and each read are all
+// bounded by it. A connection goes back to the pool (at most limits::kube_idle_connections)
+// only after an answer read whole with keep-alive: after any error it is closed, and the
+// next call dials again. A watch has a connection of its own. Calls on one client may run
+// on several threads at once.
 
 #include <chrono>
 #include <functional>
@@ -14,6 +18,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <caf/expected.hpp>
 
@@ -31,6 +37,7 @@ namespace berth::kube {
 struct api_status;
 
 namespace detail {
+class connection_pool;
 struct request_line;
 struct session;
 } // namespace detail
@@ -90,6 +97,9 @@ public:
     return cfg_;
   }
 
+  /// How many connections are idle in the pool now.
+  size_t idle_connections() const;
+
 private:
   kube_client(kube_config cfg, watch_bounds bounds,
               std::unique_ptr<boost::asio::ssl::context> tls);
@@ -129,6 +139,10 @@ private:
                                                       const std::string& what, const std::string& token,
                                                       const std::function<bool()>& deliver) const;
 
+  /// Logs each warning the server sent with an answer (a `Warning` header: a field it
+  /// pruned, a deprecated API), once per text.
+  void note_warnings(const std::vector<std::string>& texts, const std::string& what);
+
   /// Keeps `s` among the calls cancel_calls ends, while it lives; an error once cancelled.
   class live_call;
   caf::error enter(detail::session& s);
@@ -137,6 +151,9 @@ private:
   kube_config cfg_;
   watch_bounds bounds_;
   std::unique_ptr<boost::asio::ssl::context> tls_;
+  std::unique_ptr<detail::connection_pool> pool_;
+  std::mutex warned_mu_;
+  std::set<std::string> warned_; ///< the warnings logged, at most limits::kube_warnings_kept
   std::mutex live_mu_;
   std::set<detail::session*> live_; ///< the calls in progress
   bool cancelled_ = false;

@@ -2,8 +2,11 @@
 
 #include "protocols/kube/detail/transport.hpp"
 
+#include <cerrno>
 #include <cstdlib>
 #include <vector>
+
+#include <sys/socket.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/beast/http.hpp>
@@ -11,6 +14,7 @@
 #include <openssl/x509v3.h>
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 #include "protocols/kube/detail/text.hpp"
 #include "protocols/kube/kube_json.hpp"
 
@@ -35,7 +39,54 @@ std::string ssl_detail(session& s, const error_code& err) {
   return text;
 }
 
+/// Whether an idle connection is still open: the server sent nothing since the last answer
+/// (no end of stream, no TLS alert, no stray bytes) and the socket has no error.
+bool looks_open(connection& c) {
+  if (SSL_pending(c.stream.native_handle()) > 0 || c.buffer.size() > 0) {
+    return false;
+  }
+  char byte = 0;
+  auto n = ::recv(c.stream.lowest_layer().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
 } // namespace
+
+// -- connection_pool ---------------------------------------------------------------------
+
+std::unique_ptr<connection> connection_pool::take() {
+  auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock{mu_};
+  while (!idle_.empty()) {
+    auto c = std::move(idle_.back());
+    idle_.pop_back();
+    if (now - c->idle_since < limits::kube_connection_idle && looks_open(*c)) {
+      c->reused = true;
+      return c;
+    }
+    // Closed by the server, or idle for long: it goes (its socket closes with it).
+  }
+  return nullptr;
+}
+
+void connection_pool::give_back(std::unique_ptr<connection> c) {
+  c->idle_since = std::chrono::steady_clock::now();
+  std::lock_guard lock{mu_};
+  if (idle_.size() >= limits::kube_idle_connections) {
+    idle_.erase(idle_.begin()); // the one idle longest goes
+  }
+  idle_.push_back(std::move(c));
+}
+
+void connection_pool::clear() {
+  std::lock_guard lock{mu_};
+  idle_.clear();
+}
+
+size_t connection_pool::idle() {
+  std::lock_guard lock{mu_};
+  return idle_.size();
+}
 
 /// Resolve, connect and handshake. Errors name the server and the step.
 caf::error open(session& s, const std::string& what) {
@@ -106,7 +157,7 @@ caf::error send(session& s, const request_line& line, const std::string& token,
     req.body() = line.body;
   }
   req.prepare_payload();
-  req.keep_alive(false);
+  req.keep_alive(true);
   auto err = s.step([&](auto done) { http::async_write(s.stream, req, done); });
   if (err) {
     return step_error(s, what, "write", err);

@@ -1,11 +1,14 @@
 #pragma once
 
-// The transport every kube_client call shares: one HTTPS connection per call, each step
-// bounded by the call's deadline, and the errors that name the server, the request and
-// the step. Private to protocols/kube.
+// The transport every kube_client call shares: HTTPS connections kept alive between calls
+// (a pool of idle ones, bounded), each step bounded by the call's deadline, and the errors
+// that name the server, the request and the step. Private to protocols/kube.
 
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -19,18 +22,71 @@
 
 namespace berth::kube::detail {
 
-/// A connection for one call. `step` runs one asynchronous operation to completion or
-/// until the deadline; past it the socket is closed and the step reports `timed_out`.
-struct session {
-  session(boost::asio::ssl::context& tls, const kube_config& cfg,
-          std::chrono::steady_clock::time_point until)
-    : stream(io, tls), resolver(io), cfg(cfg), until(until) {
+/// One HTTPS connection to the API server, with the io_context that runs it (on the thread
+/// of the call that holds it) and what was read of it past the last answer.
+struct connection {
+  explicit connection(boost::asio::ssl::context& tls) : stream(io, tls), resolver(io) {
   }
 
   boost::asio::io_context io;
   boost::asio::ssl::stream<boost::asio::ip::tcp::socket> stream;
   boost::asio::ip::tcp::resolver resolver;
   boost::beast::flat_buffer buffer;
+  std::chrono::steady_clock::time_point idle_since;
+  bool reused = false; ///< it served a call before this one
+};
+
+/// The idle connections kept for the next calls: at most limits::kube_idle_connections,
+/// none idle longer than limits::kube_connection_idle, and none the server has closed.
+/// Thread-safe.
+class connection_pool {
+public:
+  /// An idle connection that still looks open (reused set), or nullptr.
+  std::unique_ptr<connection> take();
+  /// Keeps `c` for a later call; called only after an exchange that ended cleanly with
+  /// keep-alive. Past the bound, the connection is closed instead.
+  void give_back(std::unique_ptr<connection> c);
+  /// Closes every idle connection (the client is stopping).
+  void clear();
+  /// How many are idle now.
+  size_t idle();
+
+private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<connection>> idle_; ///< the most recently used last
+};
+
+/// A connection to give back to `pool` when this goes out of scope (none while `conn` is
+/// empty).
+struct returned_connection {
+  explicit returned_connection(connection_pool& pool) : pool(pool) {
+  }
+  ~returned_connection() {
+    if (conn) {
+      pool.give_back(std::move(conn));
+    }
+  }
+  returned_connection(const returned_connection&) = delete;
+  returned_connection& operator=(const returned_connection&) = delete;
+
+  connection_pool& pool;
+  std::unique_ptr<connection> conn;
+};
+
+/// A call's hold on a connection. `step` runs one asynchronous operation to completion or
+/// until the deadline; past it the socket is closed and the step reports `timed_out`.
+struct session {
+  session(const kube_config& cfg, std::chrono::steady_clock::time_point until,
+          std::unique_ptr<connection> held)
+    : conn(std::move(held)), io(conn->io), stream(conn->stream), resolver(conn->resolver),
+      buffer(conn->buffer), cfg(cfg), until(until) {
+  }
+
+  std::unique_ptr<connection> conn;
+  boost::asio::io_context& io;
+  boost::asio::ssl::stream<boost::asio::ip::tcp::socket>& stream;
+  boost::asio::ip::tcp::resolver& resolver;
+  boost::beast::flat_buffer& buffer;
   const kube_config& cfg;
   std::chrono::steady_clock::time_point until;
   bool timed_out = false;
@@ -58,7 +114,7 @@ struct request_line {
 /// Resolve, connect and handshake. Errors name the server, `what` and the step.
 caf::error open(session& s, const std::string& what);
 
-/// Writes `req` with the bearer token (if any).
+/// Writes `req` with the bearer token (if any), asking to keep the connection alive.
 caf::error send(session& s, const request_line& req, const std::string& token,
                 const std::string& what);
 

@@ -165,6 +165,7 @@ void fake_apiserver::accept_loop() {
       continue;
     }
     fds_.insert(fd);
+    ++counts_.connections;
     connections_.emplace_back([this, fd] { serve(fd); });
   }
 }
@@ -175,6 +176,8 @@ void fake_apiserver::serve(int fd) {
   auto finish = [&] {
     std::lock_guard<std::mutex> lk{mutex_};
     fds_.erase(fd);
+    idle_fds_.erase(fd);
+    changed_.notify_all();
     // The socket closes when it goes out of scope, after fd left fds_ (no reuse race).
   };
   {
@@ -197,7 +200,15 @@ void fake_apiserver::serve(int fd) {
   boost::beast::flat_buffer buffer;
   while (!err) {
     http::request<http::string_body> req;
+    {
+      std::lock_guard<std::mutex> lk{mutex_};
+      idle_fds_.insert(fd);
+    }
     http::read(stream, buffer, req, err);
+    {
+      std::lock_guard<std::mutex> lk{mutex_};
+      idle_fds_.erase(fd);
+    }
     if (err) {
       break;
     }
@@ -227,6 +238,12 @@ void fake_apiserver::serve(int fd) {
     auto respond = [&](unsigned status, const std::string& body) {
       http::response<http::string_body> res{static_cast<http::status>(status), 11};
       res.set(http::field::content_type, "application/json");
+      {
+        std::lock_guard<std::mutex> lk{mutex_};
+        if (!warning_.empty()) {
+          res.set(http::field::warning, warning_);
+        }
+      }
       res.body() = body;
       res.keep_alive(req.keep_alive());
       res.prepare_payload();
@@ -478,6 +495,32 @@ std::string fake_apiserver::delete_attachment(const std::string& name) {
   }
   changed_.notify_all();
   return rv;
+}
+
+void fake_apiserver::set_warning(const std::string& header) {
+  std::lock_guard<std::mutex> lk{mutex_};
+  warning_ = header;
+}
+
+void fake_apiserver::close_idle_connections() {
+  std::unique_lock<std::mutex> lk{mutex_};
+  auto closing = idle_fds_;
+  for (int fd : closing) {
+    ::shutdown(fd, SHUT_RDWR);
+  }
+  changed_.wait(lk, [&] {
+    for (int fd : closing) {
+      if (fds_.count(fd)) {
+        return false;
+      }
+    }
+    return true;
+  });
+}
+
+size_t fake_apiserver::open_connections() const {
+  std::lock_guard<std::mutex> lk{mutex_};
+  return fds_.size();
 }
 
 std::string fake_apiserver::resource_version() const {

@@ -109,6 +109,8 @@ public:
   /// and a LIST continuing an older page answers 410 Status.
   void expire_resource_versions(gone_style style = gone_style::error_event);
 
+  /// Sends `header` as a Warning header with every answer from now on ("" for none).
+  void set_warning(const std::string& header);
   /// From now on accepts only `token` (rotation tests).
   void set_token(const std::string& token);
   /// While true, accepts TCP connections but never answers (not even the TLS handshake).
@@ -128,8 +130,14 @@ public:
     size_t unauthorized = 0; ///< answered 401
     size_t by_certificate = 0; ///< authenticated by a client certificate
     long last_watch_timeout_s = -1; ///< the timeoutSeconds of the last watch (-1: none given)
+    size_t connections = 0; ///< TCP connections accepted
   };
   counts requests() const;
+  /// Closes every connection that waits for its next request, as a real server does with
+  /// one idle for its IdleTimeout (90 s); returns once each of their threads has ended.
+  void close_idle_connections();
+  /// Connections open now.
+  size_t open_connections() const;
   /// Watch streams open now.
   size_t open_watches() const;
   /// Waits until at least `n` watch streams are open; false after `timeout`.
@@ -178,6 +186,8 @@ private:
   std::vector<event_rec> log_;
   std::set<watcher*> watchers_;
   std::set<int> fds_;
+  std::set<int> idle_fds_; ///< the connections waiting for their next request
+  std::string warning_;    ///< a Warning header for every answer ("" for none)
   std::vector<std::thread> connections_;
   counts counts_;
 };
