@@ -37,10 +37,6 @@ void describe_options(CLI::App& app, controller_options& opts) {
   command_line::value(app, "--driver-name", "NAME",
                       "the CSI driver's name (default berth.csi.dev)", not_empty,
                       into(opts.driver_name));
-  command_line::value(app, "--events-namespace", "NS",
-                      "where Events about volumes are recorded\n"
-                      "(default $POD_NAMESPACE, else berth-system)",
-                      not_empty, into(opts.events_namespace));
   command_line::value(app, "--log-format", "text|json", "log line format (default text)",
                       log_format_check(), into(opts.log_format));
   command_line::value(app, "--log-level", "LEVEL", "trace, debug, info, warn, error (default info)",
@@ -89,11 +85,6 @@ caf::expected<controller_options> parse_controller_options(const std::vector<std
       return make_error(ec::invalid_argument, "CSI_ENDPOINT " + problem);
     }
   }
-  if (c.app.get_option("--events-namespace")->count() == 0) {
-    if (const char* ns = std::getenv("POD_NAMESPACE"); ns && *ns) {
-      opts.events_namespace = ns;
-    }
-  }
   return opts;
 }
 
@@ -125,7 +116,6 @@ int run_controller(const std::vector<std::string>& args) {
   controller::controller_config cfg;
   cfg.endpoint = opts->csi_endpoint;
   cfg.driver_name = opts->driver_name;
-  cfg.events_namespace = opts->events_namespace;
   controller::controller_server server{**api, cfg};
   if (auto err = server.start()) {
     spdlog::critical("{}", describe(err));

@@ -14,7 +14,6 @@ struct controller_options {
   std::string csi_endpoint;             ///< --csi-endpoint, required
   std::string kubeconfig;               ///< "" = in-cluster
   std::string driver_name = "berth.csi.dev";
-  std::string events_namespace = "berth-system";
   std::string log_level = "info";
   std::string log_format = "text";
   bool help = false;

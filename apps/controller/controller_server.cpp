@@ -38,8 +38,8 @@ caf::error controller_server::start() {
   // The backends every berthd node has; which one a volume gets is its StorageClass's.
   env.backends = {"block", "local"};
   env.default_backend = "block";
-  store_ = std::make_unique<volume_store>(api_, cfg_.events_namespace);
-  snapshots_ = std::make_unique<snapshot_store>(api_, cfg_.events_namespace);
+  store_ = std::make_unique<volume_store>(api_);
+  snapshots_ = std::make_unique<snapshot_store>(api_);
   identity_ = std::make_unique<cluster_identity>(cfg_.driver_name, cfg_.version);
   controller_ = std::make_unique<cluster_controller>(*store_, *snapshots_, env);
   grpc::ServerBuilder builder;

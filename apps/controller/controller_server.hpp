@@ -26,7 +26,6 @@ struct controller_config {
   std::string endpoint;                      ///< unix:///path
   std::string driver_name = "berth.csi.dev";
   std::string version = BERTH_VERSION;
-  std::string events_namespace = "berth-system"; ///< where Events about volumes go
 };
 
 /// Owns the gRPC server and the services. `api` must outlive it.

@@ -114,15 +114,15 @@ caf::error request_deletion(kube::object_api& api, const kube::resource_ref& kin
   return caf::none;
 }
 
-void record_object_event(kube::object_api& api, const std::string& ns, const std::string& kind_name,
+void record_object_event(kube::object_api& api, const std::string& kind_name,
                          const kube::object_meta& obj, const std::string& type,
                          const std::string& reason, const std::string& message,
                          clock_type::time_point until) {
   auto now = std::chrono::system_clock::now();
   auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   auto name = obj.name.substr(0, 200) + "." + std::to_string(stamp);
-  auto res = api.create_object(kube::events(ns),
-                               kube::event_json(ns, name, kind_name, obj, type, reason, message,
+  auto res = api.create_object(kube::events(kube::cluster_events_namespace),
+                               kube::event_json(name, kind_name, obj, type, reason, message,
                                                 "berth-controller", rfc3339(now)),
                                until);
   if (!res) {

@@ -101,8 +101,9 @@ caf::error request_deletion(kube::object_api& api, const kube::resource_ref& kin
                             const std::string& name, const std::string& request,
                             clock_type::time_point until);
 
-/// Records an Event in `ns` about `obj`, of `kind_name` (best effort: a failure is logged).
-void record_object_event(kube::object_api& api, const std::string& ns, const std::string& kind_name,
+/// Records an Event about `obj`, of `kind_name`, in kube::cluster_events_namespace (best
+/// effort: a failure is logged).
+void record_object_event(kube::object_api& api, const std::string& kind_name,
                          const kube::object_meta& obj, const std::string& type,
                          const std::string& reason, const std::string& message,
                          clock_type::time_point until);

@@ -6,8 +6,7 @@
 
 namespace berth::controller {
 
-snapshot_store::snapshot_store(kube::object_api& api, std::string events_namespace)
-  : api_(api), events_namespace_(std::move(events_namespace)) {
+snapshot_store::snapshot_store(kube::object_api& api) : api_(api) {
 }
 
 caf::expected<std::optional<kube::snapshot_object>>
@@ -56,7 +55,7 @@ caf::expected<kube::object_page> snapshot_store::list(size_t limit, const std::s
 void snapshot_store::record_event(const kube::snapshot_object& obj, const std::string& type,
                                   const std::string& reason, const std::string& message,
                                   clock_type::time_point until) {
-  record_object_event(api_, events_namespace_, "BerthSnapshot", obj, type, reason, message, until);
+  record_object_event(api_, "BerthSnapshot", obj, type, reason, message, until);
 }
 
 } // namespace berth::controller

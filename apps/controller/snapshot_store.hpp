@@ -18,8 +18,7 @@ namespace berth::controller {
 
 class snapshot_store {
 public:
-  /// `events_namespace`: where Events about snapshots are written (the controller's own).
-  snapshot_store(kube::object_api& api, std::string events_namespace);
+  explicit snapshot_store(kube::object_api& api);
 
   /// The object of the CSI snapshot `csi_name`; nullopt when there is none, or when the
   /// object of that name belongs to another CSI name.
@@ -53,7 +52,6 @@ public:
 
 private:
   kube::object_api& api_;
-  std::string events_namespace_;
 };
 
 } // namespace berth::controller

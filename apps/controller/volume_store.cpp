@@ -15,8 +15,7 @@ constexpr int max_conflict_retries = 8;
 
 } // namespace
 
-volume_store::volume_store(kube::object_api& api, std::string events_namespace)
-  : api_(api), events_namespace_(std::move(events_namespace)) {
+volume_store::volume_store(kube::object_api& api) : api_(api) {
 }
 
 caf::expected<std::optional<kube::volume_object>>
@@ -129,7 +128,7 @@ caf::expected<bool> volume_store::node_exists(const std::string& node,
 void volume_store::record_event(const kube::volume_object& obj, const std::string& type,
                                 const std::string& reason, const std::string& message,
                                 clock_type::time_point until) {
-  record_object_event(api_, events_namespace_, "BerthVolume", obj, type, reason, message, until);
+  record_object_event(api_, "BerthVolume", obj, type, reason, message, until);
 }
 
 } // namespace berth::controller

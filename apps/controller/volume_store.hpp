@@ -22,8 +22,7 @@ namespace berth::controller {
 
 class volume_store {
 public:
-  /// `events_namespace`: where Events about volumes are written (the controller's own).
-  volume_store(kube::object_api& api, std::string events_namespace);
+  explicit volume_store(kube::object_api& api);
 
   /// The object of the CSI volume `csi_name`; nullopt when there is none, or when the
   /// object of that name belongs to another CSI name.
@@ -78,7 +77,6 @@ public:
 
 private:
   kube::object_api& api_;
-  std::string events_namespace_;
 };
 
 } // namespace berth::controller

@@ -347,8 +347,7 @@ std::string capacity_patch(const std::map<std::string, uint64_t>& bytes_by_backe
   return annotations_patch(annotations);
 }
 
-std::string event_json(const std::string& ns, const std::string& name, const std::string& kind,
-                       const object_meta& object,
+std::string event_json(const std::string& name, const std::string& kind, const object_meta& object,
                        const std::string& type, const std::string& reason,
                        const std::string& message, const std::string& component,
                        const std::string& now_rfc3339) {
@@ -360,13 +359,16 @@ std::string event_json(const std::string& ns, const std::string& name, const std
   w.Key("metadata");
   w.StartObject();
   write_text(w, "name", name);
-  write_text(w, "namespace", ns);
+  write_text(w, "namespace", cluster_events_namespace);
   w.EndObject();
   w.Key("involvedObject");
   w.StartObject();
   write_text(w, "apiVersion", "berth.csi.dev/v1alpha1");
   write_text(w, "kind", kind);
   write_text(w, "name", object.name);
+  if (!object.uid.empty()) {
+    write_text(w, "uid", object.uid);
+  }
   write_text(w, "resourceVersion", object.resource_version);
   w.EndObject();
   write_text(w, "type", type);

@@ -130,10 +130,15 @@ std::string resource_version_of(const std::string& json);
 /// A merge patch of a Node setting capacity.berth.csi.dev/BACKEND for each entry.
 std::string capacity_patch(const std::map<std::string, uint64_t>& bytes_by_backend);
 
+/// Where an Event about a cluster-scoped object (a BerthVolume or BerthSnapshot) lives: a
+/// real API server refuses a core/v1 Event without eventTime whose involved object has no
+/// namespace anywhere else (docs/kubernetes-api.md, "Events").
+inline constexpr const char* cluster_events_namespace = "default";
+
 /// A core/v1 Event about berth's object `object` of kind `kind` (BerthVolume,
-/// BerthSnapshot: the involvedObject), of `type` Normal or Warning, named `name` in `ns`.
-std::string event_json(const std::string& ns, const std::string& name, const std::string& kind,
-                       const object_meta& object,
+/// BerthSnapshot: the involvedObject, with its uid, as `kubectl describe` looks it up), of
+/// `type` Normal or Warning, named `name` in cluster_events_namespace.
+std::string event_json(const std::string& name, const std::string& kind, const object_meta& object,
                        const std::string& type, const std::string& reason,
                        const std::string& message, const std::string& component,
                        const std::string& now_rfc3339);

@@ -249,7 +249,7 @@ TEST_F(cluster, a_node_deleted_for_good_releases_its_volumes_with_an_event) {
   ASSERT_TRUE(st.ok()) << st.error_message() << logs();
   EXPECT_FALSE(object_of("cl-on-gone-node"));
   kube::list_query q;
-  auto events = api().list_objects(kube::events("berth-system"), q,
+  auto events = api().list_objects(kube::events(kube::cluster_events_namespace), q,
                                    std::chrono::steady_clock::now() + std::chrono::seconds(10));
   ASSERT_TRUE(events);
   bool told = false;

@@ -5,9 +5,16 @@ wire shapes and refusals of a real API server (docs/kubernetes-api.md says which
 it leaves out). The package standin/ holds the parts; this file starts them.
 
     standin.py --dir DIR --crds deploy/kubernetes/crds [--port 0] [--bookmark-seconds 1]
+               [--status-write-latency-ms 0]
 
 Writes DIR/kubeconfig and DIR/port (each atomically, after the socket listens), and the CA,
-the server certificate and its key. Serves until SIGTERM or SIGINT.
+the server certificate and its key. It has no RBAC: DIR/kubeconfig-controller and
+DIR/kubeconfig-node, which a real server's run (real_server.py) fills with each
+ServiceAccount's token, are copies of DIR/kubeconfig. Serves until SIGTERM or SIGINT.
+
+--status-write-latency-ms answers each write of a status subresource that long after it is
+applied (its watch events go out at once), as a real server's slower writes do: a writer
+then learns of its write after others have seen it and acted.
 """
 
 import argparse
@@ -68,6 +75,7 @@ def main():
     p.add_argument("--crds", required=True)
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--bookmark-seconds", type=float, default=1.0)
+    p.add_argument("--status-write-latency-ms", type=float, default=0.0)
     opts = p.parse_args()
     directory = os.path.abspath(opts.dir)
     os.makedirs(directory, exist_ok=True)
@@ -83,10 +91,12 @@ def main():
     server.store = Store()
     server.registry = Registry(load_crds(opts.crds) + core_resources())
     server.bookmark_interval = opts.bookmark_seconds
+    server.status_write_latency = opts.status_write_latency_ms / 1000
 
     port = server.server_address[1]
-    write_atomically(os.path.join(directory, "kubeconfig"),
-                     kubeconfig(f"https://127.0.0.1:{port}", ca, server.token))
+    config = kubeconfig(f"https://127.0.0.1:{port}", ca, server.token)
+    for name in ("kubeconfig-controller", "kubeconfig-node", "kubeconfig"):
+        write_atomically(os.path.join(directory, name), config)
     write_atomically(os.path.join(directory, "port"), f"{port}\n")
     sys.stderr.write(f"standin: listening on https://127.0.0.1:{port} ({directory})\n")
     sys.stderr.flush()

@@ -12,6 +12,7 @@ openssl command is missing. The kubectl check skips on its own when kubectl is m
 import http.client
 import json
 import os
+import re
 import queue
 import shutil
 import socket
@@ -532,19 +533,56 @@ class StandinTest(unittest.TestCase):
 
     def test_nodes_and_events(self):
         node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"}}
-        self.ok("POST", "/api/v1/nodes", node)
+        made_node = self.ok("POST", "/api/v1/nodes", node)
+        self.assertEqual(made_node["spec"]["taints"],
+                         [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}],
+                         "TaintNodesByCondition taints every new Node not-ready")
         got = self.ok("PATCH", "/api/v1/nodes/node-a", {"spec": {"unschedulable": True}},
                       "application/strategic-merge-patch+json")
         self.assertTrue(got["spec"]["unschedulable"])
         event = {"apiVersion": "v1", "kind": "Event", "metadata": {"generateName": "bvol."},
                  "involvedObject": {"kind": "BerthVolume", "name": "v"}, "reason": "Made"}
-        made = self.ok("POST", "/api/v1/namespaces/berth-system/events", event)
-        self.assertEqual(made["metadata"]["namespace"], "berth-system")
-        listed = self.ok("GET", "/api/v1/namespaces/berth-system/events")
+        made = self.ok("POST", "/api/v1/namespaces/default/events", event)
+        self.assertEqual(made["metadata"]["namespace"], "default")
+        listed = self.ok("GET", "/api/v1/namespaces/default/events")
         self.assertEqual([e["reason"] for e in listed["items"]], ["Made"])
-        code, _ = self.call("DELETE", f"/api/v1/namespaces/berth-system/events/"
+        code, _ = self.call("DELETE", f"/api/v1/namespaces/default/events/"
                                       f"{made['metadata']['name']}")
         self.assertEqual(code, 405, "events: create and list only")
+
+    def test_an_event_about_a_cluster_scoped_object_lives_in_default(self):
+        event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "bvol.1"},
+                 "involvedObject": {"kind": "BerthVolume", "name": "v"}, "reason": "NodeGone"}
+        code, got = self.call("POST", "/api/v1/namespaces/berth-system/events", event)
+        self.assertEqual(code, 422, got)
+        self.assertStatus(got, 422, "Invalid")
+        self.assertEqual(got["message"], 'Event "bvol.1" is invalid: involvedObject.namespace: '
+                                         'Invalid value: "": does not match event.namespace')
+        self.assertEqual(self.ok("GET", "/api/v1/namespaces/berth-system/events")["items"], [])
+        about_pod = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "pod.1"},
+                     "involvedObject": {"kind": "Pod", "name": "p", "namespace": "apps"},
+                     "reason": "Seen"}
+        code, got = self.call("POST", "/api/v1/namespaces/default/events", about_pod)
+        self.assertEqual(code, 422, "about a namespaced object: in its namespace only")
+        self.ok("POST", "/api/v1/namespaces/apps/events", about_pod)
+
+    def test_a_pruned_field_is_a_warning(self):
+        conn = self.connection()
+        body = volume("pw-1", unknown="x")
+        conn.request("POST", VOLUMES, body=json.dumps(body).encode(),
+                     headers=self.headers(**{"Content-Type": "application/json"}))
+        r = conn.getresponse()
+        r.read()
+        conn.close()
+        self.assertEqual(r.status, 201)
+        self.assertEqual(r.headers.get_all("Warning"), ['299 - "unknown field \\"spec.unknown\\""'])
+
+    def test_a_malformed_continue_token_is_400(self):
+        code, got = self.call("GET", f"{VOLUMES}?limit=1&continue=not-a-token")
+        self.assertEqual(code, 400, got)
+        self.assertStatus(got, 400, "BadRequest")
+        self.assertTrue(got["message"].startswith("invalid continue token: continue key is not "
+                                                  "valid: "), got["message"])
 
     def test_counts_requests_per_verb_and_resource(self):
         before = self.ok("GET", "/standin/counts")

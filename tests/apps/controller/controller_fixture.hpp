@@ -23,8 +23,8 @@ protected:
 
   void SetUp() override {
     node_agent_test::SetUp(); // makes the API the controller shares
-    store = std::make_unique<controller::volume_store>(*api, "berth");
-    snapshots = std::make_unique<controller::snapshot_store>(*api, "berth");
+    store = std::make_unique<controller::volume_store>(*api);
+    snapshots = std::make_unique<controller::snapshot_store>(*api);
     csi::codec_env env;
     env.backends = {"local"}; // the fake backend the agent's registry has
     env.default_backend = "local";

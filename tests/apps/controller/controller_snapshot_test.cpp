@@ -149,7 +149,7 @@ TEST_F(controller_snapshot_test, a_snapshot_of_a_node_gone_for_good_is_forgotten
   ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_FALSE(snapshot_object("snap-g"));
   EXPECT_TRUE(recorded("snap-g")); // nothing on the node was touched by the controller
-  auto events = api->list_objects(kube::events("berth"), {}, far());
+  auto events = api->list_objects(kube::events(kube::cluster_events_namespace), {}, far());
   ASSERT_TRUE(events);
   ASSERT_EQ(events->items.size(), 1u);
   EXPECT_NE(events->items[0].find("\"kind\":\"BerthSnapshot\""), std::string::npos) << events->items[0];

@@ -38,6 +38,9 @@ class Handler(BaseHTTPRequestHandler):
         data = json.dumps(body).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
+        for text in self._warnings:
+            # RFC 7234's Warning as the server writes it (k8s.io/apiserver/pkg/warning).
+            self.send_header("Warning", "299 - " + json.dumps(text))
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -60,6 +63,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _handle(self):
         self._started = time.monotonic()
+        self._warnings = []
         try:
             if not self._authorized():
                 self._body()
@@ -170,14 +174,22 @@ class Handler(BaseHTTPRequestHandler):
                 body = table(res, [body], {"resourceVersion": body["metadata"]["resourceVersion"]})
             return self._send(code, body)
         if verb == "create":
-            return self._send(*verbs.create(store, res, ns, self._json_body()))
+            return self._send(*verbs.create(store, res, ns, self._json_body(), self._warnings))
         if verb == "update":
-            return self._send(*verbs.update(store, res, ns, name, self._json_body(), sub))
+            answer = verbs.update(store, res, ns, name, self._json_body(), sub, self._warnings)
+            return self._send(*self._late(answer, sub))
         if verb == "patch":
-            return self._send(*verbs.patch(store, res, ns, name,
-                                           self.headers.get("Content-Type"), self._body(), sub))
+            answer = verbs.patch(store, res, ns, name, self.headers.get("Content-Type"),
+                                 self._body(), sub, self._warnings)
+            return self._send(*self._late(answer, sub))
         self._body()
         return self._send(*verbs.delete(store, res, ns, name))
+
+    def _late(self, answer, subresource):
+        """The answer of a write, after --status-write-latency-ms for a status write."""
+        if subresource == "status" and self.server.status_write_latency > 0:
+            time.sleep(self.server.status_write_latency)
+        return answer
 
     @staticmethod
     def _int(query, key, default):

@@ -1,5 +1,6 @@
 """What the stand-in serves: the kinds of the CRD files (their schema, status subresource and
-printer columns), core Nodes and Events, and the discovery documents kubectl reads first."""
+printer columns), core Nodes and Events, storage.k8s.io VolumeAttachments (what `berthd
+prestop` waits on), and the discovery documents kubectl reads first."""
 
 import glob
 import os
@@ -55,7 +56,9 @@ class Resource:
 def core_resources():
     return [Resource("", "v1", "nodes", "node", "Node", False, ["no"]),
             Resource("", "v1", "events", "event", "Event", True, ["ev"],
-                     verbs=["create", "get", "list", "watch"])]
+                     verbs=["create", "get", "list", "watch"]),
+            Resource("storage.k8s.io", "v1", "volumeattachments", "volumeattachment",
+                     "VolumeAttachment", False)]
 
 
 def load_crds(directory):

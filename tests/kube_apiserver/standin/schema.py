@@ -16,8 +16,9 @@ _INT32 = (-(2 ** 31), 2 ** 31 - 1)
 _TOP = {"apiVersion", "kind", "metadata"}
 
 
-def prune(schema, value, top=True):
-    """Drop the fields the schema does not name, in place; returns value."""
+def prune(schema, value, top=True, path="", pruned=None):
+    """Drop the fields the schema does not name, in place, adding the path of each to
+    pruned (a list, or None); returns value."""
     if not isinstance(schema, dict) or schema.get("x-kubernetes-preserve-unknown-fields"):
         return value
     if isinstance(value, dict):
@@ -26,15 +27,18 @@ def prune(schema, value, top=True):
         for key in list(value):
             if top and key in _TOP:
                 continue
+            sub_path = f"{path}.{key}" if path else key
             if props is not None and key in props:
-                prune(props[key], value[key], False)
+                prune(props[key], value[key], False, sub_path, pruned)
             elif isinstance(extra, dict):
-                prune(extra, value[key], False)
+                prune(extra, value[key], False, sub_path, pruned)
             elif props is not None or extra is None:
                 del value[key]
+                if pruned is not None:
+                    pruned.append(sub_path)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for item in value:
-            prune(schema["items"], item, False)
+        for i, item in enumerate(value):
+            prune(schema["items"], item, False, f"{path}[{i}]", pruned)
     return value
 
 
@@ -115,9 +119,10 @@ def validate(schema, value, path=""):
     return causes
 
 
-def check(schema, obj):
-    """Prune obj in place, then the causes of every failure (metadata is the server's own)."""
-    prune(schema, obj)
+def check(schema, obj, pruned=None):
+    """Prune obj in place (each pruned path added to pruned), then the causes of every
+    failure (metadata is the server's own)."""
+    prune(schema, obj, pruned=pruned)
     body = {k: v for k, v in obj.items() if k != "metadata"}
     sub = dict(schema)
     sub["properties"] = {k: v for k, v in (schema.get("properties") or {}).items()

@@ -10,6 +10,7 @@ import time
 import uuid
 
 from . import errors
+from .admission import admit_create
 from .patch import json_patch, merge_patch
 from .schema import check, transition_causes
 from .selectors import fields_match, labels_match
@@ -49,15 +50,19 @@ def _typed(res, body):
     return body
 
 
-def _validate(res, name, obj):
+def _validate(res, name, obj, warnings):
+    """Prunes and checks obj against the schema; a pruned field is a warning, worded as the
+    server's (fieldValidation=Warn, its default: customresource_handler.go)."""
     if res.schema is None:
         return
-    causes = check(res.schema, obj)
+    pruned = []
+    causes = check(res.schema, obj, pruned)
+    warnings += [f'unknown field "{path}"' for path in pruned]
     if causes:
         raise errors.invalid(res, name, causes)
 
 
-def create(store, res, ns, body):
+def create(store, res, ns, body, warnings):
     body = _typed(res, body)
     meta = body["metadata"]
     if res.namespaced:
@@ -77,7 +82,8 @@ def create(store, res, ns, body):
     name = meta["name"]
     if res.status_subresource:
         body.pop("status", None)  # create cannot set status, as on a real server
-    _validate(res, name, body)
+    body = admit_create(res, ns, body)
+    _validate(res, name, body, warnings)
     for field in _SERVER_META:
         meta.pop(field, None)
     meta["uid"] = str(uuid.uuid4())
@@ -108,8 +114,10 @@ def list_(store, res, ns, labels, fields, limit, cont):
         try:
             state = json.loads(base64.urlsafe_b64decode(cont.encode()))
             rv, after = int(state["rv"]), state["start"]
-        except (ValueError, KeyError, TypeError):
-            raise errors.bad_request("continue key is not valid: the token does not decode")
+        except (ValueError, KeyError, TypeError) as e:
+            # kube-apiserver v1.32.13: "invalid continue token: continue key is not valid:
+            # illegal base64 data at input byte 12" (docs/kubernetes-api.md).
+            raise errors.bad_request(f"invalid continue token: continue key is not valid: {e}")
         if rv < store.compacted:
             raise errors.expired("The provided continue parameter is too old to display a "
                                  "consistent list result. You can start a new list without "
@@ -130,7 +138,7 @@ def _new_finalizers(old, new):
     return [f for f in new["metadata"].get("finalizers") or [] if f not in before]
 
 
-def _commit(store, res, name, old, new, subresource):
+def _commit(store, res, name, old, new, subresource, warnings):
     """Write new over old as PUT would, old and new already of the same resourceVersion."""
     if subresource == "status":
         merged = copy.deepcopy(old)
@@ -162,7 +170,7 @@ def _commit(store, res, name, old, new, subresource):
             "reason": "FieldValueForbidden", "field": "metadata.finalizers",
             "message": "Forbidden: no new finalizers can be added if the object is being "
                        f"deleted, found new finalizers {shown}"}])
-    _validate(res, name, new)
+    _validate(res, name, new, warnings)
     if res.schema is not None:
         causes = transition_causes(res.schema, new, old)
         if causes:
@@ -177,7 +185,7 @@ def _commit(store, res, name, old, new, subresource):
     return 200, store.write(res, "MODIFIED", new, old)
 
 
-def update(store, res, ns, name, body, subresource):
+def update(store, res, ns, name, body, subresource, warnings):
     body = _typed(res, body)
     meta = body["metadata"]
     if meta.get("name") != name:
@@ -197,10 +205,10 @@ def update(store, res, ns, name, body, subresource):
         elif rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(res, name)
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
-        return _commit(store, res, name, old, body, subresource)
+        return _commit(store, res, name, old, body, subresource, warnings)
 
 
-def patch(store, res, ns, name, content_type, raw, subresource):
+def patch(store, res, ns, name, content_type, raw, subresource, warnings):
     kind = (content_type or "").split(";")[0].strip()
     if kind == STRATEGIC and not res.custom:
         kind = MERGE  # core kinds: applied as a merge patch, without list merge keys
@@ -225,7 +233,7 @@ def patch(store, res, ns, name, content_type, raw, subresource):
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(res, name)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
-        return _commit(store, res, name, old, new, subresource)
+        return _commit(store, res, name, old, new, subresource, warnings)
 
 
 def delete(store, res, ns, name):

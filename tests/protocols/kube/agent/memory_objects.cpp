@@ -131,6 +131,22 @@ caf::error not_found(const std::string& plural, const std::string& name) {
   return make_error(ec::not_found, plural + " \"" + name + "\" not found");
 }
 
+/// A real server's check of a core/v1 Event without eventTime (docs/kubernetes-api.md,
+/// "Events"): about a cluster-scoped object (no involvedObject.namespace) it lives in
+/// "default"; about a namespaced one, in that object's namespace.
+caf::error event_refused(const std::string& ns, const Document& d) {
+  auto involved = d.FindMember("involvedObject");
+  auto involved_ns = involved != d.MemberEnd() && involved->value.IsObject()
+                       ? string_at(involved->value, "namespace")
+                       : std::string{};
+  bool ok = involved_ns.empty() ? ns == "default" : ns == involved_ns;
+  if (ok) {
+    return {};
+  }
+  return make_error(ec::invalid_argument, "Event is invalid: involvedObject.namespace: Invalid value: \""
+                                            + involved_ns + "\": does not match event.namespace");
+}
+
 } // namespace
 
 void memory_objects::set_hook(hook h) {
@@ -239,6 +255,11 @@ caf::expected<std::string> memory_objects::create_object(const kube::resource_re
     return err;
   }
   auto d = parse(json);
+  if (kind.plural == "events") {
+    if (auto err = event_refused(kind.ns, d)) {
+      return err;
+    }
+  }
   d.RemoveMember("status"); // the status subresource: a create cannot set it
   auto& meta = metadata(d);
   auto name = string_at(meta, "name");

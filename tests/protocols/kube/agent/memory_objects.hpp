@@ -12,7 +12,9 @@
 //   - delete of an object with finalizers sets deletionTimestamp; the write that empties its
 //     finalizers then deletes it; a new finalizer on an object being deleted is refused;
 //   - watch from a resourceVersion replays what came after it, and answers gone (410) from
-//     one older than the last expire_watches().
+//     one older than the last expire_watches();
+//   - an Event about a cluster-scoped object is refused (ec::invalid_argument, the server's
+//     422) outside the namespace "default".
 // A test can run a hook before each call (to hold it, or to fail it) and read what was
 // written. Thread-safe.
 
