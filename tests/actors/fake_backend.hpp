@@ -171,7 +171,11 @@ public:
     }
     return bytes;
   }
-  caf::expected<uint64_t> available_capacity() const override { return free_bytes.load(); }
+  mutable std::atomic<int> capacity_reads{0};
+  caf::expected<uint64_t> available_capacity() const override {
+    ++capacity_reads;
+    return free_bytes.load();
+  }
   caf::expected<std::string> stage(const volume_record& rec, const stage_request& req) override {
     flight f{*this};
     auto n = ++stages;

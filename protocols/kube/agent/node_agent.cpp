@@ -19,6 +19,7 @@ node_agent::node_agent(caf::actor_system& sys, registry_actor registry,
   : desk_(sys, registry),
     api_(std::move(api)),
     cfg_(std::move(cfg)),
+    capacity_(cfg_.capacity),
     snapshots_(sys, std::move(registry), *api_, cfg_.node, cfg_.default_backend, cfg_.resync,
                {[this] { report_capacity(false); },
                 [this] {
@@ -168,18 +169,27 @@ void node_agent::enqueue_locked(const std::string& name, tracked& t) {
 }
 
 void node_agent::ticker_loop() {
+  using clock = std::chrono::steady_clock;
+  auto next_resync = clock::now() + cfg_.resync;
   std::unique_lock lock{mu_};
   for (;;) {
-    if (wake_.wait_for(lock, cfg_.resync, [this] { return stopping_; })) {
+    // Capacity is measured every interval: a change the interval held back after a
+    // worker's report is written at the next tick.
+    auto wake_at = std::min(next_resync, clock::now() + capacity_.rule().interval);
+    if (wake_.wait_until(lock, wake_at, [this] { return stopping_; })) {
       return;
     }
-    for (auto& [name, t] : volumes_) {
-      if (t.latest) {
-        enqueue_locked(name, t);
+    bool resync = clock::now() >= next_resync;
+    if (resync) {
+      next_resync = clock::now() + cfg_.resync;
+      for (auto& [name, t] : volumes_) {
+        if (t.latest) {
+          enqueue_locked(name, t);
+        }
       }
     }
     lock.unlock();
-    report_capacity(true);
+    report_capacity(resync);
     lock.lock();
   }
 }

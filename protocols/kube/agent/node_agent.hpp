@@ -4,7 +4,8 @@
 // BerthVolumes of its node (a label selector; again after 410 Expired, with backoff while
 // the API is away), carries each out through the volume actors (create, expand and modify,
 // remove), and answers in the object's status; it reports the free capacity of each
-// backend in its Node's annotations, on change and every resync. After each full LIST it
+// backend in its Node's annotations when it changed enough, at most once a few seconds,
+// and at every resync (capacity_report.hpp). After each full LIST it
 // reports the CSI volumes recorded here that no BerthVolume names (log, metric, berthctl
 // unclaimed), and removes one only when an operator asks (unclaimed_desk). Its
 // BerthSnapshots are carried out beside, over the same API (snapshot_agent.hpp).
@@ -35,6 +36,7 @@
 #include "backends/backend.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "core/unclaimed_desk.hpp"
+#include "protocols/kube/agent/capacity_report.hpp"
 #include "protocols/kube/agent/snapshot_agent.hpp"
 #include "protocols/kube/agent/volume_desk.hpp"
 #include "protocols/kube/agent/volume_intent.hpp"
@@ -50,6 +52,9 @@ struct agent_config {
   std::map<std::string, std::shared_ptr<backend>> backends;
   /// Every volume is looked at again, and capacity reported, this often.
   std::chrono::seconds resync{60};
+  /// When a change of capacity is written between resyncs; it is measured again every
+  /// capacity.interval, so a change held back by the interval is written at the next one.
+  capacity_rule capacity;
   size_t workers = 4;
   /// Where the unclaimed volumes are counted (berth_unclaimed_volumes); may be null.
   std::shared_ptr<telemetry> stats;
@@ -153,7 +158,8 @@ private:
   std::optional<unclaimed_volumes> unclaimed_; ///< nullopt before the first full LIST
 
   std::mutex capacity_mu_;
-  std::map<std::string, uint64_t> capacity_written_;
+  capacity_report capacity_; ///< under capacity_mu_
+  bool capacity_failing_ = false; ///< the last write failed (logged once until one succeeds)
 
   std::vector<std::thread> threads_;
   snapshot_agent snapshots_; ///< after api_ and cfg_, which it is made from

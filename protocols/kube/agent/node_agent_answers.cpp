@@ -65,24 +65,32 @@ void node_agent::drop_finalizer(const volume_object& obj) {
 }
 
 void node_agent::report_capacity(bool force) {
-  std::map<std::string, uint64_t> now;
+  capacity_by_backend now;
   for (const auto& [name, b] : cfg_.backends) {
     if (auto bytes = b->available_capacity()) {
       now[name] = *bytes;
     }
   }
   std::lock_guard lock{capacity_mu_};
-  if (!force && now == capacity_written_) {
+  auto at = capacity_report::clock::now();
+  if (!capacity_.due(now, at, force)) {
     return;
   }
-  auto res = api_->merge_patch(nodes(), cfg_.node, "", capacity_patch(now),
-                               clock_type::now() + call_bound);
+  auto res = api_->merge_patch(nodes(), cfg_.node, "", capacity_patch(now), at + call_bound);
   if (!res) {
-    spdlog::warn("node agent: cannot report the capacity of node {}: {}", cfg_.node,
-                 describe(res.error()));
+    // Measured again every interval, and written once the API takes it.
+    if (!capacity_failing_) {
+      spdlog::warn("node agent: cannot report the capacity of node {}: {}; trying again", cfg_.node,
+                   describe(res.error()));
+    }
+    capacity_failing_ = true;
     return;
   }
-  capacity_written_ = std::move(now);
+  if (capacity_failing_) {
+    spdlog::info("node agent: the capacity of node {} is reported again", cfg_.node);
+    capacity_failing_ = false;
+  }
+  capacity_.written(std::move(now), at);
 }
 
 } // namespace berth::kube::agent

@@ -58,8 +58,13 @@ protected:
     ac.resync = std::chrono::seconds(600);
     ac.workers = 4;
     ac.stats = stats;
+    adjust(ac);
     agent = std::make_unique<kube::agent::node_agent>(*ts.sys, reg, std::move(objects), ac);
     agent->start();
+  }
+
+  /// A test's own settings of the agent, before it starts.
+  virtual void adjust(kube::agent::agent_config&) {
   }
 
   void TearDown() override {

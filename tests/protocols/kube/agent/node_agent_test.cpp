@@ -151,5 +151,57 @@ TEST_F(node_agent_test, of_two_objects_the_one_a_list_lacks_is_forgotten) {
   EXPECT_TRUE(eventually([&] { return agent->objects_tracked() == 1; }));
 }
 
+// -- capacity ------------------------------------------------------------------------------
+
+/// The agent with a capacity interval of `interval`; the fake's 64 GiB free make a
+/// meaningful change 1 % of that, about 655 MiB.
+template <int interval_ms>
+class node_agent_capacity : public node_agent_test {
+protected:
+  void adjust(kube::agent::agent_config& ac) override {
+    ac.capacity.interval = std::chrono::milliseconds(interval_ms);
+  }
+
+  size_t node_writes() {
+    return api->patches(node, "").size();
+  }
+
+  /// Waits until the agent measured its capacity `n` more times.
+  void measured(int n) {
+    auto until = storage->capacity_reads.load() + n;
+    ASSERT_TRUE(eventually([&] { return storage->capacity_reads.load() >= until; }));
+  }
+};
+
+using node_agent_capacity_short = node_agent_capacity<50>;
+using node_agent_capacity_long = node_agent_capacity<600000>;
+
+TEST_F(node_agent_capacity_short, a_meaningful_change_is_written_and_a_small_one_is_not) {
+  ASSERT_TRUE(eventually([&] { return node_writes() == 1; })) << "the first full list writes it";
+  storage->free_bytes -= 100 * mib;
+  auto name = add_volume("vol-k", 8 * mib);
+  ASSERT_TRUE(eventually([&] { return ready(name); }));
+  measured(5);
+  EXPECT_EQ(node_writes(), 1u) << "100 MiB of 64 GiB is written at the next resync, not now";
+  storage->free_bytes -= 1024 * mib;
+  ASSERT_TRUE(eventually([&] { return node_writes() == 2; }));
+  EXPECT_NE(api->patches(node, "").back().find(std::to_string(storage->free_bytes.load())),
+            std::string::npos)
+    << api->patches(node, "").back();
+}
+
+TEST_F(node_agent_capacity_long, changes_within_the_interval_wait_for_its_end) {
+  ASSERT_TRUE(eventually([&] { return node_writes() == 1; })) << "the first full list writes it";
+  auto reads = storage->capacity_reads.load();
+  for (int i = 0; i < 5; ++i) {
+    storage->free_bytes -= 1024 * mib;
+    auto name = add_volume("vol-l" + std::to_string(i), 8 * mib);
+    ASSERT_TRUE(eventually([&] { return ready(name); }));
+  }
+  // Each create is followed by a report of the capacity (a read, and a write when due).
+  ASSERT_TRUE(eventually([&] { return storage->capacity_reads.load() >= reads + 5; }));
+  EXPECT_EQ(node_writes(), 1u) << "five changes of 1 GiB within one interval: no write yet";
+}
+
 } // namespace
 } // namespace berth::test
