@@ -122,7 +122,8 @@ caf::expected<volume_object> parse_volume_object(const std::string& json) {
   st.reason = json_text(status, "reason");
   st.message = json_text(status, "message");
   st.delete_request = json_text(status, "deleteRequest");
-  st.ready_since = detail::read_ready_condition(status).since;
+  st.ready_since = detail::condition_since(status, "Ready");
+  st.applied_since = detail::condition_since(status, "Applied");
   if (auto g = json_member(status, "observedGeneration"); g && g->IsInt64()) {
     st.observed_generation = g->GetInt64();
   }
@@ -210,10 +211,18 @@ std::string status_patch(const volume_object_status& st, const volume_object_sta
   write_text(w, "reason", st.reason);
   write_text(w, "message", st.message);
   write_text(w, "deleteRequest", st.delete_request);
+  // Ready: the volume can be used (a change that failed leaves it so). Applied: what the
+  // spec of observedGeneration asks was carried out; its failure is a False of its own, so
+  // `kubectl get` and `kubectl wait` see it, not only the message.
   bool ready = st.phase == phase_ready;
-  detail::write_ready_condition(
-    w, {ready, ready || st.reason.empty() ? st.phase : st.reason, st.message, st.observed_generation,
-        detail::transition_time(before.phase == phase_ready, ready, before.ready_since)});
+  bool applied = st.reason.empty();
+  auto failure = detail::condition_reason(st.reason);
+  detail::write_conditions(
+    w, {{"Ready", ready, ready || applied ? st.phase : failure, ready ? "" : st.message,
+         st.observed_generation,
+         detail::transition_time(before.phase == phase_ready, ready, before.ready_since)},
+        {"Applied", applied, applied ? "Applied" : failure, st.message, st.observed_generation,
+         detail::transition_time(before.reason.empty(), applied, before.applied_since)}});
   w.EndObject();
   w.EndObject();
   return text_of(buf);

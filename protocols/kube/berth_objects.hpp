@@ -73,6 +73,9 @@ struct volume_object_status {
   std::string delete_request;
   /// When the Ready condition (status.conditions: phase Ready or not) last changed.
   std::string ready_since;
+  /// When the Applied condition (what observed_generation asks was carried out, or its
+  /// failure is `reason`) last changed.
+  std::string applied_since;
 };
 
 struct volume_object : object_meta {

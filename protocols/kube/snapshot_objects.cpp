@@ -30,7 +30,7 @@ caf::expected<snapshot_object> parse_snapshot_object(const std::string& json) {
   st.reason = json_text(status, "reason");
   st.message = json_text(status, "message");
   st.delete_request = json_text(status, "deleteRequest");
-  st.ready_since = detail::read_ready_condition(status).since;
+  st.ready_since = detail::condition_since(status, "Ready");
   if (auto r = json_member(status, "readyToUse"); r && r->IsBool()) {
     st.ready_to_use = r->GetBool();
   }
@@ -84,10 +84,11 @@ std::string snapshot_status_patch(const snapshot_object_status& st,
   write_text(w, "reason", st.reason);
   write_text(w, "message", st.message);
   write_text(w, "deleteRequest", st.delete_request);
-  detail::write_ready_condition(
-    w, {st.ready_to_use, st.ready_to_use || st.reason.empty() ? st.phase : st.reason, st.message,
-        st.observed_generation,
-        detail::transition_time(before.ready_to_use, st.ready_to_use, before.ready_since)});
+  detail::write_conditions(
+    w, {{"Ready", st.ready_to_use,
+         st.ready_to_use || st.reason.empty() ? st.phase : detail::condition_reason(st.reason),
+         st.message, st.observed_generation,
+         detail::transition_time(before.ready_to_use, st.ready_to_use, before.ready_since)}});
   w.EndObject();
   w.EndObject();
   return detail::text_of(buf);

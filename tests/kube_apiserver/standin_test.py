@@ -606,8 +606,25 @@ class StandinTest(unittest.TestCase):
         out = subprocess.run([kubectl, "--kubeconfig", config, "get", "bvol", "kc-1"],
                              capture_output=True, text=True, timeout=30)
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertEqual(out.stdout.split()[:7], ["NAME", "NODE", "SIZE", "CAPACITY", "PHASE",
-                                                  "MODIFICATIONS", "AGE"])
+        self.assertEqual(out.stdout.split()[:8], ["NAME", "NODE", "SIZE", "CAPACITY", "PHASE",
+                                                  "APPLIED", "MODIFICATIONS", "AGE"])
+        # A change that failed: the Applied column (a JSONPath filter on the conditions)
+        # says so, and -o wide adds its reason.
+        self.ok("PATCH", f"{VOLUMES}/kc-1/status", {"status": {"phase": "Ready", "conditions": [
+            {"type": "Ready", "status": "True", "reason": "Ready", "message": "",
+             "lastTransitionTime": "2026-01-01T00:00:00Z"},
+            {"type": "Applied", "status": "False", "reason": "OutOfRange", "message": "too big",
+             "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}, MERGE)
+        out = subprocess.run([kubectl, "--kubeconfig", config, "get", "bvol", "kc-1", "-o",
+                              "wide"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        header, row = out.stdout.splitlines()[:2]
+        # kubectl aligns the cells under their column's name; an empty cell is blank.
+        starts = [m.start() for m in re.finditer(r"\S+", header)]
+        cells = {header[a:b].strip(): row[a:b].strip()
+                 for a, b in zip(starts, starts[1:] + [None])}
+        self.assertEqual((cells.get("PHASE"), cells.get("APPLIED"), cells.get("REASON")),
+                         ("Ready", "False", "OutOfRange"), out.stdout)
 
 
 def main():

@@ -1,5 +1,7 @@
 #include "protocols/kube/detail/object_json.hpp"
 
+#include <cctype>
+
 #include <rapidjson/error/en.h>
 
 #include "core/errors.hpp"
@@ -131,45 +133,53 @@ caf::expected<object_meta> parse_meta(const std::string& json, const std::string
   return out;
 }
 
-ready_condition read_ready_condition(const json_value& status) {
-  ready_condition out;
+std::string condition_since(const json_value& status, const char* type) {
   auto list = json_member(status, "conditions");
   if (!list || !list->IsArray()) {
-    return out;
+    return {};
   }
   for (const auto& c : list->GetArray()) {
-    if (!c.IsObject() || json_text(c, "type") != "Ready") {
-      continue;
-    }
-    out.ready = json_text(c, "status") == "True";
-    out.reason = json_text(c, "reason");
-    out.message = json_text(c, "message");
-    out.since = json_text(c, "lastTransitionTime");
-    if (auto g = json_member(c, "observedGeneration"); g && g->IsInt64()) {
-      out.generation = g->GetInt64();
+    if (c.IsObject() && json_text(c, "type") == type) {
+      return json_text(c, "lastTransitionTime");
     }
   }
-  return out;
+  return {};
 }
 
-void write_ready_condition(json_writer& w, const ready_condition& c) {
+void write_conditions(json_writer& w, const std::vector<condition>& conditions) {
+  auto now = rfc3339(std::chrono::system_clock::now());
   w.Key("conditions");
   w.StartArray();
-  w.StartObject();
-  write_text(w, "type", "Ready");
-  write_text(w, "status", c.ready ? "True" : "False");
-  write_text(w, "reason", c.reason);
-  write_text(w, "message", c.message);
-  write_text(w, "lastTransitionTime",
-             c.since.empty() ? rfc3339(std::chrono::system_clock::now()) : c.since);
-  w.Key("observedGeneration");
-  w.Int64(c.generation);
-  w.EndObject();
+  for (const auto& c : conditions) {
+    w.StartObject();
+    write_text(w, "type", c.type);
+    write_text(w, "status", c.holds ? "True" : "False");
+    write_text(w, "reason", c.reason);
+    write_text(w, "message", c.message);
+    write_text(w, "lastTransitionTime", c.since.empty() ? now : c.since);
+    w.Key("observedGeneration");
+    w.Int64(c.generation);
+    w.EndObject();
+  }
   w.EndArray();
 }
 
-std::string transition_time(bool was_ready, bool is_ready, const std::string& before) {
-  return was_ready == is_ready ? before : std::string{};
+std::string transition_time(bool held, bool holds, const std::string& before) {
+  return held == holds ? before : std::string{};
+}
+
+std::string condition_reason(const std::string& code) {
+  std::string out;
+  bool upper = true;
+  for (char c : code) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return out;
 }
 
 void write_new_meta(json_writer& w, const std::string& name, const std::string& node) {

@@ -48,26 +48,31 @@ bool read_meta(const json_value& doc, object_meta& out, std::string& why);
 /// The metadata of the object `json` (`what` names it in an error).
 caf::expected<object_meta> parse_meta(const std::string& json, const std::string& what);
 
-/// The Ready condition in status.conditions (metav1.Condition's shape), which both kinds
-/// carry beside their phase, for `kubectl wait --for=condition=Ready` and for tools that
-/// read conditions only.
-struct ready_condition {
-  bool ready = false;
-  std::string reason;  ///< the phase when it is fine, else berth's error code
+/// One entry of status.conditions (metav1.Condition's shape), which both kinds carry
+/// beside their phase, for `kubectl wait --for=condition=TYPE` and for tools that read
+/// conditions only.
+struct condition {
+  std::string type;
+  bool holds = false;  ///< status "True" or "False"
+  std::string reason;  ///< one CamelCase word (condition_reason)
   std::string message;
   int64_t generation = 0;
   std::string since;   ///< lastTransitionTime, RFC 3339; "" when there was none
 };
 
-/// status.conditions' Ready entry of `status`; since "" when there is none.
-ready_condition read_ready_condition(const json_value& status);
+/// The lastTransitionTime status.conditions' entry `type` of `status` has; "" when none.
+std::string condition_since(const json_value& status, const char* type);
 
-/// Writes "conditions": [Ready]. An empty `since` is now: the readiness changed.
-void write_ready_condition(json_writer& w, const ready_condition& c);
+/// Writes "conditions": [...]. An empty `since` is now: the condition changed.
+void write_conditions(json_writer& w, const std::vector<condition>& conditions);
 
-/// The lastTransitionTime to write: `before` (the one the object has) while the readiness
+/// The lastTransitionTime to write: `before` (the one the object has) while the condition
 /// stays what it was, else "" (now).
-std::string transition_time(bool was_ready, bool is_ready, const std::string& before);
+std::string transition_time(bool held, bool holds, const std::string& before);
+
+/// A condition's reason for berth's error code `code` (core/errors.hpp's name), in the
+/// CamelCase the Kubernetes API conventions ask of a reason: out_of_range → OutOfRange.
+std::string condition_reason(const std::string& code);
 
 /// metadata of an object to create: its name, the node label of `node`, managed-by berth,
 /// and the storage finalizer.

@@ -3,6 +3,8 @@ cluster-scoped, with the names berthd and kubectl use, a status subresource, a s
 schema (every node typed), CEL rules on the immutable fields, and printer columns that name
 fields of that schema."""
 
+import re
+
 from .lookups import expect
 from .rendered import Rendered
 
@@ -49,15 +51,21 @@ def untyped_nodes(schema, path="openAPIV3Schema"):
 
 
 def resolves(schema, json_path):
-    """Whether a printer column's jsonPath (.a.b.c) names a field of the schema."""
-    parts = json_path.lstrip(".").split(".")
+    """Whether a printer column's jsonPath (.a.b.c, or .a[?(@.f=="v")].b into a list of
+    objects that have f) names a field of the schema."""
+    parts = re.findall(r'\w+(?:\[\?\(@\.\w+=="[^"]*"\)\])?', json_path)
     if parts[0] == "metadata" and len(parts) == 2:
         return parts[1] in OBJECT_META
     node = schema
     for part in parts:
-        node = (node.get("properties") or {}).get(part)
+        filtered = re.match(r'^(\w+)\[\?\(@\.(\w+)=="[^"]*"\)\]$', part)
+        node = (node.get("properties") or {}).get(filtered.group(1) if filtered else part)
         if node is None:
             return False
+        if filtered:
+            node = node.get("items") if node.get("type") == "array" else None
+            if not isinstance(node, dict) or filtered.group(2) not in (node.get("properties") or {}):
+                return False
     return True
 
 

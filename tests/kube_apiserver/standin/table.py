@@ -3,15 +3,30 @@ a Name column, the CRD's additionalPrinterColumns, and each row's object as
 PartialObjectMetadata. Dates are shown as ages, as the server's table convertor shows them."""
 
 import calendar
+import re
 import time
 
 
+_FILTER = re.compile(r'^(\w+)\[\?\(@\.(\w+)=="([^"]*)"\)\]$')
+
+
 def _lookup(obj, json_path):
+    """The value at a printer column's JSONPath: .a.b, and a list filtered by one field's
+    value, .a[?(@.type=="X")].b (the first match, as kubectl shows a single value)."""
     node = obj
-    for part in json_path.lstrip(".").split("."):
-        if not isinstance(node, dict) or part not in node:
+    for part in re.findall(r'\w+(?:\[\?\(@\.\w+=="[^"]*"\)\])?', json_path):
+        wanted = _FILTER.match(part)
+        key = wanted.group(1) if wanted else part
+        if not isinstance(node, dict) or key not in node:
             return None
-        node = node[part]
+        node = node[key]
+        if wanted:
+            field, value = wanted.group(2), wanted.group(3)
+            found = [i for i in node if isinstance(i, dict) and i.get(field) == value] \
+                if isinstance(node, list) else []
+            if not found:
+                return None
+            node = found[0]
     return node
 
 

@@ -2,6 +2,7 @@
 
 #include "core/errors.hpp"
 #include "protocols/kube/berth_objects.hpp"
+#include "protocols/kube/detail/object_json.hpp"
 
 namespace berth::kube {
 namespace {
@@ -97,7 +98,7 @@ TEST(berth_objects, the_ready_condition_follows_the_phase_and_keeps_its_time_whi
   failed.message = "no room";
   failed.observed_generation = 1;
   auto json = status_patch(failed, {});
-  EXPECT_NE(json.find(R"("type":"Ready","status":"False","reason":"resource_exhausted","message":"no room")"),
+  EXPECT_NE(json.find(R"("type":"Ready","status":"False","reason":"ResourceExhausted","message":"no room")"),
             std::string::npos) << json;
   auto first = parse_volume_object(json);
   ASSERT_TRUE(first);
@@ -117,6 +118,45 @@ TEST(berth_objects, the_ready_condition_follows_the_phase_and_keeps_its_time_whi
   EXPECT_NE(json.find(R"("type":"Ready","status":"True","reason":"Ready")"), std::string::npos) << json;
   EXPECT_EQ(json.find("2000-01-01"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("observedGeneration":2})"), std::string::npos) << json;
+}
+
+TEST(berth_objects, a_change_that_failed_is_a_false_condition_of_its_own) {
+  volume_object_status ready;
+  ready.phase = phase_ready;
+  ready.observed_generation = 1;
+  auto first = parse_volume_object(status_patch(ready, {}));
+  ASSERT_TRUE(first);
+  ASSERT_FALSE(first->status.applied_since.empty());
+  first->status.applied_since = "2000-01-01T00:00:00Z";
+  first->status.ready_since = "2000-01-01T00:00:00Z";
+  // Generation 2 asks for more than the backend allows: the volume is still usable.
+  volume_object_status refused = ready;
+  refused.observed_generation = 2;
+  refused.reason = "out_of_range";
+  refused.message = "no size between 9 and 8";
+  auto json = status_patch(refused, first->status);
+  EXPECT_NE(json.find(R"({"type":"Ready","status":"True","reason":"Ready","message":"",)"
+                      R"("lastTransitionTime":"2000-01-01T00:00:00Z","observedGeneration":2})"),
+            std::string::npos) << json;
+  EXPECT_NE(json.find(R"({"type":"Applied","status":"False","reason":"OutOfRange",)"
+                      R"("message":"no size between 9 and 8","lastTransitionTime":")"),
+            std::string::npos) << json;
+  EXPECT_EQ(json.find(R"("Applied","status":"False","reason":"OutOfRange","message":"no size between 9 and 8","lastTransitionTime":"2000)"),
+            std::string::npos) << "Applied changed: its time is now\n" << json;
+  // Generation 3 is carried out: Applied again, from now.
+  auto failed = parse_volume_object(json);
+  ASSERT_TRUE(failed);
+  volume_object_status done = ready;
+  done.observed_generation = 3;
+  json = status_patch(done, failed->status);
+  EXPECT_NE(json.find(R"({"type":"Applied","status":"True","reason":"Applied","message":"",)"),
+            std::string::npos) << json;
+}
+
+TEST(berth_objects, a_condition_reason_is_the_error_code_in_camel_case) {
+  EXPECT_EQ(detail::condition_reason("out_of_range"), "OutOfRange");
+  EXPECT_EQ(detail::condition_reason("invalid_argument"), "InvalidArgument");
+  EXPECT_EQ(detail::condition_reason("unavailable"), "Unavailable");
 }
 
 TEST(berth_objects, a_delete_request_is_an_annotation_the_object_carries) {
