@@ -6,8 +6,10 @@
 #
 # single: one berthd serves the Controller and the Node service, as on one machine.
 # split:  the cluster mode: `berthd controller` serves the Controller service and one node
-#         agent (`berthd --kubernetes`) the Node service, both on the Kubernetes API server
-#         stand-in of tests/kube_apiserver, with the Node object n1 registered as kubelet would.
+#         agent (`berthd --kubernetes`) the Node service, on the Kubernetes API server of
+#         tests/kube_apiserver/api_server.py (the stand-in, or a real kube-apiserver when
+#         BERTH_KUBE_APISERVER and BERTH_ETCD name one: docs/testing.md), each with its own
+#         ServiceAccount's kubeconfig, and the Node object n1 registered as kubelet would.
 # MUTABLE_YAML is passed as --csi.testvolumemutableparameters. Uses build/apps/berthd; the
 # logs stay in the printed directory.
 set -u -o pipefail
@@ -25,8 +27,8 @@ cleanup() {
   wait 2>/dev/null
 }
 trap cleanup EXIT
-wait_for() { # wait_for PATH: up to 20 s for PATH to exist
-  for _ in $(seq 100); do [[ -e "$1" ]] && return 0; sleep 0.2; done
+wait_for() { # wait_for PATH [TRIES]: up to TRIES/5 s (default 20 s) for PATH to exist
+  for _ in $(seq "${2:-100}"); do [[ -e "$1" ]] && return 0; sleep 0.2; done
   echo "csi-sanity.sh: $1 did not appear; see the logs in $dir" >&2
   exit 1
 }
@@ -34,16 +36,15 @@ node_args=()
 controller=()
 if [[ "$mode" == split ]]; then
   mkdir -p "$dir/api"
-  python3 "$src/tests/kube_apiserver/standin.py" --dir "$dir/api" --crds "$src/deploy/kubernetes/crds" \
+  python3 "$src/tests/kube_apiserver/api_server.py" --dir "$dir/api" --deploy "$src/deploy/kubernetes" \
     --bookmark-seconds 1 >"$dir/apiserver.log" 2>&1 &
   pids+=($!)
-  wait_for "$dir/api/port"
-  kubeconfig="$dir/api/kubeconfig"
+  wait_for "$dir/api/port" 600 # a real server: etcd, kube-apiserver, the CRDs and RBAC
   echo '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}' \
-    | kubectl --kubeconfig "$kubeconfig" create --validate=false -f - >/dev/null || exit 1
-  node_args=(--kubernetes --kubeconfig "$kubeconfig")
-  "$berthd" controller --csi-endpoint "unix://$dir/controller.sock" --kubeconfig "$kubeconfig" \
-    --log-level debug >"$dir/controller.log" 2>&1 &
+    | kubectl --kubeconfig "$dir/api/kubeconfig" create --validate=false -f - >/dev/null || exit 1
+  node_args=(--kubernetes --kubeconfig "$dir/api/kubeconfig-node")
+  "$berthd" controller --csi-endpoint "unix://$dir/controller.sock" \
+    --kubeconfig "$dir/api/kubeconfig-controller" --log-level debug >"$dir/controller.log" 2>&1 &
   pids+=($!)
   controller=(--csi.controllerendpoint "$dir/controller.sock")
 fi

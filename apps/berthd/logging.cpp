@@ -52,7 +52,9 @@ void setup_logging(const std::string& format, const std::string& level, const st
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   }
   logger->set_level(spdlog::level::from_str(level));
-  logger->flush_on(spdlog::level::warn);
+  // A file is the preStop hook's log (in a pod, /proc/1/fd/2: `kubectl logs`), read while
+  // the hook waits: each of its few lines goes out at once, not when it returns.
+  logger->flush_on(file.empty() || !file_error.empty() ? spdlog::level::warn : spdlog::level::trace);
   spdlog::set_default_logger(logger);
   if (!file_error.empty()) {
     spdlog::warn("cannot log to {}: {}; logging to stderr", file, file_error);

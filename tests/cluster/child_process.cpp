@@ -60,6 +60,22 @@ void child_process::stop(std::chrono::seconds limit) {
   pid_ = -1;
 }
 
+bool child_process::ended_within(std::chrono::milliseconds limit) {
+  if (pid_ <= 0) {
+    return true;
+  }
+  auto until = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (::waitpid(pid_, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= until) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  pid_ = -1;
+  return true;
+}
+
 bool wait_for_file(const std::string& path, std::chrono::seconds limit) {
   auto until = std::chrono::steady_clock::now() + limit;
   struct stat st {};

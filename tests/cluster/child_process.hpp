@@ -29,6 +29,9 @@ public:
     return pid_ > 0;
   }
 
+  /// Waits up to `limit` for it to end by itself, and reaps it: true when it ended.
+  bool ended_within(std::chrono::milliseconds limit);
+
 private:
   pid_t pid_ = -1;
 };

@@ -1,6 +1,7 @@
 #include "tests/cluster/cluster_fixture.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <unistd.h>
@@ -46,7 +47,14 @@ std::string& cluster::missing() {
   return why;
 }
 
-void cluster::SetUpTestSuite() {
+bool cluster::real_server() {
+  std::ifstream kind{root_ + "/api/kind"};
+  std::string word;
+  kind >> word;
+  return word == "real";
+}
+
+void cluster::start_cluster(const cluster_options& opts) {
   missing() = csi_test::berthd_process::missing_prerequisite();
   if (!missing().empty()) {
     return;
@@ -56,18 +64,20 @@ void cluster::SetUpTestSuite() {
   auto c = std::make_unique<running_cluster>();
   auto api_dir = root_ + "/api";
   std::filesystem::create_directories(api_dir);
-  auto err = c->apiserver.start({"/usr/bin/python3", BERTH_SOURCE_DIR "/tests/kube_apiserver/standin.py",
-                                 "--dir", api_dir, "--crds",
-                                 BERTH_SOURCE_DIR "/deploy/kubernetes/crds", "--bookmark-seconds", "1"},
+  auto err = c->apiserver.start({"/usr/bin/python3", BERTH_SOURCE_DIR "/tests/kube_apiserver/api_server.py",
+                                 "--dir", api_dir, "--deploy", BERTH_SOURCE_DIR "/deploy/kubernetes",
+                                 "--bookmark-seconds", "1", "--status-write-latency-ms",
+                                 std::to_string(opts.status_write_latency_ms)},
                                 root_ + "/apiserver.log");
-  if (!err.empty() || !wait_for_file(api_dir + "/port", std::chrono::seconds(20))) {
-    missing() = "the API server stand-in did not start: " + err + tail_of(root_ + "/apiserver.log");
+  // A real server starts etcd, itself, and takes the CRDs and RBAC: seconds, not one.
+  if (!err.empty() || !wait_for_file(api_dir + "/port", std::chrono::seconds(120))) {
+    missing() = "the API server did not start: " + err + tail_of(root_ + "/apiserver.log");
     return;
   }
   auto kubeconfig = api_dir + "/kubeconfig";
   auto api = kube::make_object_api(kubeconfig);
   if (!api) {
-    missing() = "no client for the stand-in";
+    missing() = "no client for the API server";
     return;
   }
   c->api = std::move(*api);
@@ -80,7 +90,7 @@ void cluster::SetUpTestSuite() {
   int i = 1;
   for (auto* node : {&c->n1, &c->n2}) {
     node->node_id = "n" + std::to_string(i++);
-    node->extra_args = {"--kubernetes", "--kubeconfig", kubeconfig, "--docker-api", "",
+    node->extra_args = {"--kubernetes", "--kubeconfig", api_dir + "/kubeconfig-node", "--docker-api", "",
                         "--log-level", "debug"};
     if (auto why = node->start(); !why.empty()) {
       missing() = "berthd " + node->node_id + " did not start: " + why;
@@ -90,7 +100,7 @@ void cluster::SetUpTestSuite() {
   auto ctl_socket = root_ + "/controller/csi.sock";
   err = c->controller_process.start({csi_test::berthd_process::binary(), "controller",
                                      "--csi-endpoint", "unix://" + ctl_socket, "--kubeconfig",
-                                     kubeconfig, "--log-level", "debug"},
+                                     api_dir + "/kubeconfig-controller", "--log-level", "debug"},
                                     root_ + "/controller.log");
   if (!err.empty() || !wait_for_file(ctl_socket, std::chrono::seconds(20))) {
     missing() = "berthd controller did not start: " + err + tail_of(root_ + "/controller.log");
@@ -100,6 +110,18 @@ void cluster::SetUpTestSuite() {
   c->controller = v1::Controller::NewStub(c->controller_channel);
   c->node1 = v1::Node::NewStub(channel_to(c->n1.csi_socket()));
   c->node2 = v1::Node::NewStub(channel_to(c->n2.csi_socket()));
+  // Up means placeable: a node takes volumes once it reported its capacity, after its
+  // first list (slower on a real server than on the stand-in).
+  auto reported = [&](const char* node) {
+    auto json = c->api->get_object(kube::nodes(), node, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+    auto cap = json ? kube::parse_node_capacity(*json)
+                    : caf::expected<std::map<std::string, uint64_t>>{json.error()};
+    return cap && cap->count("block") != 0;
+  };
+  if (!eventually([&] { return reported("n1") && reported("n2"); }, std::chrono::seconds(60))) {
+    missing() = "the nodes did not report their capacity:\n" + c->n1.log_tail() + c->n2.log_tail();
+    return;
+  }
   the_cluster = std::move(c);
 }
 
@@ -121,6 +143,24 @@ void cluster::SetUp() {
   if (!missing().empty()) {
     GTEST_SKIP() << "SKIPPED (not run): " << missing();
   }
+}
+
+void cluster::TearDown() {
+  if (!missing().empty() || !real_server()) {
+    return;
+  }
+  // The manifests' RBAC must allow every call berthd makes: a 403 to one of berth's
+  // ServiceAccounts is a missing verb, whatever the test itself saw.
+  std::ifstream audit{root_ + "/api/audit.log"};
+  std::string line;
+  std::string forbidden;
+  while (std::getline(audit, line)) {
+    if (line.find("\"system:serviceaccount:berth-system:") != std::string::npos
+        && line.find("\"code\":403") != std::string::npos && line.find("\"ResponseComplete\"") != std::string::npos) {
+      forbidden += line + "\n";
+    }
+  }
+  EXPECT_TRUE(forbidden.empty()) << "the API server forbade berth's ServiceAccounts:\n" << forbidden;
 }
 
 std::unique_ptr<grpc::ClientContext> cluster::call(std::chrono::seconds limit) {

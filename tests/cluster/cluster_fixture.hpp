@@ -1,9 +1,13 @@
 #pragma once
 
-// A cluster on one machine: the Kubernetes API server stand-in, two berthd nodes in the
-// cluster mode (`berthd --kubernetes`, nodes n1 and n2, each with its own state and kubelet
-// directory) and `berthd controller`, all real processes; CSI over their sockets, the
-// objects read through berth's own Kubernetes client.
+// A cluster on one machine: a Kubernetes API server (tests/kube_apiserver/api_server.py: a
+// real kube-apiserver on etcd when $BERTH_KUBE_APISERVER and $BERTH_ETCD name them, else the
+// stand-in), two berthd nodes in the cluster mode (`berthd --kubernetes`, nodes n1 and n2,
+// each with its own state and kubelet directory) and `berthd controller`, all real
+// processes; CSI over their sockets, the objects read through berth's own Kubernetes client
+// as an administrator. The nodes and the controller use their own ServiceAccounts' tokens,
+// so on a real server the manifests' RBAC holds them: each test fails when the server
+// forbade any of their requests (its audit log says).
 
 #include <chrono>
 #include <functional>
@@ -25,11 +29,27 @@ namespace berth::cluster_test {
 
 namespace v1 = ::csi::v1;
 
+/// How a suite's cluster differs from the default one.
+struct cluster_options {
+  /// On the stand-in, each status write answers this long after it is applied (its watch
+  /// events go out at once), as a real server's slower writes do. 0 for none.
+  int status_write_latency_ms = 0;
+};
+
 class cluster : public ::testing::Test {
 protected:
-  static void SetUpTestSuite();
+  static void SetUpTestSuite() {
+    start_cluster({});
+  }
   static void TearDownTestSuite();
   void SetUp() override;
+  void TearDown() override;
+
+  /// Starts the API server, the nodes and the controller; on failure missing() says why.
+  static void start_cluster(const cluster_options& opts);
+
+  /// Whether the API server is a real kube-apiserver.
+  static bool real_server();
 
   /// Why the suite cannot run ("" when it can).
   static std::string& missing();
@@ -57,6 +77,15 @@ protected:
   static std::string logs();
 
   static std::string root_;
+};
+
+/// The cluster whose stand-in answers each status write 100 ms late (a real server runs
+/// without it: its own latency is the real one).
+class cluster_with_slow_status_writes : public cluster {
+protected:
+  static void SetUpTestSuite() {
+    start_cluster({100});
+  }
 };
 
 } // namespace berth::cluster_test

@@ -184,6 +184,24 @@ TEST_F(cluster, a_change_the_node_refuses_is_the_answer_and_is_taken_back) {
   EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+// csi-sanity makes a volume with a mutable parameter no node knows: the node answers Failed,
+// and the controller deletes the object at once. A real server's slower writes let that
+// deletion reach the node while its own write of Failed is still on the wire; the node must
+// carry it out then, not at its next resync, a minute later.
+TEST_F(cluster_with_slow_status_writes, a_deletion_during_a_failed_create_is_carried_out_at_once) {
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    auto name = "cl-race-" + std::to_string(round);
+    auto req = create_request(name, 64 * mib, round % 2 == 0 ? "n1" : "n2");
+    (*req.mutable_mutable_parameters())["noSuchKnob"] = "1";
+    v1::CreateVolumeResponse made;
+    auto st = controller().CreateVolume(call().get(), req, &made);
+    ASSERT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message() << logs();
+    ASSERT_TRUE(eventually([&] { return !object_of(name); }, std::chrono::seconds(10)))
+      << "BerthVolume of " << name << " still holds its finalizer\n" << logs();
+  }
+}
+
 // The agent knows a volume by its object's name, and a name comes back: csi-sanity deletes
 // and makes again one name in each of its ModifyVolume cases. A new object with an old
 // name starts at generation 1, below what the agent answered for the old one.
