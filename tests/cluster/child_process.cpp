@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <fcntl.h>
@@ -86,6 +87,13 @@ bool wait_for_file(const std::string& path, std::chrono::seconds limit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return true;
+}
+
+std::string text_of(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream all;
+  all << in.rdbuf();
+  return all.str();
 }
 
 std::string tail_of(const std::string& path, size_t lines) {

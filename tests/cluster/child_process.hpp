@@ -39,6 +39,9 @@ private:
 /// Waits up to `limit` until `path` exists.
 bool wait_for_file(const std::string& path, std::chrono::seconds limit);
 
+/// The whole file at `path` ("" when it cannot be read).
+std::string text_of(const std::string& path);
+
 /// The last `lines` lines of the file at `path`.
 std::string tail_of(const std::string& path, size_t lines = 30);
 

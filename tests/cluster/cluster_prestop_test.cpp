@@ -3,9 +3,6 @@
 // not being drained (a Node made without a kubelet keeps the not-ready taint, which is no
 // drain).
 
-#include <fstream>
-#include <sstream>
-
 #include "tests/cluster/cluster_fixture.hpp"
 
 namespace berth::cluster_test {
@@ -18,13 +15,6 @@ const kube::resource_ref volume_attachments{"/apis/storage.k8s.io/v1", "volumeat
 
 std::chrono::steady_clock::time_point soon() {
   return std::chrono::steady_clock::now() + 10s;
-}
-
-std::string text_of(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream all;
-  all << in.rdbuf();
-  return all.str();
 }
 
 } // namespace

@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "protocols/kube/snapshot_objects.hpp"
 #include "tests/cluster/cluster_fixture.hpp"
@@ -23,13 +22,6 @@ std::string node_of(const v1::Volume& vol) {
     }
   }
   return {};
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 } // namespace
@@ -117,7 +109,7 @@ TEST_F(cluster, a_snapshot_is_cut_on_its_volumes_node_and_a_restore_goes_there_w
   EXPECT_EQ(node_of(restored.volume()), "n2");
   st = stage("cl-restored", "stage-restored");
   ASSERT_TRUE(st.ok()) << st.error_message() << logs();
-  EXPECT_EQ(read_text(berthd(2).kubelet_dir() + "/stage-restored/kept.txt"), "what the snapshot holds");
+  EXPECT_EQ(text_of(berthd(2).kubelet_dir() + "/stage-restored/kept.txt"), "what the snapshot holds");
   ASSERT_TRUE(unstage("cl-restored", "stage-restored").ok());
   ASSERT_TRUE(unstage("cl-snap-src", "stage-snap-src").ok());
 

@@ -33,7 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import yaml  # noqa: E402
 
-from standin.tls import openssl, make_certs  # noqa: E402
+from standin.files import kubeconfig, write_atomically  # noqa: E402
+from standin.tls import make_certs, openssl  # noqa: E402
 
 NAMESPACE = "berth-system"
 ISSUER = "https://kubernetes.default.svc"
@@ -54,24 +55,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def write_atomically(path, text):
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.rename(tmp, path)
-
-
-def kubeconfig(server, ca, user, token):
-    return yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "preferences": {},
-        "clusters": [{"name": "real", "cluster": {"server": server, "certificate-authority": ca}}],
-        "users": [{"name": user, "user": {"token": token}}],
-        "contexts": [{"name": "real", "context": {"cluster": "real", "user": user}}],
-        "current-context": "real"}, sort_keys=False)
 
 
 class Api:
@@ -247,10 +230,10 @@ def main():
             wait(f"CRD {name} Established", lambda: established(api, name), procs)
             warm_up(api, crd)
         write_atomically(os.path.join(directory, "kubeconfig"),
-                         kubeconfig(server, ca, "admin", admin))
+                         kubeconfig("real", server, ca, "admin", admin))
         for role in ("controller", "node"):
             write_atomically(os.path.join(directory, f"kubeconfig-{role}"),
-                             kubeconfig(server, ca, f"berth-{role}",
+                             kubeconfig("real", server, ca, f"berth-{role}",
                                         mint_token(api, f"berth-{role}")))
         write_atomically(os.path.join(directory, "port"), f"{port}\n")
         sys.stderr.write(f"real_server: kube-apiserver on {server}, etcd on {etcd_url} "

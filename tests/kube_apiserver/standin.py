@@ -30,31 +30,11 @@ from http.server import ThreadingHTTPServer
 sys.dont_write_bytecode = True  # run from the source tree, it leaves no __pycache__ there
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import yaml  # noqa: E402  (python3-yaml; the CRD files are YAML)
-
+from standin.files import kubeconfig, write_atomically  # noqa: E402
 from standin.http import Handler  # noqa: E402
 from standin.resources import Registry, core_resources, load_crds  # noqa: E402
 from standin.store import Store  # noqa: E402
 from standin.tls import make_certs  # noqa: E402
-
-
-def write_atomically(path, text):
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.rename(tmp, path)
-
-
-def kubeconfig(server, ca, token):
-    return yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "preferences": {},
-        "clusters": [{"name": "standin", "cluster": {"server": server,
-                                                     "certificate-authority": ca}}],
-        "users": [{"name": "standin", "user": {"token": token}}],
-        "contexts": [{"name": "standin", "context": {"cluster": "standin", "user": "standin"}}],
-        "current-context": "standin"}, sort_keys=False)
 
 
 class Server(ThreadingHTTPServer):
@@ -94,7 +74,7 @@ def main():
     server.status_write_latency = opts.status_write_latency_ms / 1000
 
     port = server.server_address[1]
-    config = kubeconfig(f"https://127.0.0.1:{port}", ca, server.token)
+    config = kubeconfig("standin", f"https://127.0.0.1:{port}", ca, "standin", server.token)
     for name in ("kubeconfig-controller", "kubeconfig-node", "kubeconfig"):
         write_atomically(os.path.join(directory, name), config)
     write_atomically(os.path.join(directory, "port"), f"{port}\n")
