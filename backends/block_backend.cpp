@@ -3,6 +3,8 @@
 #include "backends/block_backend.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
@@ -31,15 +33,48 @@ caf::error invalid_name(const std::string& name) {
 
 block_backend::block_backend(std::string state_dir, std::chrono::milliseconds helper_timeout,
                              block_space space, std::string kubelet_dir,
-                             cooldown_config cooldown)
+                             cooldown_config cooldown, std::shared_ptr<loop_stats> loop)
   : helper_timeout_(helper_timeout), kubelet_dir_(std::move(kubelet_dir)),
     reserve_path_(std::move(space.reserve_path)), reserve_bytes_(space.reserve_bytes),
-    cooldown_(std::move(cooldown)) {
+    cooldown_(std::move(cooldown)), loop_(std::move(loop)) {
   auto dir = space.block_dir.empty() ? state_dir + "/block" : space.block_dir;
   // /sys/block/loop*/loop/backing_file and mountinfo show resolved paths.
   std::error_code err;
   fs::path root = fs::weakly_canonical(fs::absolute(dir), err);
   root_ = (err ? fs::path(dir) : root).string();
+}
+
+bool block_backend::attaches_with_direct_io(const volume_record& rec) const {
+  return wants_direct_io(rec.mutable_parameters);
+}
+
+caf::expected<block_backend::image_state>
+block_backend::image_state_of(const volume_record& rec, const loop_index& attached) const {
+  auto image = checked_image(rec);
+  if (!image) {
+    return image.error();
+  }
+  struct stat st {};
+  if (::stat(image->c_str(), &st) != 0) {
+    int e = errno;
+    return make_error(ec::backend_failure, block_what(rec) + ": stat of " + *image + ": "
+                                             + std::strerror(e));
+  }
+  image_state out;
+  out.allocated_bytes = static_cast<uint64_t>(st.st_blocks) * 512;
+  out.device = indexed_loop_device(attached, *image);
+  if (!out.device.empty()) {
+    auto dio = loop_direct_io(out.device);
+    out.direct_io = dio && *dio;
+  }
+  return out;
+}
+
+loop_setup block_backend::attach_setup(const option_map& parameters) const {
+  loop_setup setup;
+  setup.direct_io = wants_direct_io(parameters);
+  setup.stats = loop_.get();
+  return setup;
 }
 
 block_backend* block_backend_of(const std::map<std::string, std::shared_ptr<backend>>& backends) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/loop_device.hpp"
 #include "backends/modify_cooldown.hpp"
 #include "backends/mount_counter.hpp"
 #include "backends/mountinfo.hpp"
@@ -64,10 +65,11 @@ public:
   /// @param space where images live and the journal reserve they share a filesystem with.
   /// @param kubelet_dir staging and target paths must lie below it (node_path.hpp).
   /// @param cooldown the least time between two modifications of one volume (none by default).
+  /// @param loop where each loop device attached is counted (may be null).
   explicit block_backend(std::string state_dir,
                          std::chrono::milliseconds helper_timeout = std::chrono::seconds(120),
                          block_space space = {}, std::string kubelet_dir = default_kubelet_dir,
-                         cooldown_config cooldown = {});
+                         cooldown_config cooldown = {}, std::shared_ptr<loop_stats> loop = nullptr);
 
   // -- backend ---------------------------------------------------------------
   std::string name() const override;
@@ -142,8 +144,23 @@ public:
   std::vector<std::string> image_dirs() const;
   /// BLOCK/exports: the exports' copies and their mounts, none of which a record holds.
   std::string exports_dir() const;
+  /// Whether rec's image is attached with direct I/O: unless its directIO is false.
+  bool attaches_with_direct_io(const volume_record& rec) const;
+
+  /// What the host holds of a volume's image: the bytes it takes, and whether the loop
+  /// device backing it (found in `attached`, index_loop_devices()) uses direct I/O.
+  struct image_state {
+    uint64_t allocated_bytes = 0; ///< st_blocks * 512
+    std::string device;           ///< "" when none backs it
+    bool direct_io = false;
+  };
+  caf::expected<image_state> image_state_of(const volume_record& rec,
+                                            const loop_index& attached) const;
 
 private:
+  /// How an image is attached: direct I/O unless `parameters` say directIO=false, the block
+  /// size from the image, counted in loop_.
+  loop_setup attach_setup(const option_map& parameters = {}) const;
   /// ec::invalid_argument unless rec's name and kind make a valid image path.
   caf::expected<std::string> checked_image(const volume_record& rec) const;
   /// The image a content source refers to; ec::not_found when it does not
@@ -197,6 +214,7 @@ private:
   modify_cooldown cooldown_;
   /// Each volume's Docker mounts and CSI stages since start, read around a copy of it.
   mount_counter mounts_;
+  std::shared_ptr<loop_stats> loop_;
 };
 
 /// The "block" backend among `backends` (as berthd wires them), or nullptr: what the

@@ -164,7 +164,7 @@ caf::error block_backend::prepare_docker_volume(const volume_record& rec,
     return root.error();
   }
   bool attached = false;
-  auto device = find_or_attach_loop_device(image, attached);
+  auto device = find_or_attach_loop_device(image, attached, attach_setup());
   if (!device) {
     return device.error();
   }
@@ -209,7 +209,7 @@ caf::expected<std::string> block_backend::docker_fs_type(const volume_record& re
 caf::error block_backend::prepare_docker_copy(const volume_record& rec, const std::string& image) {
   const std::string what = block_what(rec);
   bool attached = false;
-  auto device = find_or_attach_loop_device(image, attached);
+  auto device = find_or_attach_loop_device(image, attached, attach_setup());
   if (!device) {
     return device.error();
   }
@@ -245,7 +245,7 @@ caf::expected<std::string> block_backend::mount(const volume_record& rec) {
                        + " (kubelet stages and publishes it)");
   }
   bool attached = false;
-  auto device = attach_block_image(*image, attached, what);
+  auto device = attach_block_image(*image, attach_setup(rec.mutable_parameters), attached, what);
   if (!device) {
     return device.error();
   }

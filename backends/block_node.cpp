@@ -145,7 +145,7 @@ caf::expected<std::string> block_backend::stage(const volume_record& rec,
     opts = std::move(*parsed);
   }
   bool attached = false;
-  auto device = attach_block_image(*image, attached, what);
+  auto device = attach_block_image(*image, attach_setup(rec.mutable_parameters), attached, what);
   if (!device) {
     return device.error();
   }

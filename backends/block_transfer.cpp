@@ -42,7 +42,7 @@ caf::expected<export_view> block_backend::open_export(const volume_record& rec,
     return consistency.error();
   }
   auto opened = [&]() -> caf::error {
-    auto device = attach_loop_device(copy);
+    auto device = attach_loop_device(copy, attach_setup());
     if (!device) {
       return device.error();
     }
@@ -113,7 +113,7 @@ caf::error block_backend::create_from_tree(const volume_record& rec, const std::
       return err;
     }
     bool attached = false;
-    auto device = find_or_attach_loop_device(*image, attached);
+    auto device = find_or_attach_loop_device(*image, attached, attach_setup());
     if (!device) {
       return device.error();
     }

@@ -1,5 +1,7 @@
 #include "backends/loop_device.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -62,9 +64,75 @@ int open_loop_node(const std::string& device, int flags) {
   }
 }
 
-/// One attempt: LOOP_SET_FD on a free device. `busy` reports a lost race.
+/// -1 not tried yet, 1 the kernel takes LOOP_CONFIGURE, 0 it does not.
+std::atomic<int> configure_supported{-1};
+/// Whether a device attached without the direct I/O asked for was logged at warn yet.
+std::atomic<bool> direct_io_refusal_logged{false};
+
+void count(loop_stats* stats, metrics::atomic_counter loop_stats::*which) {
+  if (stats != nullptr) {
+    (stats->*which).add();
+  }
+}
+
+/// Runs `call` until it does not fail with EAGAIN (the kernel's answer while the device
+/// is busy settling), at most 10 times 10 ms.
+template <class Call>
+int retry_eagain(Call call) {
+  int rc = -1;
+  for (int i = 0; i < 10; ++i) {
+    rc = call();
+    if (rc == 0 || errno != EAGAIN) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return rc;
+}
+
+loop_info64 info_for(const std::string& image, bool direct_io) {
+  loop_info64 info{};
+  std::strncpy(reinterpret_cast<char*>(info.lo_file_name), image.c_str(), LO_NAME_SIZE - 1);
+  info.lo_flags = direct_io ? LO_FLAGS_DIRECT_IO : 0;
+  return info;
+}
+
+/// A kernel before 5.8 sets a device up step by step: the file, its name, the block size,
+/// then direct I/O. A step after the first that fails detaches the device again. Direct
+/// I/O the kernel refuses (its filesystem cannot do it) is no failure: the device stays
+/// buffered, as LOOP_CONFIGURE leaves it in that case.
+caf::error set_up_step_by_step(int dev, int image_fd, const std::string& image,
+                               const std::string& device, const loop_setup& setup,
+                               uint32_t block_size, bool& busy) {
+  if (::ioctl(dev, LOOP_SET_FD, image_fd) != 0) {
+    int e = errno;
+    busy = e == EBUSY; // another attach took this device between GET_FREE and SET_FD
+    return sys_error(e, "cannot attach " + image + ": LOOP_SET_FD on " + device);
+  }
+  auto undo = [&](const char* step) {
+    int e = errno;
+    auto err = sys_error(e, "cannot attach " + image + ": " + step + " on " + device);
+    ::ioctl(dev, LOOP_CLR_FD, 0);
+    return err;
+  };
+  auto info = info_for(image, false);
+  if (retry_eagain([&] { return ::ioctl(dev, LOOP_SET_STATUS64, &info); }) != 0) {
+    return undo("LOOP_SET_STATUS64");
+  }
+  if (block_size != 512
+      && retry_eagain([&] { return ::ioctl(dev, LOOP_SET_BLOCK_SIZE, static_cast<unsigned long>(block_size)); })
+           != 0) {
+    return undo("LOOP_SET_BLOCK_SIZE");
+  }
+  if (setup.direct_io) {
+    ::ioctl(dev, LOOP_SET_DIRECT_IO, 1UL);
+  }
+  return {};
+}
+
+/// One attempt on a free device. `busy` reports a lost race.
 caf::expected<std::string> try_attach(int control, int image_fd, const std::string& image,
-                                      bool& busy) {
+                                      const loop_setup& setup, uint32_t block_size, bool& busy) {
   busy = false;
   int n = ::ioctl(control, LOOP_CTL_GET_FREE);
   if (n < 0) {
@@ -77,28 +145,66 @@ caf::expected<std::string> try_attach(int control, int image_fd, const std::stri
     int e = errno;
     return sys_error(e, "cannot attach " + image + ": open " + device);
   }
-  if (::ioctl(dev.get(), LOOP_SET_FD, image_fd) != 0) {
-    int e = errno;
-    busy = e == EBUSY; // another attach took this device between GET_FREE and SET_FD
-    return sys_error(e, "cannot attach " + image + ": LOOP_SET_FD on " + device);
-  }
-  loop_info64 info{};
-  std::strncpy(reinterpret_cast<char*>(info.lo_file_name), image.c_str(), LO_NAME_SIZE - 1);
-  int rc = -1;
-  for (int i = 0; i < 10; ++i) {
-    rc = ::ioctl(dev.get(), LOOP_SET_STATUS64, &info);
-    if (rc == 0 || errno != EAGAIN) {
-      break;
+  if (configure_supported.load() != 0 && !setup.step_by_step) {
+    loop_config cfg{};
+    cfg.fd = static_cast<uint32_t>(image_fd);
+    cfg.block_size = block_size;
+    cfg.info = info_for(image, setup.direct_io);
+    if (retry_eagain([&] { return ::ioctl(dev.get(), LOOP_CONFIGURE, &cfg); }) == 0) {
+      configure_supported = 1;
+      count(setup.stats, &loop_stats::configured);
+      return device;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (rc != 0) {
     int e = errno;
-    auto err = sys_error(e, "cannot attach " + image + ": LOOP_SET_STATUS64 on " + device);
-    ::ioctl(dev.get(), LOOP_CLR_FD, 0);
+    if (e == EBUSY) {
+      busy = true;
+      return sys_error(e, "cannot attach " + image + ": LOOP_CONFIGURE on " + device);
+    }
+    // A kernel before 5.8 knows no LOOP_CONFIGURE (EINVAL, or ENOTTY); once a device it
+    // refused sets up step by step, berth stops asking.
+    if (e != EINVAL && e != ENOTTY) {
+      return sys_error(e, "cannot attach " + image + ": LOOP_CONFIGURE on " + device);
+    }
+    if (configure_supported.load() == -1) {
+      spdlog::info("loop devices: the kernel refused LOOP_CONFIGURE ({}); attaching with "
+                   "LOOP_SET_FD and setting the block size and direct I/O one by one",
+                   std::strerror(e));
+    }
+    if (auto err = set_up_step_by_step(dev.get(), image_fd, image, device, setup, block_size, busy)) {
+      return err;
+    }
+    configure_supported = 0;
+    count(setup.stats, &loop_stats::set_fd);
+    return device;
+  }
+  if (auto err = set_up_step_by_step(dev.get(), image_fd, image, device, setup, block_size, busy)) {
     return err;
   }
+  count(setup.stats, &loop_stats::set_fd);
   return device;
+}
+
+/// Why `device` reads and writes `image` through the page cache although direct I/O was
+/// asked for.
+std::string why_no_direct_io(const std::string& image, const std::string& device,
+                             uint32_t block_size) {
+  int fd = ::open(image.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0 && errno == EINVAL) {
+    return "the filesystem of " + image + " cannot do O_DIRECT";
+  }
+  if (fd >= 0) {
+    ::close(fd);
+  }
+  return "the kernel refused it; " + device + "'s block size " + std::to_string(block_size)
+         + " may be below that of the disk under " + image;
+}
+
+/// Little- and big-endian fields of a superblock.
+uint32_t le32(const unsigned char* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+uint32_t be16(const unsigned char* p) {
+  return uint32_t{p[0]} << 8 | uint32_t{p[1]};
 }
 
 std::string read_first_line(const std::string& path) {
@@ -124,7 +230,32 @@ bool is_loop_device_path(const std::string& device) {
   return true;
 }
 
-caf::expected<std::string> attach_loop_device(const std::string& image) {
+uint32_t loop_block_size_for(const std::string& image) {
+  constexpr uint32_t fallback = 512;
+  unique_fd fd(::open(image.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) {
+    return fallback;
+  }
+  if (::lseek(fd.get(), 0, SEEK_DATA) < 0 && errno == ENXIO) {
+    return 4096; // nothing written yet: a filesystem made on it takes the device's size
+  }
+  unsigned char sb[2048] = {};
+  auto got = ::pread(fd.get(), sb, sizeof sb, 0);
+  uint32_t size = 0;
+  if (got >= 104 && std::memcmp(sb, "XFSB", 4) == 0) {
+    size = be16(sb + 102); // sb_sectsize
+  } else if (got >= 1024 + 58 && sb[1024 + 56] == 0x53 && sb[1024 + 57] == 0xEF) {
+    auto log = le32(sb + 1024 + 24); // s_log_block_size: 1024 << log
+    size = log <= 6 ? 1024u << log : 0;
+  }
+  auto page = static_cast<uint32_t>(::sysconf(_SC_PAGESIZE));
+  if (size < 512 || (size & (size - 1)) != 0) {
+    return fallback; // raw data, or a superblock berth does not read: as it always was
+  }
+  return std::min({size, 4096u, page});
+}
+
+caf::expected<std::string> attach_loop_device(const std::string& image, const loop_setup& setup) {
   unique_fd image_fd(::open(image.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
   if (!image_fd) {
     int e = errno;
@@ -140,10 +271,24 @@ caf::expected<std::string> attach_loop_device(const std::string& image) {
     int e = errno;
     return sys_error(e, "cannot attach " + image + ": open /dev/loop-control");
   }
+  auto block_size = setup.block_size != 0 ? setup.block_size : loop_block_size_for(image);
   caf::error last;
   for (int attempt = 0; attempt < 16; ++attempt) {
     bool busy = false;
-    auto dev = try_attach(control.get(), image_fd.get(), image, busy);
+    auto dev = try_attach(control.get(), image_fd.get(), image, setup, block_size, busy);
+    auto dio = dev && setup.direct_io ? loop_direct_io(*dev) : caf::expected<bool>{true};
+    if (!dio || !*dio) {
+      count(setup.stats, &loop_stats::direct_io_unavailable);
+      auto why = why_no_direct_io(image, *dev, block_size);
+      // Once at warn: every image shares the reason, and a node stages many volumes.
+      if (!direct_io_refusal_logged.exchange(true)) {
+        spdlog::warn("{} reads and writes {} through the host's page cache, not with direct "
+                     "I/O: {}; each page of such a volume is cached twice",
+                     *dev, image, why);
+      } else {
+        spdlog::debug("{} reads and writes {} without direct I/O: {}", *dev, image, why);
+      }
+    }
     if (dev || !busy) {
       return dev;
     }
@@ -153,31 +298,27 @@ caf::expected<std::string> attach_loop_device(const std::string& image) {
   return last;
 }
 
-caf::expected<std::string> find_loop_device(const std::string& image) {
-  std::error_code err;
-  fs::path canonical = fs::canonical(image, err);
-  if (err) {
-    return std::string(); // no such file: nothing can be attached to it by this name
-  }
-  struct stat st {};
-  if (::stat(canonical.c_str(), &st) != 0) {
-    return std::string();
-  }
+namespace {
+
+/// Calls `seen(device, backing device, backing inode)` for each attached loop device, as
+/// LOOP_GET_STATUS64 names its backing file; false when /sys/block cannot be read.
+///
+/// Not by path: /sys names the backing file by its path in the mount namespace that
+/// attached it, and once that is gone (a berthd in a container that was replaced) by
+/// another one. The file's device and inode identify it in every namespace, as losetup's
+/// own check does; a removed and recreated image is a new inode and never matches.
+template <class Seen>
+bool scan_loop_devices(std::error_code& err, Seen seen) {
   fs::directory_iterator it("/sys/block", err);
   if (err) {
-    return make_error(ec::backend_failure, "cannot look for the loop device of " + image
-                                             + ": /sys/block: " + err.message());
+    return false;
   }
   for (const auto& entry : it) {
     const std::string name = entry.path().filename().string();
     if (name.compare(0, 4, "loop") != 0) {
       continue;
     }
-    // Absent while the device is not attached. The path itself is not compared: /sys names
-    // the backing file by its path in the mount namespace that attached it, and once that is
-    // gone (a berthd in a container that was replaced) by another one. The file's device and
-    // inode identify it in every namespace, as losetup's own check does; a removed and
-    // recreated image is a new inode and never matches.
+    // Absent while the device is not attached.
     if (read_first_line(entry.path().string() + "/loop/backing_file").empty()) {
       continue;
     }
@@ -190,11 +331,56 @@ caf::expected<std::string> find_loop_device(const std::string& image) {
     if (::ioctl(dev.get(), LOOP_GET_STATUS64, &info) != 0) {
       continue; // ENXIO: detached meanwhile
     }
-    if (info.lo_inode == st.st_ino && info.lo_device == static_cast<uint64_t>(st.st_dev)) {
-      return device;
+    if (!seen(device, info.lo_device, info.lo_inode)) {
+      break;
     }
   }
-  return std::string();
+  return true;
+}
+
+} // namespace
+
+caf::expected<std::string> find_loop_device(const std::string& image) {
+  std::error_code err;
+  fs::path canonical = fs::canonical(image, err);
+  if (err) {
+    return std::string(); // no such file: nothing can be attached to it by this name
+  }
+  struct stat st {};
+  if (::stat(canonical.c_str(), &st) != 0) {
+    return std::string();
+  }
+  std::string found;
+  if (!scan_loop_devices(err, [&](const std::string& device, uint64_t dev, uint64_t ino) {
+        if (ino == st.st_ino && dev == static_cast<uint64_t>(st.st_dev)) {
+          found = device;
+          return false;
+        }
+        return true;
+      })) {
+    return make_error(ec::backend_failure, "cannot look for the loop device of " + image
+                                             + ": /sys/block: " + err.message());
+  }
+  return found;
+}
+
+loop_index index_loop_devices() {
+  loop_index out;
+  std::error_code err;
+  scan_loop_devices(err, [&](const std::string& device, uint64_t dev, uint64_t ino) {
+    out.emplace(std::make_pair(dev, ino), device);
+    return true;
+  });
+  return out;
+}
+
+std::string indexed_loop_device(const loop_index& index, const std::string& image) {
+  struct stat st {};
+  if (::stat(image.c_str(), &st) != 0) {
+    return {};
+  }
+  auto it = index.find({static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)});
+  return it == index.end() ? std::string{} : it->second;
 }
 
 std::vector<std::pair<std::string, std::string>> list_loop_devices() {
@@ -217,13 +403,14 @@ std::vector<std::pair<std::string, std::string>> list_loop_devices() {
   return out;
 }
 
-caf::expected<std::string> find_or_attach_loop_device(const std::string& image, bool& attached) {
+caf::expected<std::string> find_or_attach_loop_device(const std::string& image, bool& attached,
+                                                      const loop_setup& setup) {
   attached = false;
   auto found = find_loop_device(image);
   if (!found || !found->empty()) {
     return found;
   }
-  auto dev = attach_loop_device(image);
+  auto dev = attach_loop_device(image, setup);
   attached = static_cast<bool>(dev);
   return dev;
 }
@@ -326,6 +513,14 @@ caf::expected<bool> loop_direct_io(const std::string& device) {
     return n.error();
   }
   return *n != 0;
+}
+
+caf::expected<uint64_t> loop_block_size(const std::string& device) {
+  auto path = loop_sysfs(device, "queue/logical_block_size");
+  if (path.empty()) {
+    return not_a_loop_device(device);
+  }
+  return read_sysfs_number(path);
 }
 
 caf::expected<uint64_t> loop_read_ahead_kb(const std::string& device) {

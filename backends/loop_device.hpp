@@ -3,6 +3,7 @@
 // Loop devices by ioctl (linux/loop.h): no losetup(8), no fork.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,19 +11,53 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "core/telemetry/loop_stats.hpp"
+
 namespace berth {
 
-/// Attaches `image` (a regular file) to a free loop device and returns its path,
-/// e.g. "/dev/loop3". Takes a free number from /dev/loop-control and retries
-/// when another process grabs the same device first (LOOP_SET_FD: EBUSY).
-/// lo_file_name is set to the image path. Does not look for an existing
+/// How attach_loop_device() sets a device up.
+struct loop_setup {
+  /// Read and write the image with O_DIRECT where its filesystem can: the data is then
+  /// cached once, by the filesystem on the device, not a second time for the image file.
+  /// The kernel turns it off where it cannot be had (see loop_direct_io()).
+  bool direct_io = true;
+  /// The device's logical block size; 0: loop_block_size_for(image).
+  uint32_t block_size = 0;
+  /// Where each attach is counted (how, and whether direct I/O was had); may be null.
+  loop_stats* stats = nullptr;
+  /// Sets the device up step by step, as on a kernel without LOOP_CONFIGURE, whatever
+  /// this one has: for the tests of that path.
+  bool step_by_step = false;
+};
+
+/// The logical block size to attach `image` with, from what it holds: 4096 for an image
+/// with no data yet (a new volume: the filesystem made on it then does 4 KiB I/O, and
+/// direct I/O works on a disk of 4 KiB sectors too); an xfs image's sector size or an
+/// ext2/3/4 image's block size, at most 4096; 512, the kernel's default and what every
+/// image was attached with before, for anything else (a raw block volume's own data).
+uint32_t loop_block_size_for(const std::string& image);
+
+/// Attaches `image` (a regular file) to a free loop device as `setup` says and returns
+/// its path, e.g. "/dev/loop3": LOOP_CONFIGURE (the file, the block size, direct I/O and
+/// lo_file_name in one call); on a kernel without it, LOOP_SET_FD and then each setting,
+/// said once in the log. Direct I/O asked for and not had is said once in the log, with
+/// the reason, and counted. Takes a free number from /dev/loop-control and retries when
+/// another process grabs the same device first (EBUSY). Does not look for an existing
 /// attachment: see find_loop_device().
-caf::expected<std::string> attach_loop_device(const std::string& image);
+caf::expected<std::string> attach_loop_device(const std::string& image, const loop_setup& setup = {});
 
 /// The loop device `image` is attached to, or "" when there is none: the attached
 /// device whose backing file (LOOP_GET_STATUS64) has the image's device and inode.
 /// Not by path: /sys shows a path of the mount namespace that attached the device.
 caf::expected<std::string> find_loop_device(const std::string& image);
+
+/// Every attached loop device by the device and inode of its backing file
+/// (LOOP_GET_STATUS64): one scan, for a caller that looks up many images at once.
+using loop_index = std::map<std::pair<uint64_t, uint64_t>, std::string>;
+loop_index index_loop_devices();
+
+/// The device in `index` backing `image` ("" when none, or the image cannot be read).
+std::string indexed_loop_device(const loop_index& index, const std::string& image);
 
 /// Every attached loop device with its backing file as /sys shows it
 /// (" (deleted)" appended when unlinked), e.g.
@@ -31,7 +66,8 @@ caf::expected<std::string> find_loop_device(const std::string& image);
 std::vector<std::pair<std::string, std::string>> list_loop_devices();
 
 /// find_loop_device(), else attach_loop_device(). Sets `attached` when it attached.
-caf::expected<std::string> find_or_attach_loop_device(const std::string& image, bool& attached);
+caf::expected<std::string> find_or_attach_loop_device(const std::string& image, bool& attached,
+                                                      const loop_setup& setup = {});
 
 /// LOOP_CLR_FD. A device that is not attached (ENXIO) is success. While the
 /// device is still open elsewhere (mounted), the kernel detaches it at last close.
@@ -48,6 +84,9 @@ caf::error set_loop_direct_io(const std::string& device, bool on);
 
 /// Whether the device uses direct I/O now (/sys/block/loopN/loop/dio).
 caf::expected<bool> loop_direct_io(const std::string& device);
+
+/// The device's logical block size (/sys/block/loopN/queue/logical_block_size).
+caf::expected<uint64_t> loop_block_size(const std::string& device);
 
 /// The device's read-ahead in KiB (/sys/block/loopN/queue/read_ahead_kb).
 caf::expected<uint64_t> loop_read_ahead_kb(const std::string& device);

@@ -145,7 +145,7 @@ caf::expected<std::string> text_of(const options& opts, const std::string& body)
       if (!recs) {
         return unreadable_answer(recs.error());
       }
-      return format_table(*recs, used_bytes_of(body));
+      return format_table(*recs, figures_of(body));
     }
     case command::snapshot_list: {
       auto recs = records_from_json(body);
@@ -177,7 +177,7 @@ caf::expected<std::string> text_of(const options& opts, const std::string& body)
                           "berthd sent an unreadable record: " + describe(rec.error()));
       }
       bool change = opts.cmd == command::resize || opts.cmd == command::modify;
-      return change ? format_change(*rec, opts.cmd) : format_record(*rec, used_bytes_of(body));
+      return change ? format_change(*rec, opts.cmd) : format_record(*rec, figures_of(body));
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,20 +93,28 @@ caf::expected<std::string> format_unclaimed(const std::string& body);
 /// The --help text.
 std::string usage();
 
-/// Used bytes by volume name, as the admin API's records carry them ("used_bytes": only
-/// a mounted block volume has a figure).
-using used_bytes_map = std::map<std::string, uint64_t>;
+/// What berthd last measured of a mounted block volume, as the admin API's records carry
+/// it: "used_bytes" (its filesystem's), "allocated_bytes" (its image's on the host) and
+/// "direct_io" (its loop device's); a field is absent when it was not measured.
+struct volume_figures {
+  std::optional<uint64_t> used;
+  std::optional<uint64_t> allocated;
+  std::optional<bool> direct_io;
+  bool operator==(const volume_figures& other) const {
+    return used == other.used && allocated == other.allocated && direct_io == other.direct_io;
+  }
+};
+using figures_map = std::map<std::string, volume_figures>;
 
-/// The "used_bytes" of the records in an admin API answer (an array, or one record).
-used_bytes_map used_bytes_of(const std::string& body);
+/// The figures of the records in an admin API answer (an array, or one record).
+figures_map figures_of(const std::string& body);
 
-/// A table with columns NAME, OWNER, KIND, BACKEND, SIZE, USED (from `used`), MOUNTED,
-/// MOUNT IDS, PATH.
-std::string format_table(const std::vector<volume_record>& recs,
-                         const used_bytes_map& used = {});
+/// A table with columns NAME, OWNER, KIND, BACKEND, SIZE, USED and ALLOCATED (from
+/// `figures`), MOUNTED, MOUNT IDS, PATH.
+std::string format_table(const std::vector<volume_record>& recs, const figures_map& figures = {});
 
-/// One record as readable "key: value" lines, with its used bytes from `used`.
-std::string format_record(const volume_record& rec, const used_bytes_map& used = {});
+/// One record as readable "key: value" lines, with its figures from `figures`.
+std::string format_record(const volume_record& rec, const figures_map& figures = {});
 
 /// Sends one request to berthd's admin API at `socket` (GET, POST of `post_body`, or
 /// with `remove` DELETE) and

@@ -131,10 +131,25 @@ std::string consistency_of(const volume_record& rec) {
   return rec.consistency.empty() ? "consistent" : rec.consistency;
 }
 
+/// Whether a block volume's loop device uses direct I/O, and what that means.
+std::string direct_io_line(const volume_record& rec, std::optional<bool> on) {
+  if (!on) {
+    return "- (read while a block volume is mounted)";
+  }
+  if (*on) {
+    return "on (its pages are cached once, in its own filesystem)";
+  }
+  auto opt = rec.mutable_parameters.find("directIO");
+  if (opt != rec.mutable_parameters.end() && opt->second == "false") {
+    return "off, as its directIO=false asks (its pages are cached twice)";
+  }
+  return "off: the host refused it (berthd's log says why); its pages are cached twice";
+}
+
 } // namespace
 
-used_bytes_map used_bytes_of(const std::string& body) {
-  used_bytes_map out;
+figures_map figures_of(const std::string& body) {
+  figures_map out;
   rapidjson::Document doc;
   doc.Parse(body.c_str(), body.size());
   if (doc.HasParseError()) {
@@ -145,10 +160,21 @@ used_bytes_map used_bytes_of(const std::string& body) {
       return;
     }
     auto name = rec.FindMember("name");
-    auto used = rec.FindMember("used_bytes");
-    if (name != rec.MemberEnd() && name->value.IsString() && used != rec.MemberEnd()
-        && used->value.IsUint64()) {
-      out[name->value.GetString()] = used->value.GetUint64();
+    if (name == rec.MemberEnd() || !name->value.IsString()) {
+      return;
+    }
+    volume_figures f;
+    if (auto used = rec.FindMember("used_bytes"); used != rec.MemberEnd() && used->value.IsUint64()) {
+      f.used = used->value.GetUint64();
+    }
+    if (auto a = rec.FindMember("allocated_bytes"); a != rec.MemberEnd() && a->value.IsUint64()) {
+      f.allocated = a->value.GetUint64();
+    }
+    if (auto d = rec.FindMember("direct_io"); d != rec.MemberEnd() && d->value.IsBool()) {
+      f.direct_io = d->value.GetBool();
+    }
+    if (f.used || f.allocated || f.direct_io) {
+      out[name->value.GetString()] = f;
     }
   };
   if (doc.IsArray()) {
@@ -161,15 +187,20 @@ used_bytes_map used_bytes_of(const std::string& body) {
   return out;
 }
 
-std::string format_table(const std::vector<volume_record>& recs, const used_bytes_map& used) {
+std::string format_table(const std::vector<volume_record>& recs, const figures_map& figures) {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back(
-    {"NAME", "OWNER", "KIND", "BACKEND", "SIZE", "USED", "MOUNTED", "MOUNT IDS", "PATH"});
+  rows.push_back({"NAME", "OWNER", "KIND", "BACKEND", "SIZE", "USED", "ALLOCATED", "MOUNTED",
+                  "MOUNT IDS", "PATH"});
   for (const auto& rec : recs) {
-    auto u = used.find(rec.name);
+    auto f = figures.find(rec.name);
+    auto shown = [&](const std::optional<uint64_t> volume_figures::*which) {
+      return f == figures.end() || !(f->second.*which) ? std::string{"-"}
+                                                        : short_size(*(f->second.*which));
+    };
     rows.push_back({rec.name, owner_of(rec), to_string(rec.kind), rec.backend,
-                    short_size(rec.capacity_bytes), u == used.end() ? "-" : short_size(u->second),
-                    rec.mounted ? "yes" : "no", mount_ids(rec, true), path_of(rec)});
+                    short_size(rec.capacity_bytes), shown(&volume_figures::used),
+                    shown(&volume_figures::allocated), rec.mounted ? "yes" : "no",
+                    mount_ids(rec, true), path_of(rec)});
   }
   return aligned(rows);
 }
@@ -188,9 +219,10 @@ std::string format_snapshots(const std::vector<volume_record>& snapshots,
   return aligned(rows);
 }
 
-std::string format_record(const volume_record& rec, const used_bytes_map& used) {
+std::string format_record(const volume_record& rec, const figures_map& figures) {
   auto size = format_size(rec.capacity_bytes);
-  auto u = used.find(rec.name);
+  auto found = figures.find(rec.name);
+  auto f = found == figures.end() ? volume_figures{} : found->second;
   std::string out;
   out += "name:          " + rec.name + "\n";
   out += "owner:         " + owner_of(rec) + " (the protocol that may use it)\n";
@@ -204,10 +236,14 @@ std::string format_record(const volume_record& rec, const used_bytes_map& used) 
   if (rec.kind == record_kind::snapshot || !rec.source.empty()) {
     out += "copied from:   " + rec.source.describe() + " (" + consistency_of(rec) + ")\n";
   }
-  out += "used:          "
-         + (u == used.end() ? std::string{"- (measured while a block volume is mounted)"}
-                            : format_size(u->second))
-         + "\n";
+  const std::string unmeasured = "- (measured while a block volume is mounted)";
+  out += "used:          " + (f.used ? format_size(*f.used) : unmeasured) + "\n";
+  if (rec.backend == "block") {
+    out += "allocated:     "
+           + (f.allocated ? format_size(*f.allocated) + " of the host's, for its image" : unmeasured)
+           + "\n";
+    out += "direct I/O:    " + direct_io_line(rec, f.direct_io) + "\n";
+  }
   out += std::string{"mounted:       "} + (rec.mounted ? "yes" : "no") + "\n";
   out += "mountpoint:    " + path_of(rec) + "\n";
   out += "mounts:        " + std::to_string(total_mounts(rec)) + "\n";

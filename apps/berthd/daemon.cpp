@@ -31,6 +31,7 @@
 #include "apps/berthd/state_lock.hpp"
 #include "apps/berthd/usage_sampler.hpp"
 #include "backends/block_backend.hpp"
+#include "backends/loop_device.hpp"
 #include "backends/local_backend.hpp"
 #include "backends/mountinfo.hpp"
 #include "backends/stall_backend.hpp"
@@ -55,7 +56,7 @@ namespace berth {
 
 namespace {
 
-backend_map make_backends(const daemon_options& opts) {
+backend_map make_backends(const daemon_options& opts, std::shared_ptr<loop_stats> loop) {
   // Helpers (mount.nfs, mkfs, cp, resize2fs) are killed a little before the volume
   // actor gives up on the call, so a call the caller was told timed out is not
   // still working on the volume while its retry runs.
@@ -79,7 +80,8 @@ backend_map make_backends(const daemon_options& opts) {
                  cooldown.interval.count());
   }
   auto block = std::make_shared<block_backend>(opts.state_dir, helper_timeout, space,
-                                               opts.kubelet_dir, std::move(cooldown));
+                                               opts.kubelet_dir, std::move(cooldown),
+                                               std::move(loop));
   return {{"local", local}, {"block", block}};
 }
 
@@ -192,7 +194,8 @@ int run_daemon(const daemon_options& opts) {
     spdlog::critical("{}", describe(err));
     return 1;
   }
-  auto backends = make_backends(opts);
+  auto loop = std::make_shared<loop_stats>(); // the telemetry's below; the block backend counts
+  auto backends = make_backends(opts, loop);
   // Cluster mode: the API client first, so a bad kubeconfig stops berthd before any work.
   std::unique_ptr<kube::object_api> cluster_api;
   if (opts.kubernetes) {
@@ -212,6 +215,7 @@ int run_daemon(const daemon_options& opts) {
   // What berthd counts: the adapters, volumes and persistence count into it, and the
   // metrics endpoint, /readyz and berthctl status read it.
   auto stats = std::make_shared<telemetry>(backend_names);
+  stats->loop = std::move(loop);
 
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::berth>();
@@ -272,6 +276,7 @@ int run_daemon(const daemon_options& opts) {
   stats->reconcile_actions.add("loop_detached", loops.detached);
   stats->reconcile_actions.add("loop_detach_failed", loops.failed);
   stats->reconcile_actions.add("thawed", loops.thawed);
+  stats->reconcile_actions.add("direct_io_on", loops.direct_io_on);
   // After the loop sweep: an image it detached is no longer in use.
   auto images = sweep_block_images(*state, backends, opts.state_dir);
   stats->reconcile_actions.add("image_removed", images.removed);
@@ -356,7 +361,25 @@ int run_daemon(const daemon_options& opts) {
                    [&](caf::error& err) { out = std::move(err); });
         return out;
       },
-      stats, opts.usage_series, opts.usage_interval);
+      stats, opts.usage_series, opts.usage_interval, used_bytes_at,
+      [block = block_backend_of(backends)](const std::vector<volume_record>& recs,
+                                           volume_usage::table& figures) {
+        if (block == nullptr) {
+          return;
+        }
+        auto attached = index_loop_devices();
+        for (const auto& rec : recs) {
+          auto image = block->image_state_of(rec, attached);
+          if (!image) {
+            continue;
+          }
+          auto& f = figures[rec.name];
+          f.allocated_bytes = image->allocated_bytes;
+          f.direct_io = image->device.empty() ? direct_io_state::unknown
+                        : image->direct_io   ? direct_io_state::on
+                                             : direct_io_state::off;
+        }
+      });
     usage->start();
   }
   stats->ready.serving = true;

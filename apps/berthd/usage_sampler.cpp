@@ -36,9 +36,9 @@ caf::expected<uint64_t> used_bytes_at(const std::string& path) {
 
 usage_sampler::usage_sampler(record_source records, std::shared_ptr<telemetry> stats,
                              size_t max_series, std::chrono::milliseconds interval,
-                             measure_fn measure)
+                             measure_fn measure, images_fn images)
   : records_(std::move(records)), stats_(std::move(stats)), max_series_(max_series),
-    interval_(interval), measure_(std::move(measure)) {
+    interval_(interval), measure_(std::move(measure)), images_(std::move(images)) {
 }
 
 usage_sampler::~usage_sampler() {
@@ -77,6 +77,7 @@ void usage_sampler::sample_once() {
     return; // the last figures stay until the next sample
   }
   volume_usage::table figures;
+  std::vector<volume_record> measured;
   uint64_t omitted = 0;
   for (const auto& rec : *recs) { // sorted by name: the bound keeps the first ones
     auto path = measured_path(rec);
@@ -93,6 +94,10 @@ void usage_sampler::sample_once() {
       continue;
     }
     figures[rec.name] = volume_usage_figure{*used, rec.capacity_bytes};
+    measured.push_back(rec);
+  }
+  if (images_) {
+    images_(measured, figures);
   }
   stats_->usage.replace(std::move(figures), omitted);
 }

@@ -2,8 +2,9 @@
 
 // Each mounted block volume's used bytes, read with statvfs(3) every interval into
 // telemetry::usage, which the metrics scrape and the admin API read (docs/running.md,
-// "Volume usage"). One statvfs per mounted block volume: no tree walk, and a directory
-// volume is never measured.
+// "Volume usage"), with what its image takes on the host and whether its loop device uses
+// direct I/O. One statvfs and one stat per mounted block volume, one scan of the loop
+// devices per sample: no tree walk, and a directory volume is never measured.
 
 #include <chrono>
 #include <condition_variable>
@@ -35,10 +36,14 @@ public:
   /// Every record (the registry's list), or why not.
   using record_source = std::function<caf::expected<std::vector<volume_record>>()>;
   using measure_fn = std::function<caf::expected<uint64_t>(const std::string& path)>;
+  /// Fills in the image's figures (allocated bytes, direct I/O) of each measured volume.
+  using images_fn =
+    std::function<void(const std::vector<volume_record>& measured, volume_usage::table& figures)>;
 
   /// @param max_series at most this many volumes (the first by name) are measured.
   usage_sampler(record_source records, std::shared_ptr<telemetry> stats, size_t max_series,
-                std::chrono::milliseconds interval, measure_fn measure = used_bytes_at);
+                std::chrono::milliseconds interval, measure_fn measure = used_bytes_at,
+                images_fn images = nullptr);
   ~usage_sampler();
   usage_sampler(const usage_sampler&) = delete;
   usage_sampler& operator=(const usage_sampler&) = delete;
@@ -59,6 +64,7 @@ private:
   size_t max_series_;
   std::chrono::milliseconds interval_;
   measure_fn measure_;
+  images_fn images_;
   std::mutex mtx_;
   std::condition_variable cv_;
   bool stopping_ = false;

@@ -32,13 +32,13 @@ std::string docker_block_fs_type(const option_map& options) {
   return it == options.end() ? "ext4" : it->second;
 }
 
-caf::expected<std::string> attach_block_image(const std::string& image, bool& attached,
-                                              const std::string& what) {
+caf::expected<std::string> attach_block_image(const std::string& image, const loop_setup& setup,
+                                              bool& attached, const std::string& what) {
   attached = false;
   if (auto size = block_image_size(image); !size) {
     return make_error(ec::not_found, what + ": " + describe(size.error()));
   }
-  return find_or_attach_loop_device(image, attached);
+  return find_or_attach_loop_device(image, attached, setup);
 }
 
 std::vector<std::string> block_mounts_of(const std::string& device) {

@@ -14,6 +14,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/bind_publish.hpp"
+#include "backends/loop_device.hpp"
 #include "backends/mountinfo.hpp"
 
 namespace berth {
@@ -35,10 +36,10 @@ bool is_block_creation_key(const std::string& key);
 /// xfs needs at least block_backend::min_xfs_bytes and Docker volumes are often small.
 std::string docker_block_fs_type(const option_map& options);
 
-/// The loop device backing `image`, attached now when none is (`attached` says so);
-/// ec::not_found naming `what` when the image does not exist.
-caf::expected<std::string> attach_block_image(const std::string& image, bool& attached,
-                                              const std::string& what);
+/// The loop device backing `image`, attached now as `setup` says when none is (`attached`
+/// says so); ec::not_found naming `what` when the image does not exist.
+caf::expected<std::string> attach_block_image(const std::string& image, const loop_setup& setup,
+                                              bool& attached, const std::string& what);
 
 /// The mount points of every mount of `device` (none when mountinfo cannot be read).
 std::vector<std::string> block_mounts_of(const std::string& device);

@@ -101,6 +101,11 @@ bool is_block_mutable_key(const std::string& key) {
   return key == read_ahead_key || key == direct_io_key;
 }
 
+bool wants_direct_io(const option_map& parameters) {
+  auto it = parameters.find(direct_io_key);
+  return it == parameters.end() || it->second != "false";
+}
+
 caf::error check_block_parameter(const std::string& key, const std::string& value,
                                  const std::string& what) {
   auto n = parsed(key, value, what);

@@ -21,6 +21,10 @@ extern const char* const block_mutable_keys;
 /// True for a key the block backend takes as a mutable parameter.
 bool is_block_mutable_key(const std::string& key);
 
+/// Whether a device is attached with direct I/O: unless `parameters` say directIO=false,
+/// the opt-out for images on a filesystem where it cannot be had (tmpfs, say).
+bool wants_direct_io(const option_map& parameters);
+
 /// ec::invalid_argument naming `what`, the key, the value and what the key allows,
 /// unless `value` is one the mutable parameter `key` takes. `key` is one for which
 /// is_block_mutable_key holds.

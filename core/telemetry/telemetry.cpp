@@ -120,6 +120,7 @@ const std::vector<std::string>& reconcile_action_names() {
   // At start (apps/berthd/daemon.cpp): cleared (volumes a new boot released), stray_unmounted
   // (Docker mounts of no record, CSI stagings and publications their record lacks),
   // loop_detached, loop_detach_failed, thawed (a filesystem a crash left frozen mid-snapshot),
+  // direct_io_on (a kept loop device an older berthd attached without direct I/O),
   // image_removed (a block image no record holds: a create or copy killed before its commit),
   // copy_removed (a directory volume's copy no record holds, killed the same way).
   // In each volume's reconciliation
@@ -130,7 +131,7 @@ const std::vector<std::string>& reconcile_action_names() {
     "cleared",         "remounted",        "unmounted",       "mount_failed",
     "stray_unmounted", "restaged",         "republished",     "loop_detached",
     "reconcile_failed", "restage_failed",  "republish_failed", "loop_detach_failed",
-    "thawed",          "image_removed",    "copy_removed"};
+    "thawed",          "image_removed",    "copy_removed",     "direct_io_on"};
   return names;
 }
 

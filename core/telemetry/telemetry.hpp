@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include <caf/error.hpp>
 
 #include "core/telemetry/atomic_metrics.hpp"
+#include "core/telemetry/loop_stats.hpp"
 #include "core/telemetry/tables.hpp"
 #include "core/telemetry/volume_usage.hpp"
 #include "core/volume_record.hpp"
@@ -189,6 +191,8 @@ struct telemetry {
   atomic_gauge unclaimed_volumes;
   /// Mounted block volumes' used bytes and limits (apps/berthd/usage_sampler).
   volume_usage usage;
+  /// How the block backend's loop devices were attached; shared with it, which counts.
+  std::shared_ptr<loop_stats> loop = std::make_shared<loop_stats>();
   readiness ready;
 };
 

@@ -1,9 +1,10 @@
 #pragma once
 
 // Each mounted block volume's used bytes and its limit, as the usage sampler last read
-// them with statvfs(3) (apps/berthd/usage_sampler): the metrics scrape and the admin API
-// read this table and never touch a filesystem themselves. A directory volume has no
-// figure: measuring one would be a walk of its tree.
+// them with statvfs(3) (apps/berthd/usage_sampler), the bytes its image takes on the host,
+// and whether its loop device uses direct I/O: the metrics scrape and the admin API read
+// this table and never touch a filesystem themselves. A directory volume has no figure:
+// measuring one would be a walk of its tree.
 
 #include <cstdint>
 #include <map>
@@ -13,10 +14,17 @@
 
 namespace berth {
 
+/// Whether a volume's loop device reads and writes its image with direct I/O.
+enum class direct_io_state : uint8_t { unknown, on, off };
+
 /// One volume's figure.
 struct volume_usage_figure {
   uint64_t used_bytes = 0;  ///< statvfs: (f_blocks - f_bfree) * f_frsize
   uint64_t limit_bytes = 0; ///< the volume's size (its record's capacity)
+  /// The bytes its image file takes on the host (st_blocks * 512): what space a workload
+  /// deleted and a trim gave back shows here, not in used_bytes. 0 when unknown.
+  uint64_t allocated_bytes = 0;
+  direct_io_state direct_io = direct_io_state::unknown;
 };
 
 /// The last sample of every measured volume, replaced whole by each sample.

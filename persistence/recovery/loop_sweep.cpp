@@ -1,5 +1,6 @@
 #include "persistence/recovery/loop_sweep.hpp"
 
+#include <map>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -55,6 +56,39 @@ size_t thaw_kept_devices(std::set<std::string> kept) {
   return thawed;
 }
 
+/// Turns direct I/O on for each kept device of a volume that wants it and lacks it: one
+/// attached by an older berthd, which did not ask for it. Returns how many now have it.
+size_t upgrade_kept_devices(const state_snapshot& state, const block_backend& block,
+                            const loop_list& kept) {
+  std::map<std::string, const volume_record*> by_image;
+  for (const auto& [name, rec] : state.volumes) {
+    by_image[block.image_path(rec)] = &rec;
+  }
+  size_t upgraded = 0;
+  for (const auto& [device, backing] : kept) {
+    auto it = by_image.find(backing);
+    auto on = loop_direct_io(device);
+    if (it == by_image.end() || !on || *on || !block.attaches_with_direct_io(*it->second)) {
+      continue;
+    }
+    const auto& rec = *it->second;
+    auto size = loop_block_size(device);
+    auto kept_size = size ? std::to_string(*size) : std::string{"unknown"};
+    if (auto err = set_loop_direct_io(device, true)) {
+      spdlog::warn("loop sweep: volume {} stays without direct I/O on {} (attached before "
+                   "berth asked for it): {}; its pages are cached twice until it is "
+                   "attached again",
+                   rec.name, device, describe(err));
+      continue;
+    }
+    spdlog::info("loop sweep: volume {}: direct I/O turned on for {}, attached before berth "
+                 "asked for it; its logical block size stays {} until it is attached again",
+                 rec.name, device, kept_size);
+    ++upgraded;
+  }
+  return upgraded;
+}
+
 } // namespace
 
 loop_list loops_to_sweep(const state_snapshot& state, const std::vector<std::string>& image_dirs,
@@ -98,6 +132,7 @@ loop_sweep_report sweep_loop_devices(
   const auto loops = list_loop_devices();
   const auto swept = loops_to_sweep(state, block->image_dirs(), image_of, loops);
   std::set<std::string> kept;
+  loop_list kept_loops;
   for (const auto& [device, backing] : loops) {
     if (below_any(backing, block->image_dirs())) {
       kept.insert(device);
@@ -106,7 +141,13 @@ loop_sweep_report sweep_loop_devices(
   for (const auto& [device, backing] : swept) {
     kept.erase(device);
   }
+  for (const auto& loop : loops) {
+    if (kept.count(loop.first) > 0) {
+      kept_loops.push_back(loop);
+    }
+  }
   report.thawed = thaw_kept_devices(std::move(kept));
+  report.direct_io_on = upgrade_kept_devices(state, *block, kept_loops);
   for (const auto& [device, backing] : swept) {
     if (auto err = detach_loop_device(device)) {
       spdlog::error("loop sweep: cannot detach {} (backing {}), which no volume uses: {}",

@@ -24,6 +24,7 @@ struct loop_sweep_report {
   size_t detached = 0; ///< loop devices detached
   size_t failed = 0;   ///< loop devices that could not be detached (see the log)
   size_t thawed = 0;   ///< frozen filesystems of kept devices thawed (a crash mid-snapshot)
+  size_t direct_io_on = 0; ///< kept devices attached without direct I/O that now use it
 };
 
 /// The devices of `loops` to detach: those whose backing file lies in one of
@@ -39,7 +40,10 @@ loop_list loops_to_sweep(const state_snapshot& state, const std::vector<std::str
 /// image directories and image paths of the "block" backend of `backends` (none:
 /// nothing to sweep). Logs each device it detaches and each it cannot. The filesystem
 /// of each device it keeps is thawed if frozen: only a snapshot's copy freezes one, and
-/// none runs before berthd serves.
+/// none runs before berthd serves. A kept device attached without direct I/O (by a berthd
+/// before it attached with it by default) gets it now, unless its record says
+/// directIO=false; its block size stays as it was until it is attached again, and the log
+/// says both.
 loop_sweep_report sweep_loop_devices(const state_snapshot& state,
                                      const std::map<std::string, std::shared_ptr<backend>>& backends);
 

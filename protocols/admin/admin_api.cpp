@@ -251,13 +251,23 @@ void admin_api::handle(const std::string& method, const std::string& target, std
 
 namespace {
 
-/// Writes "used_bytes" of `rec` when the usage sampler measured it (a mounted block
-/// volume), else nothing: a directory volume has no figure.
+/// Writes "used_bytes", "allocated_bytes" and "direct_io" of `rec` as far as the usage
+/// sampler measured them (a mounted block volume), else nothing: a directory volume has
+/// no figure.
 auto usage_of(const telemetry& stats, const volume_record& rec) {
   return [figure = stats.usage.of(rec.name)](rapidjson::Writer<rapidjson::StringBuffer>& w) {
-    if (figure) {
-      w.Key("used_bytes");
-      w.Uint64(figure->used_bytes);
+    if (!figure) {
+      return;
+    }
+    w.Key("used_bytes");
+    w.Uint64(figure->used_bytes);
+    if (figure->allocated_bytes != 0) {
+      w.Key("allocated_bytes");
+      w.Uint64(figure->allocated_bytes);
+    }
+    if (figure->direct_io != direct_io_state::unknown) {
+      w.Key("direct_io");
+      w.Bool(figure->direct_io == direct_io_state::on);
     }
   };
 }

@@ -103,16 +103,55 @@ void add_usage(const telemetry& t, std::vector<family>& out) {
                     "The size of a mounted block volume whose used bytes are exported, by "
                     "volume.",
                     metric_type::gauge);
+  auto allocated = make("berth_volume_allocated_bytes",
+                        "Bytes a mounted block volume's image takes on the host filesystem, "
+                        "by volume: space its workload deleted comes back here once trimmed.",
+                        metric_type::gauge);
+  auto direct = make("berth_volume_direct_io",
+                     "1 when a mounted block volume's loop device uses direct I/O (its pages "
+                     "cached once), 0 when it reads and writes through the host's page "
+                     "cache, by volume.",
+                     metric_type::gauge);
   for (const auto& [name, figure] : t.usage.snapshot()) {
     used.values.push_back(series{{{"volume", name}}, static_cast<double>(figure.used_bytes)});
     limit.values.push_back(series{{{"volume", name}}, static_cast<double>(figure.limit_bytes)});
+    if (figure.allocated_bytes != 0) {
+      allocated.values.push_back(
+        series{{{"volume", name}}, static_cast<double>(figure.allocated_bytes)});
+    }
+    if (figure.direct_io != direct_io_state::unknown) {
+      direct.values.push_back(
+        series{{{"volume", name}}, figure.direct_io == direct_io_state::on ? 1.0 : 0.0});
+    }
   }
   out.push_back(std::move(used));
   out.push_back(std::move(limit));
+  out.push_back(std::move(allocated));
+  out.push_back(std::move(direct));
   out.push_back(gauge("berth_volume_usage_omitted",
                       "Mounted block volumes whose used bytes are not exported: beyond "
                       "--usage-series.",
                       static_cast<double>(t.usage.omitted())));
+}
+
+void add_loops(const telemetry& t, std::vector<family>& out) {
+  auto attaches = make("berth_loop_attaches_total",
+                       "Loop devices the block backend attached, by how: configure (one "
+                       "LOOP_CONFIGURE call, Linux 5.8+) or set_fd (LOOP_SET_FD and one "
+                       "setting at a time, on an older kernel).",
+                       metric_type::counter);
+  attaches.values.push_back(
+    series{{{"method", "configure"}}, static_cast<double>(t.loop->configured.value())});
+  attaches.values.push_back(
+    series{{{"method", "set_fd"}}, static_cast<double>(t.loop->set_fd.value())});
+  out.push_back(std::move(attaches));
+  auto refused = make("berth_loop_direct_io_unavailable_total",
+                      "Loop devices attached without the direct I/O asked for (the image's "
+                      "filesystem cannot do O_DIRECT, or the block size is below the disk's): "
+                      "their pages are cached twice.",
+                      metric_type::counter);
+  refused.values.push_back(series{{}, static_cast<double>(t.loop->direct_io_unavailable.value())});
+  out.push_back(std::move(refused));
 }
 
 void add_persistence(const telemetry& t, std::vector<family>& out) {
@@ -171,6 +210,7 @@ std::vector<family> collect(const telemetry& t, const process_stats* proc,
                          "backend", t.modify_backend_calls));
   add_persistence(t, out);
   add_backends(t, out);
+  add_loops(t, out);
   out.push_back(by_label("berth_reconcile_actions_total",
                          "What start-up reconciliation with the host did, by action.", "action",
                          t.reconcile_actions));

@@ -83,17 +83,17 @@ TEST_F(block_backend_test, read_ahead_and_direct_io_land_on_the_attached_loop_de
   create_and_stage(rec);
   ASSERT_TRUE(is_loop_device_path(rec.device));
   const std::string default_read_ahead = read_ahead(rec.device);
-  ASSERT_EQ(dio(rec.device), "0");
+  ASSERT_EQ(dio(rec.device), "1") << "direct I/O is the default";
   ASSERT_NE(default_read_ahead, "512");
 
-  ASSERT_FALSE(backend_->modify(rec, {0, {{"readAheadKB", "512"}, {"directIO", "true"}}}));
+  ASSERT_FALSE(backend_->modify(rec, {0, {{"readAheadKB", "512"}, {"directIO", "false"}}}));
   EXPECT_EQ(read_ahead(rec.device), "512");
-  EXPECT_EQ(dio(rec.device), "1");
-  std::ofstream(rec.staging_path + "/file") << "written with direct I/O on";
-  EXPECT_EQ(read_text(rec.staging_path + "/file"), "written with direct I/O on");
-
-  ASSERT_FALSE(backend_->modify(rec, {0, {{"directIO", "false"}}}));
   EXPECT_EQ(dio(rec.device), "0");
+  std::ofstream(rec.staging_path + "/file") << "written with direct I/O off";
+  EXPECT_EQ(read_text(rec.staging_path + "/file"), "written with direct I/O off");
+
+  ASSERT_FALSE(backend_->modify(rec, {0, {{"directIO", "true"}}}));
+  EXPECT_EQ(dio(rec.device), "1");
   EXPECT_EQ(read_ahead(rec.device), "512") << "a parameter not named is left as it is";
   ASSERT_FALSE(backend_->modify(rec, {0, {{"readAheadKB", "0"}}}));
   EXPECT_EQ(read_ahead(rec.device), "0");
@@ -148,12 +148,13 @@ TEST_F(block_backend_test, a_failed_size_puts_the_parameters_back) {
   rec.device = *dev;
   const std::string before = read_ahead(*dev);
   ASSERT_NE(before, "512");
+  ASSERT_EQ(dio(*dev), "1") << "the default";
 
-  auto err = backend_->modify(rec, {96 * mib, {{"readAheadKB", "512"}, {"directIO", "true"}}});
+  auto err = backend_->modify(rec, {96 * mib, {{"readAheadKB", "512"}, {"directIO", "false"}}});
   ASSERT_TRUE(err);
   EXPECT_EQ(code_of(err), ec::failed_precondition) << describe(err);
   EXPECT_EQ(read_ahead(*dev), before) << "put back: " << describe(err);
-  EXPECT_EQ(dio(*dev), "0") << "put back";
+  EXPECT_EQ(dio(*dev), "1") << "put back";
 }
 
 /// Block images on a ramfs, which cannot do O_DIRECT: the kernel refuses

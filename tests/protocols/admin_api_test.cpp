@@ -68,18 +68,24 @@ TEST_F(admin_api_test, berthctl_volumes_prints_a_table) {
   std::string err;
   ASSERT_EQ(ctl({"volumes"}, out, err), 0) << err;
   EXPECT_EQ(out,
-            "NAME    OWNER    KIND     BACKEND   SIZE   USED   MOUNTED   MOUNT IDS         PATH\n"
-            "alpha   docker   volume   local     -      -      yes       0123456789ab…:1   /mnt/berth/alpha\n"
-            "beta    docker   volume   local     -      -      no        -                 -\n");
+            "NAME    OWNER    KIND     BACKEND   SIZE   USED   ALLOCATED   MOUNTED   MOUNT IDS         PATH\n"
+            "alpha   docker   volume   local     -      -      -           yes       0123456789ab…:1   /mnt/berth/alpha\n"
+            "beta    docker   volume   local     -      -      -           no        -                 -\n");
   // What the usage sampler measured reaches the table and the record's JSON.
-  stats->usage.replace({{"alpha", {5ull << 20, 64ull << 20}}}, 0);
+  stats->usage.replace(
+    {{"alpha", {5ull << 20, 64ull << 20, 7ull << 20, direct_io_state::on}}}, 0);
   ASSERT_EQ(ctl({"volumes"}, out, err), 0) << err;
-  EXPECT_NE(out.find("alpha   docker   volume   local     -      5.0M   yes"), std::string::npos)
+  EXPECT_NE(out.find("alpha   docker   volume   local     -      5.0M   7.0M        yes"),
+            std::string::npos)
     << out;
   ASSERT_EQ(ctl({"inspect", "alpha", "--json"}, out, err), 0) << err;
-  EXPECT_NE(out.find(R"("used_bytes":5242880)"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"("used_bytes":5242880,"allocated_bytes":7340032,"direct_io":true)"),
+            std::string::npos)
+    << out;
   ASSERT_EQ(ctl({"inspect", "beta", "--json"}, out, err), 0) << err;
   EXPECT_EQ(out.find("used_bytes"), std::string::npos) << "no figure, no field: " << out;
+  EXPECT_EQ(out.find("allocated_bytes"), std::string::npos) << out;
+  EXPECT_EQ(out.find("direct_io"), std::string::npos) << out;
   ASSERT_EQ(ctl({"volumes", "--json"}, out, err), 0) << err;
   EXPECT_EQ(out.front(), '[');
 }

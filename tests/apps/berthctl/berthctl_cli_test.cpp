@@ -199,17 +199,33 @@ TEST(berthctl_cli, formats_a_table_with_short_ids) {
   a.mountpoint = "/var/lib/berth/mnt/data";
   // The IDs cut as logs show them (core/text.hpp's short_id), the "…" one column wide.
   EXPECT_EQ(format_table({a}),
-            "NAME   OWNER    KIND     BACKEND   SIZE   USED   MOUNTED   MOUNT IDS                PATH\n"
-            "data   docker   volume   block     -      -      yes       c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
+            "NAME   OWNER    KIND     BACKEND   SIZE   USED   ALLOCATED   MOUNTED   MOUNT IDS                PATH\n"
+            "data   docker   volume   block     -      -      -           yes       c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
   a.capacity_bytes = 64ull << 20;
-  EXPECT_EQ(format_table({a}, {{"data", 12ull << 20}, {"other", 1}}),
-            "NAME   OWNER    KIND     BACKEND   SIZE   USED   MOUNTED   MOUNT IDS                PATH\n"
-            "data   docker   volume   block     64M    12M    yes       c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
+  volume_figures measured;
+  measured.used = 12ull << 20;
+  measured.allocated = 20ull << 20;
+  EXPECT_EQ(format_table({a}, {{"data", measured}, {"other", volume_figures{}}}),
+            "NAME   OWNER    KIND     BACKEND   SIZE   USED   ALLOCATED   MOUNTED   MOUNT IDS                PATH\n"
+            "data   docker   volume   block     64M    12M    20M         yes       c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
   EXPECT_EQ(format_table({}),
-            "NAME   OWNER   KIND   BACKEND   SIZE   USED   MOUNTED   MOUNT IDS   PATH\n");
-  EXPECT_EQ(used_bytes_of(R"([{"name":"a","used_bytes":4096},{"name":"b"}])"),
-            (used_bytes_map{{"a", 4096}}));
-  EXPECT_EQ(used_bytes_of(R"({"name":"a","used_bytes":7})"), (used_bytes_map{{"a", 7}}));
+            "NAME   OWNER   KIND   BACKEND   SIZE   USED   ALLOCATED   MOUNTED   MOUNT IDS   PATH\n");
+}
+
+TEST(berthctl_cli, reads_the_figures_of_records) {
+  volume_figures a;
+  a.used = 4096;
+  a.allocated = 8192;
+  a.direct_io = true;
+  EXPECT_EQ(
+    figures_of(
+      R"([{"name":"a","used_bytes":4096,"allocated_bytes":8192,"direct_io":true},{"name":"b"}])"),
+    (figures_map{{"a", a}}));
+  volume_figures used_only;
+  used_only.used = 7;
+  EXPECT_EQ(figures_of(R"({"name":"a","used_bytes":7})"), (figures_map{{"a", used_only}}));
+  // A figure of the wrong type is not a figure.
+  EXPECT_EQ(figures_of(R"({"name":"a","used_bytes":"7","direct_io":1})"), figures_map{});
 }
 
 TEST(berthctl_cli, parses_resize_and_modify) {
@@ -317,8 +333,40 @@ TEST(berthctl_cli, formats_sizes_and_changes) {
                       "used:          - (measured while a block volume is mounted)\n"),
             std::string::npos)
     << text;
-  text = format_record(rec, {{"pv1", 3ull << 29}});
+  volume_figures f;
+  f.used = 3ull << 29;
+  text = format_record(rec, {{"pv1", f}});
   EXPECT_NE(text.find("used:          1.5 GiB (1610612736 bytes)\n"), std::string::npos) << text;
+}
+
+TEST(berthctl_cli, inspect_shows_a_block_volumes_allocation_and_direct_io) {
+  volume_record rec;
+  rec.name = "db";
+  rec.backend = "block";
+  rec.capacity_bytes = 1ull << 30;
+  auto text = format_record(rec);
+  EXPECT_NE(text.find("allocated:     - (measured while a block volume is mounted)\n"
+                      "direct I/O:    - (read while a block volume is mounted)\n"),
+            std::string::npos)
+    << text;
+  volume_figures f;
+  f.used = 1ull << 20;
+  f.allocated = 3ull << 20;
+  f.direct_io = true;
+  text = format_record(rec, {{"db", f}});
+  EXPECT_NE(text.find("allocated:     3 MiB (3145728 bytes) of the host's, for its image\n"
+                      "direct I/O:    on (its pages are cached once, in its own filesystem)\n"),
+            std::string::npos)
+    << text;
+  f.direct_io = false;
+  text = format_record(rec, {{"db", f}});
+  EXPECT_NE(text.find("direct I/O:    off: the host refused it"), std::string::npos) << text;
+  rec.mutable_parameters = {{"directIO", "false"}};
+  text = format_record(rec, {{"db", f}});
+  EXPECT_NE(text.find("direct I/O:    off, as its directIO=false asks"), std::string::npos) << text;
+  // A volume of the directory backend has no image and no loop device.
+  rec.backend = "local";
+  EXPECT_EQ(format_record(rec, {{"db", f}}).find("direct I/O:"), std::string::npos);
 }
 
 TEST(berthctl_cli, usage_names_resize_modify_status_and_top) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -118,12 +119,12 @@ protected:
     }
   }
 
-  /// A 1 MiB file at `path`, attached to a loop device.
-  std::string attach(const std::string& path) {
+  /// A 1 MiB file at `path`, attached to a loop device as `setup` says.
+  std::string attach(const std::string& path, const loop_setup& setup = {}) {
     fs::create_directories(fs::path(path).parent_path());
     { std::ofstream(path).put('\0'); }
     fs::resize_file(path, 1 << 20);
-    auto dev = attach_loop_device(path);
+    auto dev = attach_loop_device(path, setup);
     EXPECT_TRUE(dev) << describe(dev.error());
     if (!dev) {
       return {};
@@ -192,4 +193,34 @@ TEST_F(loop_sweep_test, thaws_a_kept_filesystem_that_a_crash_left_frozen) {
   EXPECT_FALSE(*again) << "no longer frozen";
   EXPECT_EQ(sweep_loop_devices(state, {{"block", block_}}).thawed, 0u) << "nothing to thaw";
   ::umount2(mp.c_str(), MNT_DETACH);
+}
+
+TEST_F(loop_sweep_test, a_kept_device_attached_without_direct_io_gets_it) {
+  // As an older berthd attached every image: buffered, 512-byte blocks.
+  loop_setup old;
+  old.direct_io = false;
+  old.block_size = 512;
+  auto kept = attach(root_ + "/block/volumes/kept.img", old);
+  auto opted_out = attach(root_ + "/block/volumes/buffered.img", old);
+  ASSERT_FALSE(HasFailure());
+  const auto image = root_ + "/block/volumes/kept.img";
+  int fd = ::open(image.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) {
+    std::cerr << "\n***** SKIPPED: the test directory's filesystem has no O_DIRECT *****\n\n";
+    GTEST_SKIP() << "SKIPPED: the test directory's filesystem has no O_DIRECT";
+  }
+  ::close(fd);
+  state_snapshot state;
+  state.volumes["kept"] = record("kept", root_ + "/kubelet/staging/kept", kept);
+  auto buffered = record("buffered", root_ + "/kubelet/staging/buffered", opted_out);
+  buffered.mutable_parameters = {{"directIO", "false"}};
+  state.volumes["buffered"] = buffered;
+
+  auto report = sweep_loop_devices(state, {{"block", block_}});
+  EXPECT_EQ(report.direct_io_on, 1u);
+  EXPECT_EQ(report.detached, 0u);
+  EXPECT_TRUE(*loop_direct_io(kept)) << "upgraded in place, under its mount";
+  EXPECT_EQ(*loop_block_size(kept), 512u) << "a block size cannot change while attached";
+  EXPECT_FALSE(*loop_direct_io(opted_out)) << "its record says directIO=false";
+  EXPECT_EQ(sweep_loop_devices(state, {{"block", block_}}).direct_io_on, 0u) << "done once";
 }

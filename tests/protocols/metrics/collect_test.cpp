@@ -196,6 +196,31 @@ TEST(collect, used_bytes_of_each_measured_volume_with_its_limit) {
   EXPECT_LINE(page, R"(berth_volume_used_bytes{volume="logs"} 4096)");
   EXPECT_LINE(page, R"(berth_volume_limit_bytes{volume="logs"} 33554432)");
   EXPECT_LINE(page, "berth_volume_usage_omitted 3");
+  EXPECT_NO_TEXT(page, "berth_volume_allocated_bytes{") << "not measured: no series";
+  EXPECT_NO_TEXT(page, "berth_volume_direct_io{");
+}
+
+TEST(collect, allocated_bytes_and_direct_io_of_each_measured_image) {
+  telemetry t{{"block"}};
+  t.usage.replace({{"db", {4096, 1 << 30, 8 << 20, direct_io_state::on}},
+                   {"cache", {4096, 1 << 30, 12 << 20, direct_io_state::off}}},
+                  0);
+  auto page = page_of(t);
+  EXPECT_LINE(page, R"(berth_volume_allocated_bytes{volume="db"} 8388608)");
+  EXPECT_LINE(page, R"(berth_volume_direct_io{volume="db"} 1)");
+  EXPECT_LINE(page, R"(berth_volume_allocated_bytes{volume="cache"} 12582912)");
+  EXPECT_LINE(page, R"(berth_volume_direct_io{volume="cache"} 0)");
+}
+
+TEST(collect, how_loop_devices_were_attached) {
+  telemetry t{{"block"}};
+  t.loop->configured.add(3);
+  t.loop->set_fd.add(1);
+  t.loop->direct_io_unavailable.add(2);
+  auto page = page_of(t);
+  EXPECT_LINE(page, R"(berth_loop_attaches_total{method="configure"} 3)");
+  EXPECT_LINE(page, R"(berth_loop_attaches_total{method="set_fd"} 1)");
+  EXPECT_LINE(page, "berth_loop_direct_io_unavailable_total 2");
 }
 
 TEST(collect, every_family_of_the_contract_is_on_the_page) {
@@ -227,6 +252,10 @@ TEST(collect, every_family_of_the_contract_is_on_the_page) {
          {"berth_volume_used_bytes", "gauge"},
          {"berth_volume_limit_bytes", "gauge"},
          {"berth_volume_usage_omitted", "gauge"},
+         {"berth_volume_allocated_bytes", "gauge"},
+         {"berth_volume_direct_io", "gauge"},
+         {"berth_loop_attaches_total", "counter"},
+         {"berth_loop_direct_io_unavailable_total", "counter"},
          {"berth_ready", "gauge"},
          {"berth_build_info", "gauge"},
          {"process_start_time_seconds", "gauge"},
