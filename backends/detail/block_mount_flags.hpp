@@ -22,6 +22,12 @@ struct block_mount_options {
 caf::expected<block_mount_options> parse_block_mount_flags(const std::vector<std::string>& flags,
                                                            const std::string& what);
 
+/// `opts` with "discard" added unless they name "discard" or "nodiscard": a block volume
+/// hands the blocks its filesystem frees back to the host as they are freed (the loop
+/// device punches holes in the image), and `nodiscard` opts out (docs/benchmarks.md,
+/// "Space given back").
+block_mount_options with_online_discard(block_mount_options opts);
+
 /// Appends `option` to a comma-separated data string.
 void append_mount_data(std::string& data, const std::string& option);
 

@@ -34,7 +34,7 @@ caf::error unmount_path(const std::string& path, bool lazy, const std::string& w
 caf::error mount_block_device(const std::string& device, const std::string& path,
                               const std::string& fs_type, const block_mount_options& opts,
                               const std::string& what) {
-  std::string data = opts.data;
+  std::string data = with_online_discard(opts).data;
   if (fs_type == "xfs") {
     // A copy (snapshot, clone) has its origin's UUID; xfs refuses a second
     // mount of one UUID unless told not to care.

@@ -13,8 +13,9 @@
 
 namespace berth {
 
-/// mount(2) of `device` (`fs_type`) on `path`; an xfs copy (a snapshot, a clone) keeps
-/// its origin's UUID, so xfs is mounted nouuid. ec::backend_failure naming `what`.
+/// mount(2) of `device` (`fs_type`) on `path`, with online discard unless `opts` say
+/// nodiscard (with_online_discard); an xfs copy (a snapshot, a clone) keeps its origin's
+/// UUID, so xfs is mounted nouuid. ec::backend_failure naming `what`.
 caf::error mount_block_device(const std::string& device, const std::string& path,
                               const std::string& fs_type, const block_mount_options& opts,
                               const std::string& what);

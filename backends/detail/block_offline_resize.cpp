@@ -46,8 +46,8 @@ unsigned long per_mount_flags(const std::string& options) {
 
 caf::error mount_staging(const std::string& device, const std::string& staging,
                          const block_mount_options& opts, const std::string& what) {
-  if (::mount(device.c_str(), staging.c_str(), "ext4", opts.flags,
-              opts.data.empty() ? nullptr : opts.data.c_str())
+  const auto data = with_online_discard(opts).data;
+  if (::mount(device.c_str(), staging.c_str(), "ext4", opts.flags, data.c_str())
       != 0) {
     int e = errno;
     return make_error(ec::backend_failure, what + ": remount of " + device + " on " + staging

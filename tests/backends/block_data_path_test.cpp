@@ -1,0 +1,150 @@
+// What a block volume's workload meets on the data path, read back from the kernel: the
+// loop device's direct I/O, block size and scheduler, and the mount's online discard, which
+// hands the space a workload deletes back to the host. Root and loop devices, or the
+// fixture skips loudly.
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/block_backend.hpp"
+#include "backends/loop_device.hpp"
+#include "backends/mountinfo.hpp"
+#include "tests/backends/block_fixture.hpp"
+
+namespace berth {
+namespace {
+
+using namespace block_test;
+
+/// /sys/block/loopN/queue/<name> of `device`, without its newline.
+std::string queue_setting(const std::string& device, const std::string& name) {
+  auto text = read_text("/sys/block/" + device.substr(device.rfind('/') + 1) + "/queue/" + name);
+  while (!text.empty() && text.back() == '\n') {
+    text.pop_back();
+  }
+  return text;
+}
+
+/// The superblock options of the mount at `path`.
+std::string super_options_at(const std::string& path) {
+  auto mounts = read_mountinfo();
+  EXPECT_TRUE(mounts);
+  if (!mounts) {
+    return {};
+  }
+  auto here = mounts_at(*mounts, path);
+  return here.empty() ? std::string{} : here.back()->super_options;
+}
+
+bool has_option(const std::string& options, const std::string& option) {
+  return ("," + options + ",").find("," + option + ",") != std::string::npos;
+}
+
+uint64_t allocated_bytes(const std::string& image) {
+  struct stat st {};
+  EXPECT_EQ(::stat(image.c_str(), &st), 0) << image;
+  return static_cast<uint64_t>(st.st_blocks) * 512;
+}
+
+/// Writes `bytes` of data no filesystem compresses into `path`, fsync'd.
+void write_file(const std::string& path, size_t bytes) {
+  std::vector<char> chunk(1 << 20);
+  for (size_t i = 0; i < chunk.size(); ++i) {
+    chunk[i] = static_cast<char>((i * 2654435761u) >> 13);
+  }
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0) << path;
+  for (size_t done = 0; done < bytes; done += chunk.size()) {
+    chunk[0] = static_cast<char>(done >> 20); // no two chunks alike
+    ASSERT_EQ(::write(fd, chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
+  }
+  ASSERT_EQ(::fsync(fd), 0);
+  ::close(fd);
+}
+
+/// Syncs the filesystem at `dir` until the image's allocation falls to `at_most`, or a
+/// minute passes: xfs discards the extents a transaction freed after its log commit, in the
+/// background. Returns the last figure.
+uint64_t wait_allocated_at_most(const std::string& dir, const std::string& image,
+                                uint64_t at_most) {
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  uint64_t now = allocated_bytes(image);
+  while (now > at_most && std::chrono::steady_clock::now() < give_up) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+      ::syncfs(fd);
+      ::close(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    now = allocated_bytes(image);
+  }
+  return now;
+}
+
+class block_data_path_test : public block_backend_test,
+                             public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(block_data_path_test, a_staged_volume_has_direct_io_4k_blocks_and_online_discard) {
+  auto rec = make_record("d1", 320 * mib, GetParam());
+  create_and_stage(rec);
+  ASSERT_TRUE(is_loop_device_path(rec.device));
+  EXPECT_TRUE(*loop_direct_io(rec.device)) << "cached once, in the volume's filesystem";
+  EXPECT_EQ(*loop_block_size(rec.device), 4096u) << "a new image";
+  const auto scheduler = queue_setting(rec.device, "scheduler");
+  EXPECT_NE(scheduler.find("[none]"), std::string::npos)
+    << scheduler << ": the loop device queues nothing of its own; the disk's scheduler orders";
+  EXPECT_TRUE(has_option(super_options_at(rec.staging_path), "discard"))
+    << super_options_at(rec.staging_path);
+
+  // Attached again (an unstage, a reboot): the filesystem made on 4096-byte blocks keeps them.
+  ASSERT_FALSE(backend_->unstage(rec));
+  ASSERT_TRUE(wait_detached(backend_->image_path(rec)));
+  auto dev = backend_->stage(rec, {rec.staging_path, false, "", {}});
+  ASSERT_TRUE(dev) << describe(dev.error());
+  EXPECT_EQ(*loop_block_size(*dev), 4096u);
+  EXPECT_TRUE(*loop_direct_io(*dev));
+}
+
+TEST_P(block_data_path_test, space_a_workload_deletes_goes_back_to_the_host) {
+  auto rec = make_record("d2", 320 * mib, GetParam());
+  create_and_stage(rec);
+  const auto image = backend_->image_path(rec);
+  const uint64_t empty = allocated_bytes(image);
+  write_file(rec.staging_path + "/data", 64 * mib);
+  const uint64_t full = allocated_bytes(image);
+  ASSERT_GE(full, empty + 64 * mib) << "the image grew by what was written";
+
+  ASSERT_EQ(::unlink((rec.staging_path + "/data").c_str()), 0);
+  const uint64_t back = wait_allocated_at_most(rec.staging_path, image, empty + 64 * mib / 10);
+  EXPECT_LE(back, empty + 64 * mib / 10)
+    << "at least 90% of the deleted 64 MiB handed back: " << empty << " before, " << full
+    << " written, " << back << " after";
+}
+
+TEST_P(block_data_path_test, nodiscard_keeps_freed_space_in_the_image) {
+  auto rec = make_record("d3", 320 * mib, GetParam());
+  create_and_stage(rec, {"nodiscard"});
+  auto options = super_options_at(rec.staging_path);
+  EXPECT_FALSE(has_option(options, "discard")) << options;
+  const auto image = backend_->image_path(rec);
+  const uint64_t empty = allocated_bytes(image);
+  write_file(rec.staging_path + "/data", 32 * mib);
+  ASSERT_EQ(::unlink((rec.staging_path + "/data").c_str()), 0);
+  int fd = ::open(rec.staging_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::syncfs(fd), 0);
+  ::close(fd);
+  EXPECT_GE(allocated_bytes(image), empty + 32 * mib * 9 / 10) << "kept until an fstrim";
+}
+
+INSTANTIATE_TEST_SUITE_P(block, block_data_path_test, ::testing::Values("xfs", "ext4"));
+
+} // namespace
+} // namespace berth
