@@ -1,5 +1,6 @@
 #include "apps/bench/bench_args.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -175,6 +176,31 @@ void describe_options(CLI::App& app, bench_args& a) {
   b.text("--parameter", "KEY", "the mutable parameter the modifies set (default readAheadKB)",
          a.burst.parameter);
 
+  auto* io = app.add_subcommand(
+    "io", "fio in a CSI block volume (staged and published below --work-dir), a\n"
+          "Docker block volume and a host directory, each job --rounds times in a\n"
+          "rotating order; medians, and each volume against the host.");
+  flags i{io};
+  i.text("--endpoint", "unix:///PATH", "berthd's CSI socket (default: no CSI volume)",
+         a.io.endpoint);
+  i.text("--socket", "PATH", "berthd's Docker plugin socket (default: no Docker volume)",
+         a.io.socket);
+  i.text("--host-dir", "DIR", "the host directory measured beside them (required)",
+         a.io.host_dir);
+  i.text("--work-dir", "DIR", "below which the CSI staging dir and target go (default /tmp)",
+         a.io.work_dir);
+  i.text("--fs", "TYPE", "the volumes' filesystem, xfs or ext4 (default xfs)", a.io.fs_type);
+  i.integer("--size-mb", "N", "each volume's size, MiB (default 4096)", a.io.size_mb, 1536,
+            1L << 30);
+  i.positive("--runtime", "S", "seconds of each timed fio run (default 10)", a.io.runtime);
+  i.integer("--rounds", "R", "runs of each job in each target (default 3)", a.io.rounds, 1, 1000);
+  i.text("--fio", "PATH", "the fio binary (default fio)", a.io.fio);
+  i.text("--prefix", "P", "volume names start with P (default bench)", a.io.prefix);
+  io->add_option("--job", a.io.jobs, "only this job (fsync, fsync-over, seqw, seqr, randw,\n"
+                                     "randr, cache, dio); again for more (default every one)")
+    ->option_text("NAME...")
+    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
   app.add_subcommand("help", "the same as --help")->group("");
   app.add_flag("--help,-h", a.help, "this text");
   app.add_flag("--version", a.version, "berth-bench's version");
@@ -273,7 +299,7 @@ std::optional<std::string> parse_bench_args(const std::vector<std::string>& args
     return std::nullopt;
   }
   if (subs.empty()) {
-    return std::string{"missing mode (docker, restart, csi or csi-burst)"};
+    return std::string{"missing mode (docker, restart, csi, csi-burst or io)"};
   }
   auto* sub = subs.front();
   a.mode = sub->get_name();
@@ -292,6 +318,31 @@ std::optional<std::string> parse_bench_args(const std::vector<std::string>& args
       if (value->empty()) {
         return std::string{flag} + " must not be empty";
       }
+    }
+  } else if (a.mode == "io") {
+    if (!a.io.endpoint.empty()) {
+      if (auto err = unix_endpoint(a.io.endpoint)) {
+        return err;
+      }
+    }
+    if (a.io.endpoint.empty() && a.io.socket.empty()) {
+      return std::string{"io mode needs --endpoint, --socket or both"};
+    }
+    if (a.io.host_dir.empty()) {
+      return std::string{"io mode needs --host-dir"};
+    }
+    if (a.io.fs_type != "xfs" && a.io.fs_type != "ext4") {
+      return "--fs takes xfs or ext4, got '" + a.io.fs_type + "'";
+    }
+    for (const auto& j : a.io.jobs) {
+      const auto& known = io_job_names();
+      if (std::find(known.begin(), known.end(), j) == known.end()) {
+        return "--job takes fsync, fsync-over, seqw, seqr, randw, randr, cache or dio, got '" + j
+               + "'";
+      }
+    }
+    if (a.io.prefix.empty()) {
+      return std::string{"--prefix must not be empty"};
     }
   } else if (a.mode == "csi") {
     if (auto err = unix_endpoint(a.csi.endpoint)) {

@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   if (args.mode == "csi-burst") {
     return berth::bench::run_csi_burst(args.burst);
   }
+  if (args.mode == "io") {
+    return berth::bench::run_io(args.io);
+  }
   if (args.mode == "docker") {
     return berth::bench::run_docker(args.common);
   }

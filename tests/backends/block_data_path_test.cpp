@@ -144,6 +144,37 @@ TEST_P(block_data_path_test, nodiscard_keeps_freed_space_in_the_image) {
   EXPECT_GE(allocated_bytes(image), empty + 32 * mib * 9 / 10) << "kept until an fstrim";
 }
 
+TEST_P(block_data_path_test, a_volume_made_before_stages_with_the_block_size_it_was_made_on) {
+  // As every berthd before this one made it: formatted on a buffered loop device of
+  // 512-byte blocks.
+  auto rec = make_record("d4", 320 * mib, GetParam());
+  ASSERT_FALSE(backend_->create(rec));
+  const auto image = backend_->image_path(rec);
+  loop_setup old;
+  old.direct_io = false;
+  old.block_size = 512;
+  auto made = attach_loop_device(image, old);
+  ASSERT_TRUE(made) << describe(made.error());
+  auto mkfs = GetParam() == "xfs"
+                ? run_helper({"mkfs.xfs", "-q", "-s", "size=512", "--", *made}, 60s)
+                : run_helper({"mkfs.ext4", "-q", "-F", "-b", "1024", "--", *made}, 60s);
+  ASSERT_TRUE(mkfs && mkfs->exit_code == 0) << "mkfs";
+  ASSERT_FALSE(detach_loop_device(*made));
+  ASSERT_TRUE(wait_detached(image));
+
+  stage_request req{staging(rec.name), false, "", {}};
+  auto dev = backend_->stage(rec, req);
+  ASSERT_TRUE(dev) << describe(dev.error());
+  rec.staging_path = req.staging_path;
+  rec.device = *dev;
+  // Its own block size (xfs' 512-byte sectors, ext4's 1024-byte blocks): a filesystem
+  // cannot be mounted on blocks larger than its own.
+  EXPECT_EQ(*loop_block_size(rec.device), GetParam() == "xfs" ? 512u : 1024u);
+  EXPECT_TRUE(*loop_direct_io(rec.device));
+  std::ofstream(rec.staging_path + "/after") << "written after the upgrade";
+  EXPECT_EQ(read_text(rec.staging_path + "/after"), "written after the upgrade");
+}
+
 INSTANTIATE_TEST_SUITE_P(block, block_data_path_test, ::testing::Values("xfs", "ext4"));
 
 } // namespace

@@ -97,6 +97,43 @@ TEST(bench_args, csi_defaults_and_every_flag) {
   EXPECT_EQ(a.csi.node_endpoint, "unix:///n1.sock");
 }
 
+TEST(bench_args, io_defaults_and_every_flag) {
+  auto a = accepted({"io", "--endpoint", "/c.sock", "--host-dir", "/h"});
+  EXPECT_EQ(a.mode, "io");
+  EXPECT_EQ(a.io.endpoint, "unix:///c.sock");
+  EXPECT_EQ(a.io.socket, "");
+  EXPECT_EQ(a.io.host_dir, "/h");
+  EXPECT_EQ(a.io.work_dir, "/tmp");
+  EXPECT_EQ(a.io.fs_type, "xfs");
+  EXPECT_EQ(a.io.size_mb, 4096);
+  EXPECT_EQ(a.io.runtime, 10);
+  EXPECT_EQ(a.io.rounds, 3);
+  EXPECT_TRUE(a.io.jobs.empty()) << "every job";
+  EXPECT_EQ(a.io.fio, "fio");
+  a = accepted({"io", "--socket", "/d.sock", "--host-dir", "/h", "--work-dir", "/w", "--fs",
+                "ext4", "--size-mb", "2048", "--runtime", "2.5", "--rounds", "5", "--job",
+                "fsync", "--job", "cache", "--fio", "/opt/fio", "--prefix", "q"});
+  EXPECT_EQ(a.io.endpoint, "");
+  EXPECT_EQ(a.io.socket, "/d.sock");
+  EXPECT_EQ(a.io.work_dir, "/w");
+  EXPECT_EQ(a.io.fs_type, "ext4");
+  EXPECT_EQ(a.io.size_mb, 2048);
+  EXPECT_EQ(a.io.runtime, 2.5);
+  EXPECT_EQ(a.io.rounds, 5);
+  EXPECT_EQ(a.io.jobs, (std::vector<std::string>{"fsync", "cache"}));
+  EXPECT_EQ(a.io.fio, "/opt/fio");
+  EXPECT_EQ(a.io.prefix, "q");
+  EXPECT_EQ(refusal({"io", "--host-dir", "/h"}), "io mode needs --endpoint, --socket or both");
+  EXPECT_EQ(refusal({"io", "--socket", "/d"}), "io mode needs --host-dir");
+  EXPECT_EQ(refusal({"io", "--socket", "/d", "--host-dir", "/h", "--fs", "btrfs"}),
+            "--fs takes xfs or ext4, got 'btrfs'");
+  EXPECT_EQ(refusal({"io", "--socket", "/d", "--host-dir", "/h", "--job", "fsync", "--job",
+                     "mix"}),
+            "--job takes fsync, fsync-over, seqw, seqr, randw, randr, cache or dio, got 'mix'");
+  EXPECT_EQ(refusal({"io", "--socket", "/d", "--host-dir", "/h", "--size-mb", "1024"}),
+            "--size-mb needs an integer from 1536 to 1073741824, got '1024'");
+}
+
 TEST(bench_args, a_bad_value_is_refused_naming_the_flag_and_the_value) {
   const std::vector<std::string> docker{"docker", "--socket", "/p", "--volumes", "1",
                                         "--concurrency", "1", "--seconds", "1"};
@@ -132,7 +169,7 @@ TEST(bench_args, a_bad_value_is_refused_naming_the_flag_and_the_value) {
 }
 
 TEST(bench_args, modes_and_usage_errors_are_named) {
-  EXPECT_EQ(refusal({}), "missing mode (docker, restart, csi or csi-burst)");
+  EXPECT_EQ(refusal({}), "missing mode (docker, restart, csi, csi-burst or io)");
   EXPECT_EQ(refusal({"fly"}), "unknown mode 'fly'");
   EXPECT_EQ(refusal({"docker", "--volumes", "1"}), "--socket is required");
   EXPECT_EQ(refusal({"docker", "--socket", "/p", "--volumes", "1"}),
@@ -168,6 +205,7 @@ TEST(bench_args, help_lists_every_mode_and_flag_it_parses) {
         "--rounds R", "--admin-socket PATH", "--size-mb N", "--step-mb N", "--parameter KEY",
         "-h,--help", "--version", "(default 16)", "(default /tmp)", "(default 1024)",
         "(default 64)", "(default 5)", "(default readAheadKB)", "(default /run/berth/admin.sock)",
+        "--host-dir DIR", "--fs TYPE", "--runtime S", "--job NAME", "--fio PATH", "io",
         "The last line of the output is one JSON object."}) {
     EXPECT_NE(help.find(item), std::string::npos) << item << "\n" << help;
   }
