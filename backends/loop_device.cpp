@@ -119,9 +119,10 @@ caf::error set_up_step_by_step(int dev, int image_fd, const std::string& image,
   if (retry_eagain([&] { return ::ioctl(dev, LOOP_SET_STATUS64, &info); }) != 0) {
     return undo("LOOP_SET_STATUS64");
   }
-  if (block_size != 512
-      && retry_eagain([&] { return ::ioctl(dev, LOOP_SET_BLOCK_SIZE, static_cast<unsigned long>(block_size)); })
-           != 0) {
+  auto set_block_size = [&] {
+    return ::ioctl(dev, LOOP_SET_BLOCK_SIZE, static_cast<unsigned long>(block_size));
+  };
+  if (block_size != 512 && retry_eagain(set_block_size) != 0) {
     return undo("LOOP_SET_BLOCK_SIZE");
   }
   if (setup.direct_io) {
@@ -170,14 +171,16 @@ caf::expected<std::string> try_attach(int control, int image_fd, const std::stri
                    "LOOP_SET_FD and setting the block size and direct I/O one by one",
                    std::strerror(e));
     }
-    if (auto err = set_up_step_by_step(dev.get(), image_fd, image, device, setup, block_size, busy)) {
+    if (auto err =
+          set_up_step_by_step(dev.get(), image_fd, image, device, setup, block_size, busy)) {
       return err;
     }
     configure_supported = 0;
     count(setup.stats, &loop_stats::set_fd);
     return device;
   }
-  if (auto err = set_up_step_by_step(dev.get(), image_fd, image, device, setup, block_size, busy)) {
+  if (auto err =
+        set_up_step_by_step(dev.get(), image_fd, image, device, setup, block_size, busy)) {
     return err;
   }
   count(setup.stats, &loop_stats::set_fd);

@@ -44,7 +44,8 @@ uint32_t loop_block_size_for(const std::string& image);
 /// the reason, and counted. Takes a free number from /dev/loop-control and retries when
 /// another process grabs the same device first (EBUSY). Does not look for an existing
 /// attachment: see find_loop_device().
-caf::expected<std::string> attach_loop_device(const std::string& image, const loop_setup& setup = {});
+caf::expected<std::string> attach_loop_device(const std::string& image,
+                                              const loop_setup& setup = {});
 
 /// The loop device `image` is attached to, or "" when there is none: the attached
 /// device whose backing file (LOOP_GET_STATUS64) has the image's device and inode.

@@ -1,7 +1,8 @@
 // berth-bench io: what a workload meets on the data path, against the disk under it.
 //
 //   setup:    a CSI block volume (CreateVolume, NodeStage, NodePublish below --work-dir)
-//             and a Docker block volume (Create -o backend=block, Mount), each --size-mb
+//             and a Docker block volume (Create -o backend=block, Mount), each --size-mb,
+//             each timed until it is ready
 //   each job: for --rounds rounds, fio in every target (the CSI target, the Docker
 //             mount point, --host-dir) in an order that rotates each round, the page cache
 //             dropped before each run
@@ -22,6 +23,7 @@
 #include "apps/bench/io_mode.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -50,6 +52,8 @@ struct job {
   std::string name;
   std::vector<std::string> args; ///< fio's, after --name and --directory
   const char* unit;              ///< what the figure is
+  /// The figure is the page cache the job leaves over a 256 MiB file, not fio's rate.
+  bool measures_cache = false;
 };
 
 const std::vector<job>& jobs() {
@@ -72,9 +76,9 @@ const std::vector<job>& jobs() {
      {"--rw=randread", "--bs=4k", "--size=1g", "--direct=1", "--iodepth=32",
       "--ioengine=libaio"},
      "IOPS"},
-    {"cache", {"--rw=read", "--bs=1m", "--size=256m", "--ioengine=psync"}, "x size cached"},
+    {"cache", {"--rw=read", "--bs=1m", "--size=256m", "--ioengine=psync"}, "x size cached", true},
     {"dio", {"--rw=write", "--bs=1m", "--size=256m", "--direct=1", "--ioengine=psync"},
-     "x size cached"},
+     "x size cached", true},
   };
   return table;
 }
@@ -87,6 +91,11 @@ std::string run(const std::vector<std::string>& argv, bool& ok) {
     return {};
   }
   pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return {};
+  }
   if (pid == 0) {
     ::dup2(out[1], 1);
     int null = ::open("/dev/null", O_WRONLY);
@@ -109,7 +118,7 @@ std::string run(const std::vector<std::string>& argv, bool& ok) {
   ::close(out[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  ok = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   return text;
 }
 
@@ -138,14 +147,12 @@ double cached_bytes() {
 std::optional<double> fio_figure(const io_options& opt, const job& j, const std::string& dir) {
   std::vector<std::string> argv{opt.fio, "--output-format=json", "--name=" + j.name,
                                 "--directory=" + dir};
-  const bool timed = j.unit[0] != 'x';
-  if (timed) {
+  if (!j.measures_cache) {
     argv.push_back("--time_based");
     argv.push_back("--runtime=" + std::to_string(opt.runtime));
   }
   argv.insert(argv.end(), j.args.begin(), j.args.end());
   bool ok = false;
-  double before = 0;
   if (j.name == "cache") { // laid out with O_DIRECT first, so only the read is counted
     std::vector<std::string> lay{opt.fio,         "--name=" + j.name, "--directory=" + dir,
                                  "--rw=write",     "--bs=1m",          "--size=256m",
@@ -157,14 +164,14 @@ std::optional<double> fio_figure(const io_options& opt, const job& j, const std:
   }
   drop_caches();
   run({opt.fio, "--version"}, ok); // fio and its libraries' pages (~58 MB): not the job's
-  before = cached_bytes();
+  const double before = cached_bytes();
   auto text = run(argv, ok);
   double after = cached_bytes();
   fs::remove(dir + "/" + j.name + ".0.0");
   if (!ok) {
     return std::nullopt;
   }
-  if (!timed) { // the cache may also have shrunk meanwhile: then the job left nothing
+  if (j.measures_cache) { // the cache may also have shrunk meanwhile: then the job left nothing
     return std::max(0.0, after - before) / (256.0 * 1024 * 1024);
   }
   rapidjson::Document doc;
@@ -263,14 +270,22 @@ void tear_down(csi_client* c, plugin_client* p, const targets& t) {
       unpub.set_volume_id(t.csi_id);
       unpub.set_target_path(t.target);
       v1::NodeUnpublishVolumeResponse done;
-      rpc(*c->node, &v1::Node::Stub::NodeUnpublishVolume, unpub, done);
+      if (auto err = rpc(*c->node, &v1::Node::Stub::NodeUnpublishVolume, unpub, done);
+          !err.empty()) {
+        std::fprintf(stderr, "berth-bench: NodeUnpublishVolume %s: %s\n", t.target.c_str(),
+                     err.c_str());
+      }
     }
     if (!t.staging.empty()) {
       v1::NodeUnstageVolumeRequest unstage;
       unstage.set_volume_id(t.csi_id);
       unstage.set_staging_target_path(t.staging);
       v1::NodeUnstageVolumeResponse done;
-      rpc(*c->node, &v1::Node::Stub::NodeUnstageVolume, unstage, done);
+      if (auto err = rpc(*c->node, &v1::Node::Stub::NodeUnstageVolume, unstage, done);
+          !err.empty()) {
+        std::fprintf(stderr, "berth-bench: NodeUnstageVolume %s: %s\n", t.staging.c_str(),
+                     err.c_str());
+      }
     }
     v1::DeleteVolumeRequest del;
     del.set_volume_id(t.csi_id);
@@ -283,7 +298,10 @@ void tear_down(csi_client* c, plugin_client* p, const targets& t) {
     fs::remove_all(fs::path(t.staging).parent_path(), ec);
   }
   if (p != nullptr && !t.docker_name.empty()) {
-    p->unmount(t.docker_name, "berth-bench-io");
+    if (auto res = p->unmount(t.docker_name, "berth-bench-io"); !res.ok) {
+      std::fprintf(stderr, "berth-bench: Unmount %s: %s\n", t.docker_name.c_str(),
+                   res.err.c_str());
+    }
     if (auto res = p->remove(t.docker_name); !res.ok) {
       std::fprintf(stderr, "berth-bench: Remove %s: %s\n", t.docker_name.c_str(),
                    res.err.c_str());
@@ -316,13 +334,26 @@ int run_io(const io_options& opt) {
   std::unique_ptr<csi_client> csi;
   std::unique_ptr<plugin_client> docker;
   bool ready = true;
+  std::string setup_json;
+  auto timed = [&](const char* what, const char* how, auto set_up) {
+    auto start = std::chrono::steady_clock::now();
+    ready = set_up();
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    if (ready) {
+      std::printf("%s volume ready (%s) in %.3f s\n", what, how, took.count());
+      setup_json += std::string(setup_json.empty() ? "" : ",") + json_quote(what) + ":"
+                    + std::to_string(took.count());
+    }
+  };
   if (!opt.endpoint.empty()) {
     csi = std::make_unique<csi_client>(opt.endpoint);
-    ready = set_up_csi(opt, *csi, t, name);
+    timed("csi", "CreateVolume, NodeStageVolume, NodePublishVolume",
+          [&] { return set_up_csi(opt, *csi, t, name); });
   }
   if (ready && !opt.socket.empty()) {
     docker = std::make_unique<plugin_client>(opt.socket);
-    ready = set_up_docker(opt, *docker, t, name + "-docker");
+    timed("docker", "Create, Mount",
+          [&] { return set_up_docker(opt, *docker, t, name + "-docker"); });
   }
   if (!ready) {
     tear_down(csi.get(), docker.get(), t);
@@ -333,11 +364,14 @@ int run_io(const io_options& opt) {
   version.erase(version.find_last_not_of('\n') + 1);
   std::printf("%s, %s volumes of %ld MiB, %ld rounds of %.0f s per job\n", version.c_str(),
               opt.fs_type.c_str(), opt.size_mb, opt.rounds, opt.runtime);
-  std::string json = "{\"mode\":\"io\",\"fs\":" + json_quote(opt.fs_type) + ",\"jobs\":{";
+  std::string json = "{\"mode\":\"io\",\"fs\":" + json_quote(opt.fs_type)
+                     + ",\"ready_seconds\":{" + setup_json + "},\"jobs\":{";
   bool first_job = true;
   int failures = 0;
   for (const auto& j : jobs()) {
-    if (!opt.jobs.empty() && std::find(opt.jobs.begin(), opt.jobs.end(), j.name) == opt.jobs.end()) {
+    const bool chosen =
+      opt.jobs.empty() || std::find(opt.jobs.begin(), opt.jobs.end(), j.name) != opt.jobs.end();
+    if (!chosen) {
       continue;
     }
     std::map<std::string, std::vector<double>> figures;

@@ -164,7 +164,8 @@ figures_map figures_of(const std::string& body) {
       return;
     }
     volume_figures f;
-    if (auto used = rec.FindMember("used_bytes"); used != rec.MemberEnd() && used->value.IsUint64()) {
+    if (auto used = rec.FindMember("used_bytes");
+        used != rec.MemberEnd() && used->value.IsUint64()) {
       f.used = used->value.GetUint64();
     }
     if (auto a = rec.FindMember("allocated_bytes"); a != rec.MemberEnd() && a->value.IsUint64()) {
@@ -240,7 +241,8 @@ std::string format_record(const volume_record& rec, const figures_map& figures) 
   out += "used:          " + (f.used ? format_size(*f.used) : unmeasured) + "\n";
   if (rec.backend == "block") {
     out += "allocated:     "
-           + (f.allocated ? format_size(*f.allocated) + " of the host's, for its image" : unmeasured)
+           + (f.allocated ? format_size(*f.allocated) + " of the host's, for its image"
+                          : unmeasured)
            + "\n";
     out += "direct I/O:    " + direct_io_line(rec, f.direct_io) + "\n";
   }

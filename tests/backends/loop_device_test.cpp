@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <iostream>
 #include <set>
 #include <thread>
 #include <vector>
@@ -15,24 +14,17 @@
 #include <unistd.h>
 
 #include "core/errors.hpp"
-#include "temp_state.hpp"
+#include "loop_fixture.hpp"
 
 namespace fs = std::filesystem;
 
 namespace berth {
 namespace {
 
+using loop_test::make_image;
+
 ec code_of(const caf::error& err) {
   return static_cast<ec>(err.code());
-}
-
-/// Detaches every loop device whose backing file lies under `dir`.
-void detach_loops_under(const std::string& dir) {
-  for (const auto& [device, backing] : list_loop_devices()) {
-    if (backing.compare(0, dir.size() + 1, dir + "/") == 0) {
-      detach_loop_device(device);
-    }
-  }
 }
 
 /// Waits (up to 2 s) until no loop device backs `image`: a detach while another
@@ -48,41 +40,7 @@ bool wait_detached(const std::string& image) {
   return false;
 }
 
-std::string make_image(const std::string& dir, const std::string& name, off_t size) {
-  std::string path = dir + "/" + name;
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(::ftruncate(fd, size), 0);
-  ::close(fd);
-  return path;
-}
-
-class loop_device_test : public ::testing::Test {
-protected:
-  void SetUp() override {
-    const char* why = nullptr;
-    if (!test::is_root()) {
-      why = "needs root";
-    } else if (::access("/dev/loop-control", R_OK | W_OK) != 0) {
-      why = "needs /dev/loop-control";
-    }
-    if (why != nullptr) {
-      std::cerr << "\n***** SKIPPED: loop device tests " << why << " *****\n\n";
-      GTEST_SKIP() << "SKIPPED: loop device tests " << why;
-    }
-    ASSERT_FALSE(state_.path().empty());
-    dir_ = fs::canonical(state_.path()).string();
-  }
-  void TearDown() override {
-    if (!dir_.empty()) {
-      detach_loops_under(dir_);
-    }
-    state_.cleanup();
-  }
-
-  test::temp_state state_;
-  std::string dir_;
-};
+class loop_device_test : public loop_test::loop_fixture {};
 
 TEST(loop_device_paths, only_dev_loop_n_is_a_loop_device) {
   EXPECT_TRUE(is_loop_device_path("/dev/loop0"));

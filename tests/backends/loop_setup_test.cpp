@@ -2,8 +2,6 @@
 // step by step) with direct I/O and a block size chosen from what the image holds. Real
 // loop devices: root and /dev/loop-control, or the tests skip loudly.
 
-#include <filesystem>
-#include <iostream>
 #include <string>
 
 #include <fcntl.h>
@@ -13,21 +11,12 @@
 #include "backends/helper_process.hpp"
 #include "backends/loop_device.hpp"
 #include "core/errors.hpp"
-#include "temp_state.hpp"
-
-namespace fs = std::filesystem;
+#include "loop_fixture.hpp"
 
 namespace berth {
 namespace {
 
-std::string make_image(const std::string& dir, const std::string& name, off_t size) {
-  std::string path = dir + "/" + name;
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(::ftruncate(fd, size), 0);
-  ::close(fd);
-  return path;
-}
+using loop_test::make_image;
 
 /// Whether the filesystem holding `path` lets it be opened with O_DIRECT: what the kernel
 /// then gives a loop device asking for direct I/O.
@@ -45,31 +34,8 @@ void run(const std::vector<std::string>& argv) {
   ASSERT_TRUE(res) << describe(res.error());
 }
 
-class loop_setup_test : public ::testing::Test {
+class loop_setup_test : public loop_test::loop_fixture {
 protected:
-  void SetUp() override {
-    const char* why = nullptr;
-    if (!test::is_root()) {
-      why = "needs root";
-    } else if (::access("/dev/loop-control", R_OK | W_OK) != 0) {
-      why = "needs /dev/loop-control";
-    }
-    if (why != nullptr) {
-      std::cerr << "\n***** SKIPPED: loop setup tests " << why << " *****\n\n";
-      GTEST_SKIP() << "SKIPPED: loop setup tests " << why;
-    }
-    ASSERT_FALSE(state_.path().empty());
-    dir_ = fs::canonical(state_.path()).string();
-  }
-  void TearDown() override {
-    for (const auto& [device, backing] : list_loop_devices()) {
-      if (!dir_.empty() && backing.compare(0, dir_.size() + 1, dir_ + "/") == 0) {
-        detach_loop_device(device);
-      }
-    }
-    state_.cleanup();
-  }
-
   /// Attaches `image` as `setup` says and checks what the kernel shows of it.
   void expect_attached(const std::string& image, const loop_setup& setup, uint64_t block_size,
                        bool direct_io) {
@@ -83,9 +49,6 @@ protected:
     EXPECT_EQ(*dio, direct_io) << image;
     ASSERT_FALSE(detach_loop_device(*dev));
   }
-
-  test::temp_state state_;
-  std::string dir_;
 };
 
 TEST_F(loop_setup_test, a_new_image_gets_4096_byte_blocks_and_direct_io_in_one_call) {
