@@ -97,17 +97,11 @@ void append_mount_data(std::string& data, const std::string& option) {
 }
 
 block_mount_options with_online_discard(block_mount_options opts) {
-  size_t start = 0;
-  while (start <= opts.data.size()) {
-    size_t comma = opts.data.find(',', start);
-    auto option = opts.data.substr(start, comma == std::string::npos ? std::string::npos
-                                                                     : comma - start);
-    if (option == "discard" || option == "nodiscard") {
-      return opts;
-    }
-    start = comma == std::string::npos ? opts.data.size() + 1 : comma + 1;
+  const std::string options = "," + opts.data + ",";
+  if (options.find(",discard,") == std::string::npos
+      && options.find(",nodiscard,") == std::string::npos) {
+    append_mount_data(opts.data, "discard");
   }
-  append_mount_data(opts.data, "discard");
   return opts;
 }
 
