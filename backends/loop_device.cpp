@@ -1,3 +1,8 @@
+// Loop devices by ioctl: attach (LOOP_CONFIGURE, or step by step on an older kernel), find
+// by the backing file's device and inode, list, detach, and their sysfs settings. One file
+// because every part shares the device-node opening, the error wording and the fd guard
+// above; the block size an image is attached with is in loop_block_size.cpp.
+
 #include "backends/loop_device.hpp"
 
 #include <algorithm>
@@ -17,6 +22,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backends/loop_block_size.hpp"
 #include "core/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -64,8 +70,8 @@ int open_loop_node(const std::string& device, int flags) {
   }
 }
 
-/// -1 not tried yet, 1 the kernel takes LOOP_CONFIGURE, 0 it does not.
-std::atomic<int> configure_supported{-1};
+/// Set once the kernel refused LOOP_CONFIGURE and a device was set up step by step.
+std::atomic<bool> configure_refused{false};
 /// Whether a device attached without the direct I/O asked for was logged at warn yet.
 std::atomic<bool> direct_io_refusal_logged{false};
 
@@ -146,13 +152,13 @@ caf::expected<std::string> try_attach(int control, int image_fd, const std::stri
     int e = errno;
     return sys_error(e, "cannot attach " + image + ": open " + device);
   }
-  if (configure_supported.load() != 0 && !setup.step_by_step) {
+  int refused = 0; // the errno LOOP_CONFIGURE was refused with
+  if (!configure_refused.load() && !setup.step_by_step) {
     loop_config cfg{};
     cfg.fd = static_cast<uint32_t>(image_fd);
     cfg.block_size = block_size;
     cfg.info = info_for(image, setup.direct_io);
     if (retry_eagain([&] { return ::ioctl(dev.get(), LOOP_CONFIGURE, &cfg); }) == 0) {
-      configure_supported = 1;
       count(setup.stats, &loop_stats::configured);
       return device;
     }
@@ -161,27 +167,21 @@ caf::expected<std::string> try_attach(int control, int image_fd, const std::stri
       busy = true;
       return sys_error(e, "cannot attach " + image + ": LOOP_CONFIGURE on " + device);
     }
-    // A kernel before 5.8 knows no LOOP_CONFIGURE (EINVAL, or ENOTTY); once a device it
-    // refused sets up step by step, berth stops asking.
+    // A kernel before 5.8 knows no LOOP_CONFIGURE (EINVAL, or ENOTTY): from then on
+    // berth sets devices up step by step, and says so once.
     if (e != EINVAL && e != ENOTTY) {
       return sys_error(e, "cannot attach " + image + ": LOOP_CONFIGURE on " + device);
     }
-    if (configure_supported.load() == -1) {
-      spdlog::info("loop devices: the kernel refused LOOP_CONFIGURE ({}); attaching with "
-                   "LOOP_SET_FD and setting the block size and direct I/O one by one",
-                   std::strerror(e));
-    }
-    if (auto err =
-          set_up_step_by_step(dev.get(), image_fd, image, device, setup, block_size, busy)) {
-      return err;
-    }
-    configure_supported = 0;
-    count(setup.stats, &loop_stats::set_fd);
-    return device;
+    refused = e;
   }
   if (auto err =
         set_up_step_by_step(dev.get(), image_fd, image, device, setup, block_size, busy)) {
     return err;
+  }
+  if (refused != 0 && !configure_refused.exchange(true)) {
+    spdlog::info("loop devices: the kernel refused LOOP_CONFIGURE ({}); attaching with "
+                 "LOOP_SET_FD and setting the block size and direct I/O one by one",
+                 std::strerror(refused));
   }
   count(setup.stats, &loop_stats::set_fd);
   return device;
@@ -200,14 +200,6 @@ std::string why_no_direct_io(const std::string& image, const std::string& device
   }
   return "the kernel refused it; " + device + "'s block size " + std::to_string(block_size)
          + " may be below that of the disk under " + image;
-}
-
-/// Little- and big-endian fields of a superblock.
-uint32_t le32(const unsigned char* p) {
-  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
-}
-uint32_t be16(const unsigned char* p) {
-  return uint32_t{p[0]} << 8 | uint32_t{p[1]};
 }
 
 std::string read_first_line(const std::string& path) {
@@ -231,31 +223,6 @@ bool is_loop_device_path(const std::string& device) {
     }
   }
   return true;
-}
-
-uint32_t loop_block_size_for(const std::string& image) {
-  constexpr uint32_t fallback = 512;
-  unique_fd fd(::open(image.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) {
-    return fallback;
-  }
-  if (::lseek(fd.get(), 0, SEEK_DATA) < 0 && errno == ENXIO) {
-    return 4096; // nothing written yet: a filesystem made on it takes the device's size
-  }
-  unsigned char sb[2048] = {};
-  auto got = ::pread(fd.get(), sb, sizeof sb, 0);
-  uint32_t size = 0;
-  if (got >= 104 && std::memcmp(sb, "XFSB", 4) == 0) {
-    size = be16(sb + 102); // sb_sectsize
-  } else if (got >= 1024 + 58 && sb[1024 + 56] == 0x53 && sb[1024 + 57] == 0xEF) {
-    auto log = le32(sb + 1024 + 24); // s_log_block_size: 1024 << log
-    size = log <= 6 ? 1024u << log : 0;
-  }
-  auto page = static_cast<uint32_t>(::sysconf(_SC_PAGESIZE));
-  if (size < 512 || (size & (size - 1)) != 0) {
-    return fallback; // raw data, or a superblock berth does not read: as it always was
-  }
-  return std::min({size, 4096u, page});
 }
 
 caf::expected<std::string> attach_loop_device(const std::string& image, const loop_setup& setup) {

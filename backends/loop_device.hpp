@@ -11,6 +11,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "backends/loop_block_size.hpp"
 #include "core/telemetry/loop_stats.hpp"
 
 namespace berth {
@@ -29,13 +30,6 @@ struct loop_setup {
   /// this one has: for the tests of that path.
   bool step_by_step = false;
 };
-
-/// The logical block size to attach `image` with, from what it holds: 4096 for an image
-/// with no data yet (a new volume: the filesystem made on it then does 4 KiB I/O, and
-/// direct I/O works on a disk of 4 KiB sectors too); an xfs image's sector size or an
-/// ext2/3/4 image's block size, at most 4096; 512, the kernel's default and what every
-/// image was attached with before, for anything else (a raw block volume's own data).
-uint32_t loop_block_size_for(const std::string& image);
 
 /// Attaches `image` (a regular file) to a free loop device as `setup` says and returns
 /// its path, e.g. "/dev/loop3": LOOP_CONFIGURE (the file, the block size, direct I/O and
