@@ -3,8 +3,6 @@
 #include "backends/block_backend.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
@@ -42,39 +40,6 @@ block_backend::block_backend(std::string state_dir, std::chrono::milliseconds he
   std::error_code err;
   fs::path root = fs::weakly_canonical(fs::absolute(dir), err);
   root_ = (err ? fs::path(dir) : root).string();
-}
-
-bool block_backend::attaches_with_direct_io(const volume_record& rec) const {
-  return wants_direct_io(rec.mutable_parameters);
-}
-
-caf::expected<block_backend::image_state>
-block_backend::image_state_of(const volume_record& rec, const loop_index& attached) const {
-  auto image = checked_image(rec);
-  if (!image) {
-    return image.error();
-  }
-  struct stat st {};
-  if (::stat(image->c_str(), &st) != 0) {
-    int e = errno;
-    return make_error(ec::backend_failure, block_what(rec) + ": stat of " + *image + ": "
-                                             + std::strerror(e));
-  }
-  image_state out;
-  out.allocated_bytes = static_cast<uint64_t>(st.st_blocks) * 512;
-  out.device = indexed_loop_device(attached, *image);
-  if (!out.device.empty()) {
-    auto dio = loop_direct_io(out.device);
-    out.direct_io = dio && *dio;
-  }
-  return out;
-}
-
-loop_setup block_backend::attach_setup(const option_map& parameters) const {
-  loop_setup setup;
-  setup.direct_io = wants_direct_io(parameters);
-  setup.stats = loop_.get();
-  return setup;
 }
 
 block_backend* block_backend_of(const std::map<std::string, std::shared_ptr<backend>>& backends) {

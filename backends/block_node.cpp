@@ -1,5 +1,5 @@
 // block_backend, node side: stage and unstage, and what publish shares with them (the
-// confinement of node paths, the view of a node path). Publish and unpublish:
+// confinement of node paths, the view of a node path, how an image is attached). Publish and unpublish:
 // block_publish.cpp; volume statistics: block_stats.cpp.
 
 #include "backends/block_backend.hpp"
@@ -257,6 +257,17 @@ caf::error block_backend::sweep_staging(const volume_record& rec, const std::str
   }
   spdlog::info("{}: detached {}, which no staging in the record uses", what, device);
   return {};
+}
+
+bool block_backend::attaches_with_direct_io(const volume_record& rec) const {
+  return wants_direct_io(rec.mutable_parameters);
+}
+
+loop_setup block_backend::attach_setup(const option_map& parameters) const {
+  loop_setup setup;
+  setup.direct_io = wants_direct_io(parameters);
+  setup.stats = loop_.get();
+  return setup;
 }
 
 } // namespace berth

@@ -1,5 +1,6 @@
 // block_backend's volume statistics (NodeGetVolumeStats): statvfs of a mounted
-// filesystem, the size of a raw block device, and the condition when either is gone.
+// filesystem, the size of a raw block device, and the condition when either is gone; and
+// what the host holds of a volume's image, for the usage sampler.
 
 #include <cerrno>
 #include <cstring>
@@ -75,6 +76,28 @@ caf::expected<volume_stats> block_backend::stats(const volume_record& rec,
   out.total_inodes = vfs.f_files;
   out.free_inodes = vfs.f_ffree;
   out.used_inodes = vfs.f_files - vfs.f_ffree;
+  return out;
+}
+
+caf::expected<block_backend::image_state>
+block_backend::image_state_of(const volume_record& rec, const loop_index& attached) const {
+  auto image = checked_image(rec);
+  if (!image) {
+    return image.error();
+  }
+  struct stat st {};
+  if (::stat(image->c_str(), &st) != 0) {
+    int e = errno;
+    return make_error(ec::backend_failure, block_what(rec) + ": stat of " + *image + ": "
+                                             + std::strerror(e));
+  }
+  image_state out;
+  out.allocated_bytes = static_cast<uint64_t>(st.st_blocks) * 512;
+  out.device = indexed_loop_device(attached, *image);
+  if (!out.device.empty()) {
+    auto dio = loop_direct_io(out.device);
+    out.direct_io = dio && *dio;
+  }
   return out;
 }
 

@@ -1,3 +1,6 @@
+// berth-bench's command line. Over 400 lines because it is one CLI11 table of every mode
+// and flag, which both parses and writes --help: split, --help would no longer be one list.
+
 #include "apps/bench/bench_args.hpp"
 
 #include <algorithm>

@@ -8,15 +8,7 @@
 //             dropped before each run
 //   teardown: unpublish, unstage and delete; unmount and remove
 //
-// The jobs (fio from Debian, --output-format=json):
-//   fsync  4 KiB writes, each fsync'd, iodepth 1, into a new file           IOPS
-//   fsync-over  the same over a file written before (a preallocated WAL, a data file) IOPS
-//   seqw   1 MiB O_DIRECT writes, iodepth 8                               MB/s
-//   seqr   1 MiB O_DIRECT reads, iodepth 8                                MB/s
-//   randw  4 KiB O_DIRECT random writes, iodepth 32                       IOPS
-//   randr  4 KiB O_DIRECT random reads, iodepth 32                        IOPS
-//   cache  a 256 MiB file read once, buffered: the page cache it leaves, in file sizes
-//   dio    256 MiB written with O_DIRECT: the page cache it leaves, in file sizes
+// The jobs: apps/bench/io_jobs.cpp.
 // The volumes are measured against the host directory: a ratio of medians per job.
 // Readable lines, then one JSON object as the last line.
 
@@ -25,19 +17,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
-#include <fcntl.h>
 #include <rapidjson/document.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "apps/bench/csi_client.hpp"
+#include "apps/bench/io_jobs.hpp"
 #include "apps/bench/plugin_client.hpp"
 #include "core/json_text.hpp"
 
@@ -47,145 +35,6 @@ namespace {
 
 namespace v1 = ::csi::v1;
 namespace fs = std::filesystem;
-
-struct job {
-  std::string name;
-  std::vector<std::string> args; ///< fio's, after --name and --directory
-  const char* unit;              ///< what the figure is
-  /// The figure is the page cache the job leaves over a 256 MiB file, not fio's rate.
-  bool measures_cache = false;
-};
-
-const std::vector<job>& jobs() {
-  static const std::vector<job> table = {
-    {"fsync", {"--rw=write", "--bs=4k", "--size=64m", "--fsync=1", "--ioengine=psync"}, "IOPS"},
-    {"fsync-over",
-     {"--rw=write", "--bs=4k", "--size=64m", "--fsync=1", "--ioengine=psync", "--overwrite=1"},
-     "IOPS"},
-    {"seqw",
-     {"--rw=write", "--bs=1m", "--size=1g", "--direct=1", "--iodepth=8", "--ioengine=libaio"},
-     "MB/s"},
-    {"seqr",
-     {"--rw=read", "--bs=1m", "--size=1g", "--direct=1", "--iodepth=8", "--ioengine=libaio"},
-     "MB/s"},
-    {"randw",
-     {"--rw=randwrite", "--bs=4k", "--size=1g", "--direct=1", "--iodepth=32",
-      "--ioengine=libaio"},
-     "IOPS"},
-    {"randr",
-     {"--rw=randread", "--bs=4k", "--size=1g", "--direct=1", "--iodepth=32",
-      "--ioengine=libaio"},
-     "IOPS"},
-    {"cache", {"--rw=read", "--bs=1m", "--size=256m", "--ioengine=psync"}, "x size cached", true},
-    {"dio", {"--rw=write", "--bs=1m", "--size=256m", "--direct=1", "--ioengine=psync"},
-     "x size cached", true},
-  };
-  return table;
-}
-
-/// Runs argv, returns its standard output; `ok` false when it did not exit 0.
-std::string run(const std::vector<std::string>& argv, bool& ok) {
-  int out[2];
-  ok = false;
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    return {};
-  }
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(out[0]);
-    ::close(out[1]);
-    return {};
-  }
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) {
-      args.push_back(const_cast<char*>(a.c_str()));
-    }
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string text;
-  char buf[65536];
-  ssize_t n;
-  while ((n = ::read(out[0], buf, sizeof buf)) > 0) {
-    text.append(buf, static_cast<size_t>(n));
-  }
-  ::close(out[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  return text;
-}
-
-/// Writes dirty pages back and drops the page cache: each run starts from the disk.
-void drop_caches() {
-  ::sync();
-  std::ofstream("/proc/sys/vm/drop_caches") << "3\n";
-}
-
-/// "Cached:" of /proc/meminfo, in bytes.
-double cached_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit) {
-    if (key == "Cached:") {
-      return kib * 1024;
-    }
-  }
-  return 0;
-}
-
-/// fio's read+write IOPS, or MB/s for a job measured so, or the page cache a job left in
-/// sizes of its file; nothing when fio failed.
-std::optional<double> fio_figure(const io_options& opt, const job& j, const std::string& dir) {
-  std::vector<std::string> argv{opt.fio, "--output-format=json", "--name=" + j.name,
-                                "--directory=" + dir};
-  if (!j.measures_cache) {
-    argv.push_back("--time_based");
-    argv.push_back("--runtime=" + std::to_string(opt.runtime));
-  }
-  argv.insert(argv.end(), j.args.begin(), j.args.end());
-  bool ok = false;
-  if (j.name == "cache") { // laid out with O_DIRECT first, so only the read is counted
-    std::vector<std::string> lay{opt.fio,         "--name=" + j.name, "--directory=" + dir,
-                                 "--rw=write",     "--bs=1m",          "--size=256m",
-                                 "--direct=1",     "--ioengine=psync"};
-    run(lay, ok);
-    if (!ok) {
-      return std::nullopt;
-    }
-  }
-  drop_caches();
-  run({opt.fio, "--version"}, ok); // fio and its libraries' pages (~58 MB): not the job's
-  const double before = cached_bytes();
-  auto text = run(argv, ok);
-  double after = cached_bytes();
-  fs::remove(dir + "/" + j.name + ".0.0");
-  if (!ok) {
-    return std::nullopt;
-  }
-  if (j.measures_cache) { // the cache may also have shrunk meanwhile: then the job left nothing
-    return std::max(0.0, after - before) / (256.0 * 1024 * 1024);
-  }
-  rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("jobs") || doc["jobs"].Empty()) {
-    return std::nullopt;
-  }
-  const auto& r = doc["jobs"][0]["read"];
-  const auto& w = doc["jobs"][0]["write"];
-  if (std::string(j.unit) == "MB/s") {
-    return (r["bw_bytes"].GetDouble() + w["bw_bytes"].GetDouble()) / 1e6;
-  }
-  return r["iops"].GetDouble() + w["iops"].GetDouble();
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) {
@@ -311,20 +160,9 @@ void tear_down(csi_client* c, plugin_client* p, const targets& t) {
 
 } // namespace
 
-const std::vector<std::string>& io_job_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& j : jobs()) {
-      out.push_back(j.name);
-    }
-    return out;
-  }();
-  return names;
-}
-
 int run_io(const io_options& opt) {
   bool ok = false;
-  run({opt.fio, "--version"}, ok);
+  run_program({opt.fio, "--version"}, ok);
   if (!ok) {
     std::fprintf(stderr, "berth-bench: cannot run %s (apt-get install fio)\n", opt.fio.c_str());
     return 1;
@@ -360,7 +198,7 @@ int run_io(const io_options& opt) {
     return 1;
   }
   t.dirs.emplace_back("host", opt.host_dir);
-  auto version = run({opt.fio, "--version"}, ok);
+  auto version = run_program({opt.fio, "--version"}, ok);
   version.erase(version.find_last_not_of('\n') + 1);
   std::printf("%s, %s volumes of %ld MiB, %ld rounds of %.0f s per job\n", version.c_str(),
               opt.fs_type.c_str(), opt.size_mb, opt.rounds, opt.runtime);
@@ -368,7 +206,7 @@ int run_io(const io_options& opt) {
                      + ",\"ready_seconds\":{" + setup_json + "},\"jobs\":{";
   bool first_job = true;
   int failures = 0;
-  for (const auto& j : jobs()) {
+  for (const auto& j : io_jobs()) {
     const bool chosen =
       opt.jobs.empty() || std::find(opt.jobs.begin(), opt.jobs.end(), j.name) != opt.jobs.end();
     if (!chosen) {
@@ -378,7 +216,7 @@ int run_io(const io_options& opt) {
     for (long r = 0; r < opt.rounds; ++r) {
       for (size_t k = 0; k < t.dirs.size(); ++k) {
         const auto& [target, dir] = t.dirs[(k + static_cast<size_t>(r)) % t.dirs.size()];
-        auto v = fio_figure(opt, j, dir);
+        auto v = fio_figure(opt.fio, opt.runtime, j, dir);
         if (!v) {
           std::fprintf(stderr, "berth-bench: fio %s in %s (%s) failed\n", j.name.c_str(),
                        dir.c_str(), target.c_str());

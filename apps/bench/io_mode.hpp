@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/bench/io_jobs.hpp"
+
 namespace berth::bench {
 
 /// Options of the io mode.
@@ -22,9 +24,6 @@ struct io_options {
   std::string prefix = "bench";  ///< volume names start with it
   std::string fio = "fio";       ///< the fio binary
 };
-
-/// The jobs the io mode knows, in the order it runs them.
-const std::vector<std::string>& io_job_names();
 
 int run_io(const io_options& opt);
 

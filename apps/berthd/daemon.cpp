@@ -31,7 +31,6 @@
 #include "apps/berthd/state_lock.hpp"
 #include "apps/berthd/usage_sampler.hpp"
 #include "backends/block_backend.hpp"
-#include "backends/loop_device.hpp"
 #include "backends/local_backend.hpp"
 #include "backends/mountinfo.hpp"
 #include "backends/stall_backend.hpp"
@@ -362,24 +361,7 @@ int run_daemon(const daemon_options& opts) {
         return out;
       },
       stats, opts.usage_series, opts.usage_interval, used_bytes_at,
-      [block = block_backend_of(backends)](const std::vector<volume_record>& recs,
-                                           volume_usage::table& figures) {
-        if (block == nullptr) {
-          return;
-        }
-        auto attached = index_loop_devices();
-        for (const auto& rec : recs) {
-          auto image = block->image_state_of(rec, attached);
-          if (!image) {
-            continue;
-          }
-          auto& f = figures[rec.name];
-          f.allocated_bytes = image->allocated_bytes;
-          f.direct_io = image->device.empty() ? direct_io_state::unknown
-                        : image->direct_io   ? direct_io_state::on
-                                             : direct_io_state::off;
-        }
-      });
+      image_figures_of(block_backend_of(backends)));
     usage->start();
   }
   stats->ready.serving = true;

@@ -8,6 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backends/block_backend.hpp"
+#include "backends/loop_device.hpp"
 #include "core/errors.hpp"
 
 namespace berth {
@@ -100,6 +102,26 @@ void usage_sampler::sample_once() {
     images_(measured, figures);
   }
   stats_->usage.replace(std::move(figures), omitted);
+}
+
+usage_sampler::images_fn image_figures_of(const block_backend* block) {
+  return [block](const std::vector<volume_record>& recs, volume_usage::table& figures) {
+    if (block == nullptr) {
+      return;
+    }
+    auto attached = index_loop_devices();
+    for (const auto& rec : recs) {
+      auto image = block->image_state_of(rec, attached);
+      if (!image) {
+        continue;
+      }
+      auto& f = figures[rec.name];
+      f.allocated_bytes = image->allocated_bytes;
+      f.direct_io = image->device.empty() ? direct_io_state::unknown
+                    : image->direct_io   ? direct_io_state::on
+                                         : direct_io_state::off;
+    }
+  };
 }
 
 } // namespace berth

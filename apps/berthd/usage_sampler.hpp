@@ -23,6 +23,8 @@
 
 namespace berth {
 
+class block_backend;
+
 /// The path whose filesystem holds `rec`'s data and can be measured by one statvfs: a
 /// Docker block volume's mount point while mounted, a CSI block volume's staging path
 /// while staged as a filesystem; "" for anything else (a directory volume, a snapshot).
@@ -70,5 +72,10 @@ private:
   bool stopping_ = false;
   std::thread thread_;
 };
+
+/// The usage sampler's images_fn for the block backend `block` (none: nothing to add): each
+/// measured volume's image's allocated bytes and whether its loop device uses direct I/O,
+/// with one scan of the loop devices per sample.
+usage_sampler::images_fn image_figures_of(const block_backend* block);
 
 } // namespace berth
