@@ -1,7 +1,12 @@
 // A volume record as JSON, written: the journal's and the snapshot's records, the
-// admin API's answers. Reading them back is record_json_read.cpp.
+// admin API's answers. The fields, their keys and when each is written come from the
+// record's table (fields_of in core/volume_record.hpp); this file knows only how each
+// type of value is written. Reading them back is record_json_read.cpp.
 
 #include "core/record_json.hpp"
+
+#include <type_traits>
+#include <utility>
 
 namespace berth {
 
@@ -9,109 +14,109 @@ namespace {
 
 using json_writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void put_string(json_writer& w, const std::string& s) {
+void put(json_writer& w, const std::string& s) {
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-void put_strings(json_writer& w, const std::vector<std::string>& xs) {
+void put(json_writer& w, bool b) {
+  w.Bool(b);
+}
+
+void put(json_writer& w, uint32_t n) {
+  w.Uint(n);
+}
+
+void put(json_writer& w, uint64_t n) {
+  w.Uint64(n);
+}
+
+void put(json_writer& w, int64_t n) {
+  w.Int64(n);
+}
+
+void put(json_writer& w, record_kind k) {
+  put(w, to_string(k));
+}
+
+void put(json_writer& w, const content_source& src) {
+  put(w, src.describe()); // "snapshot:NAME": the form state files always had
+}
+
+void put(json_writer& w, const std::vector<std::string>& xs) {
   w.StartArray();
   for (const auto& x : xs) {
-    put_string(w, x);
+    put(w, x);
   }
   w.EndArray();
 }
 
-void put_map(json_writer& w, const option_map& m) {
+template <class T>
+void put_members(json_writer& w, const T& x, record_shape shape);
+
+/// A struct with a table (a publication, a mount ID's origin) as one object.
+template <class T, class = decltype(fields_of(std::declval<const T&>()))>
+void put(json_writer& w, const T& x) {
+  w.StartObject();
+  put_members(w, x, record_shape::journal);
+  w.EndObject();
+}
+
+template <class V>
+void put(json_writer& w, const std::map<std::string, V>& m) {
   w.StartObject();
   for (const auto& [k, v] : m) {
     w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-    put_string(w, v);
+    put(w, v);
   }
   w.EndObject();
 }
 
-/// The CSI fields, written only when set (record_shape::journal) so Docker records stay
-/// as small as before; record_shape::full writes size, parameters and modifications always.
-void write_csi_fields(json_writer& w, const volume_record& rec, record_shape shape) {
-  bool full = shape == record_shape::full;
-  if (rec.kind != record_kind::volume) {
-    w.Key("kind");
-    put_string(w, to_string(rec.kind));
-  }
-  if (full || rec.capacity_bytes != 0) {
-    w.Key("capacity_bytes");
-    w.Uint64(rec.capacity_bytes);
-  }
-  if (!rec.source.empty()) {
-    w.Key("source");
-    put_string(w, rec.source.describe()); // "snapshot:NAME": the form state files always had
-  }
-  if (!rec.staging_path.empty()) {
-    w.Key("staging_path");
-    put_string(w, rec.staging_path);
-    w.Key("staged_block");
-    w.Bool(rec.staged_block);
-    w.Key("stage_flags");
-    put_strings(w, rec.stage_flags);
-    if (!rec.stage_fs_type.empty()) {
-      w.Key("stage_fs_type");
-      put_string(w, rec.stage_fs_type);
-    }
-  }
-  if (!rec.device.empty()) {
-    w.Key("device");
-    put_string(w, rec.device);
-  }
-  if (full || !rec.mutable_parameters.empty()) {
-    w.Key("mutable_parameters");
-    put_map(w, rec.mutable_parameters);
-  }
-  if (full || rec.modifications != 0) {
-    w.Key("modifications");
-    w.Uint64(rec.modifications);
-  }
-  if (!rec.consistency.empty()) {
-    w.Key("consistency");
-    put_string(w, rec.consistency);
-  }
-  if (!rec.published.empty()) {
-    w.Key("published");
-    w.StartObject();
-    for (const auto& [target, how] : rec.published) {
-      w.Key(target.c_str(), static_cast<rapidjson::SizeType>(target.size()));
-      w.StartObject();
-      w.Key("readonly");
-      w.Bool(how.readonly);
-      w.Key("block");
-      w.Bool(how.block);
-      w.Key("flags");
-      put_strings(w, how.flags);
-      w.Key("created");
-      w.Bool(how.created);
-      w.EndObject();
-    }
-    w.EndObject();
-  }
+/// Whether `x` differs from its type's default (write_when::set).
+template <class T>
+bool is_set(const T& x) {
+  return !(x == T{});
 }
 
-/// "mount_origins": {ID: {"dockerd": KEY, "last_mounted_ms": MS}}, in both shapes,
-/// only when the record holds one (Docker records of older state stay as they were).
-void write_origins(json_writer& w, const volume_record& rec) {
-  if (rec.origins.empty()) {
-    return;
-  }
-  w.Key("mount_origins");
-  w.StartObject();
-  for (const auto& [id, origin] : rec.origins) {
-    w.Key(id.c_str(), static_cast<rapidjson::SizeType>(id.size()));
-    w.StartObject();
-    w.Key("dockerd");
-    put_string(w, origin.dockerd);
-    w.Key("last_mounted_ms");
-    w.Int64(origin.last_mounted_ms);
-    w.EndObject();
-  }
-  w.EndObject();
+bool is_set(const content_source& src) {
+  return !src.empty();
+}
+
+/// Whether the record holding a field is staged: only a volume record can be.
+bool staged(const volume_record& rec) {
+  return !rec.staging_path.empty();
+}
+
+template <class T>
+bool staged(const T&) {
+  return false;
+}
+
+/// The members of `x`, each as its table says when.
+template <class T>
+void put_members(json_writer& w, const T& x, record_shape shape) {
+  visit_fields(x, [&](const auto& fd, const auto& value) {
+    bool written = true;
+    switch (fd.when) {
+      case write_when::always:
+        break;
+      case write_when::set:
+        written = is_set(value);
+        break;
+      case write_when::set_or_full:
+        written = shape == record_shape::full || is_set(value);
+        break;
+      case write_when::staged:
+        written = staged(x);
+        break;
+      case write_when::staged_and_set:
+        written = staged(x) && is_set(value);
+        break;
+    }
+    if (written) {
+      w.Key(fd.key);
+      put(w, value);
+    }
+  });
 }
 
 } // namespace
@@ -120,31 +125,7 @@ void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_re
                   record_shape shape,
                   const std::function<void(rapidjson::Writer<rapidjson::StringBuffer>&)>& extra) {
   w.StartObject();
-  w.Key("name");
-  w.String(rec.name.c_str(), static_cast<rapidjson::SizeType>(rec.name.size()));
-  w.Key("backend");
-  w.String(rec.backend.c_str(), static_cast<rapidjson::SizeType>(rec.backend.size()));
-  w.Key("options");
-  put_map(w, rec.options);
-  w.Key("created_at");
-  w.String(rec.created_at.c_str(), static_cast<rapidjson::SizeType>(rec.created_at.size()));
-  w.Key("mounts");
-  w.StartObject();
-  for (const auto& [id, n] : rec.mounts) {
-    w.Key(id.c_str(), static_cast<rapidjson::SizeType>(id.size()));
-    w.Uint(n);
-  }
-  w.EndObject();
-  write_origins(w, rec);
-  w.Key("mounted");
-  w.Bool(rec.mounted);
-  w.Key("mountpoint");
-  w.String(rec.mountpoint.c_str(), static_cast<rapidjson::SizeType>(rec.mountpoint.size()));
-  if (!rec.owner.empty()) {
-    w.Key("owner");
-    put_string(w, rec.owner);
-  }
-  write_csi_fields(w, rec, shape);
+  put_members(w, rec, shape);
   if (extra) {
     extra(w);
   }

@@ -12,23 +12,6 @@ uint64_t total_mounts(const volume_record& rec) {
   return sum;
 }
 
-bool operator==(const volume_record& a, const volume_record& b) {
-  return a.name == b.name && a.backend == b.backend && a.options == b.options
-         && a.created_at == b.created_at && a.mounts == b.mounts
-         && a.origins == b.origins
-         && a.mounted == b.mounted && a.mountpoint == b.mountpoint && a.kind == b.kind
-         && a.owner == b.owner && a.capacity_bytes == b.capacity_bytes && a.source == b.source
-         && a.staging_path == b.staging_path && a.staged_block == b.staged_block
-         && a.stage_flags == b.stage_flags && a.stage_fs_type == b.stage_fs_type
-         && a.device == b.device && a.published == b.published
-         && a.mutable_parameters == b.mutable_parameters && a.modifications == b.modifications
-         && a.consistency == b.consistency;
-}
-
-bool operator==(const publication& a, const publication& b) {
-  return same_access(a, b) && a.created == b.created;
-}
-
 bool same_access(const publication& a, const publication& b) {
   return a.readonly == b.readonly && a.block == b.block && a.flags == b.flags;
 }

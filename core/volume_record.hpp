@@ -7,6 +7,7 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "core/field_table.hpp"
 #include "core/record_kind.hpp"
 
 namespace berth {
@@ -31,8 +32,13 @@ struct mount_id_origin {
   int64_t last_mounted_ms = 0;
 };
 
+constexpr auto fields_of(const mount_id_origin&) {
+  return std::make_tuple(make_field("dockerd", &mount_id_origin::dockerd),
+                         make_field("last_mounted_ms", &mount_id_origin::last_mounted_ms));
+}
+
 inline bool operator==(const mount_id_origin& a, const mount_id_origin& b) {
-  return a.dockerd == b.dockerd && a.last_mounted_ms == b.last_mounted_ms;
+  return fields_equal(a, b);
 }
 inline bool operator!=(const mount_id_origin& a, const mount_id_origin& b) {
   return !(a == b);
@@ -40,7 +46,7 @@ inline bool operator!=(const mount_id_origin& a, const mount_id_origin& b) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, mount_id_origin& x) {
-  return f(caf::meta::type_name("mount_id_origin"), x.dockerd, x.last_mounted_ms);
+  return apply_fields(x, [&](auto&... m) { return f(caf::meta::type_name("mount_id_origin"), m...); });
 }
 
 /// Mount ID -> its origin. Holds only IDs that `mounts` counts; an ID counted
@@ -60,7 +66,16 @@ struct publication {
   bool created = false;
 };
 
-bool operator==(const publication& a, const publication& b);
+constexpr auto fields_of(const publication&) {
+  return std::make_tuple(make_field("readonly", &publication::readonly),
+                         make_field("block", &publication::block),
+                         make_field("flags", &publication::flags),
+                         make_field("created", &publication::created));
+}
+
+inline bool operator==(const publication& a, const publication& b) {
+  return fields_equal(a, b);
+}
 inline bool operator!=(const publication& a, const publication& b) {
   return !(a == b);
 }
@@ -71,7 +86,7 @@ bool same_access(const publication& a, const publication& b);
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, publication& x) {
-  return f(caf::meta::type_name("publication"), x.readonly, x.block, x.flags, x.created);
+  return apply_fields(x, [&](auto&... m) { return f(caf::meta::type_name("publication"), m...); });
 }
 
 /// Target path -> how the volume is published there.
@@ -82,7 +97,9 @@ using publication_map = std::map<std::string, publication>;
 inline constexpr const char* owner_docker = "docker"; ///< Docker Create, ECS import
 inline constexpr const char* owner_csi = "csi";       ///< CSI volumes and snapshots
 
-/// Everything berth knows about one volume; the unit of persistence.
+/// Everything berth knows about one volume; the unit of persistence. A new field is also
+/// one line of its table, fields_of below, from which its equality, inspection and JSON
+/// follow.
 struct volume_record {
   std::string name;
   std::string backend = "local";
@@ -140,17 +157,46 @@ typename Inspector::result_type inspect(Inspector& f, export_view& x) {
 /// Sum of all mount-ID counts.
 uint64_t total_mounts(const volume_record& rec);
 
-bool operator==(const volume_record& a, const volume_record& b);
+/// volume_record's fields in the order of its JSON (docs/design.md, "Durable state"). The
+/// Docker fields are always written; the CSI fields only when set, so a Docker record
+/// stays as small as it was before berth spoke CSI.
+constexpr auto fields_of(const volume_record&) {
+  using r = volume_record;
+  return std::make_tuple(
+    make_field("name", &r::name, write_when::always, nullptr, true),
+    make_field("backend", &r::backend),
+    make_field("options", &r::options, write_when::always, "option"),
+    make_field("created_at", &r::created_at),
+    make_field("mounts", &r::mounts, write_when::always, "mount count"),
+    make_field("mount_origins", &r::origins, write_when::set, "mount origin"),
+    make_field("mounted", &r::mounted),
+    make_field("mountpoint", &r::mountpoint),
+    make_field("owner", &r::owner, write_when::set),
+    make_field("kind", &r::kind, write_when::set),
+    make_field("capacity_bytes", &r::capacity_bytes, write_when::set_or_full),
+    make_field("source", &r::source, write_when::set),
+    make_field("staging_path", &r::staging_path, write_when::set),
+    make_field("staged_block", &r::staged_block, write_when::staged),
+    make_field("stage_flags", &r::stage_flags, write_when::staged),
+    make_field("stage_fs_type", &r::stage_fs_type, write_when::staged_and_set),
+    make_field("device", &r::device, write_when::set),
+    make_field("mutable_parameters", &r::mutable_parameters, write_when::set_or_full,
+               "mutable parameter"),
+    make_field("modifications", &r::modifications, write_when::set_or_full),
+    make_field("consistency", &r::consistency, write_when::set),
+    make_field("published", &r::published, write_when::set, "publication"));
+}
+
+inline bool operator==(const volume_record& a, const volume_record& b) {
+  return fields_equal(a, b);
+}
 inline bool operator!=(const volume_record& a, const volume_record& b) {
   return !(a == b);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, volume_record& x) {
-  return f(caf::meta::type_name("volume_record"), x.name, x.backend, x.options,
-           x.created_at, x.mounts, x.origins, x.mounted, x.mountpoint, x.kind, x.owner, x.capacity_bytes,
-           x.source, x.staging_path, x.staged_block, x.stage_flags, x.stage_fs_type, x.device,
-           x.published, x.mutable_parameters, x.modifications, x.consistency);
+  return apply_fields(x, [&](auto&... m) { return f(caf::meta::type_name("volume_record"), m...); });
 }
 
 /// The protocol that owns `rec`: rec.owner when set, else inferred from the fields
