@@ -64,11 +64,11 @@ using volume_actor = caf::typed_actor<
   /// 0. Unmounts the host when it was the last ID. Docker records only. Returns the
   /// count dropped.
   replies_to<atom::release, mount_release>::with<uint32_t>,
-  /// Removes the volume when its record belongs to this owner (owner_docker,
-  /// owner_csi) and is of this kind (a volume or a snapshot); another owner's
+  /// Removes the volume when its record belongs to this owner (Docker or CSI) and is
+  /// of this kind (a volume or a snapshot); another owner's
   /// or kind's record is ec::not_found (Docker Remove, CSI Delete{Volume,Snapshot}).
   /// Refused while mounted by any ID, staged or published.
-  replies_to<atom::remove, std::string, record_kind>::with<atom::ok>,
+  replies_to<atom::remove, record_owner, record_kind>::with<atom::ok>,
   /// CSI CreateVolume/CreateSnapshot: creates, or returns the existing compatible
   /// record (idempotent); ec::already_exists when incompatible.
   replies_to<atom::create, volume_spec>::with<volume_record>,
@@ -90,8 +90,8 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::stats, std::string>::with<volume_stats>,
   /// The current record.
   replies_to<atom::get>::with<volume_record>,
-  /// The current record if this owner's (owner_docker, owner_csi), else ec::not_found.
-  replies_to<atom::get, std::string>::with<volume_record>,
+  /// The current record if this owner's (Docker or CSI), else ec::not_found.
+  replies_to<atom::get, record_owner>::with<volume_record>,
   /// Answers when no transition is running or queued (used at shutdown).
   replies_to<atom::drain>::with<atom::ok>,
   /// Answers when no backend call is hung and then none is running or queued: the
@@ -131,11 +131,11 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::release, std::string, mount_release>::with<uint32_t>,
   /// Removes `name` if it is a record of `owner` and `kind` (one message: no race
   /// with a re-creation as another kind).
-  replies_to<atom::remove, std::string, std::string, record_kind>::with<atom::ok>,
+  replies_to<atom::remove, std::string, record_owner, record_kind>::with<atom::ok>,
   /// Any record (admin API).
   replies_to<atom::get, std::string>::with<volume_record>,
   /// `name`'s record if it is `owner`'s, else ec::not_found.
-  replies_to<atom::get, std::string, std::string>::with<volume_record>,
+  replies_to<atom::get, std::string, record_owner>::with<volume_record>,
   /// CSI: the volume actor's handlers above, by name.
   replies_to<atom::create, std::string, volume_spec>::with<volume_record>,
   replies_to<atom::stage, std::string, stage_request>::with<atom::ok>,
@@ -149,8 +149,8 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::stats, std::string, std::string>::with<volume_stats>,
   /// Every record, sorted by name (admin API).
   replies_to<atom::list>::with<std::vector<volume_record>>,
-  /// The records of one owner (owner_docker, owner_csi), sorted by name.
-  replies_to<atom::list, std::string>::with<std::vector<volume_record>>,
+  /// The records of one owner (Docker or CSI), sorted by name.
+  replies_to<atom::list, record_owner>::with<std::vector<volume_record>>,
   /// Waits until every volume is idle (graceful stop).
   replies_to<atom::drain>::with<atom::ok>,
   /// Answers at once: the registry is alive and reads its mailbox (/healthz).

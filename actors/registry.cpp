@@ -92,7 +92,7 @@ caf::result<Result> forward(self_ptr self, const std::string& name, Ts&&... xs) 
 }
 
 /// Removes `name` if it is a record of `owner` and `kind`.
-caf::result<atom::ok> remove(self_ptr self, const std::string& name, const std::string& owner,
+caf::result<atom::ok> remove(self_ptr self, const std::string& name, record_owner owner,
                              record_kind kind) {
   auto entry = find(self, name);
   if (entry == nullptr) {
@@ -120,7 +120,7 @@ caf::result<atom::ok> remove(self_ptr self, const std::string& name, const std::
 
 /// Asks every created volume for its record, collecting them sorted by name;
 /// with an `owner`, only that owner's records.
-caf::result<std::vector<volume_record>> list(self_ptr self, const std::string& owner) {
+caf::result<std::vector<volume_record>> list(self_ptr self, record_owner owner) {
   auto rp = self->make_response_promise<std::vector<volume_record>>();
   auto out = std::make_shared<std::map<std::string, volume_record>>();
   auto left = std::make_shared<size_t>(0);
@@ -138,7 +138,7 @@ caf::result<std::vector<volume_record>> list(self_ptr self, const std::string& o
       std::vector<volume_record> all;
       all.reserve(out->size());
       for (auto& [name, rec] : *out) {
-        if (owner.empty() || owner_of(rec) == owner) {
+        if (owner == record_owner::unset || owner_of(rec) == owner) {
           all.push_back(std::move(rec));
         }
       }
@@ -231,17 +231,17 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
            std::string& id) -> caf::result<atom::ok> {
       return forward<atom::ok>(self, name, atom::unmount_v, std::move(id));
     },
-    [self](atom::remove, const std::string& name, const std::string& owner,
+    [self](atom::remove, const std::string& name, record_owner owner,
            record_kind kind) { return remove(self, name, owner, kind); },
     [self](atom::get, const std::string& name) -> caf::result<volume_record> {
       return forward<volume_record>(self, name, atom::get_v);
     },
     [self](atom::get, const std::string& name,
-           std::string& owner) -> caf::result<volume_record> {
-      return forward<volume_record>(self, name, atom::get_v, std::move(owner));
+           record_owner owner) -> caf::result<volume_record> {
+      return forward<volume_record>(self, name, atom::get_v, owner);
     },
-    [self](atom::list) { return list(self, ""); },
-    [self](atom::list, const std::string& owner) { return list(self, owner); },
+    [self](atom::list) { return list(self, record_owner::unset); },
+    [self](atom::list, record_owner owner) { return list(self, owner); },
     // -- CSI ---------------------------------------------------------------------
     [self](atom::create, const std::string& name, volume_spec& spec) {
       return create_csi(self, name, std::move(spec));

@@ -159,7 +159,7 @@ caf::result<atom::ok> create_docker(self_ptr self, const std::string& name, opti
   // Made only after the checks: a made promise takes over the reply (CAF 0.17).
   auto rp = self->make_response_promise<atom::ok>();
   auto kind = source->kind;
-  self->request(entry->hdl, caf::infinite, atom::get_v, std::string{owner_docker})
+  self->request(entry->hdl, caf::infinite, atom::get_v, record_owner::docker)
     .then(
       [self, name, options, kind, missing, rp](volume_record& src) mutable {
         if (src.kind != kind) {

@@ -13,6 +13,7 @@
 CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
 
   CAF_ADD_TYPE_ID(berth, (berth::record_kind))
+  CAF_ADD_TYPE_ID(berth, (berth::record_owner))
   CAF_ADD_TYPE_ID(berth, (berth::volume_record))
   CAF_ADD_TYPE_ID(berth, (std::vector<berth::volume_record>))
   CAF_ADD_TYPE_ID(berth, (berth::option_map))

@@ -44,7 +44,7 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
   return {
     // -- Docker ------------------------------------------------------------------
     [self](atom::create, option_map& options, uint64_t source_bytes) -> caf::result<atom::ok> {
-      return enqueue_request<atom::ok>(self, "create", admits::creation, owner_docker, {},
+      return enqueue_request<atom::ok>(self, "create", admits::creation, record_owner::docker, {},
                                        [self, options = std::move(options),
                                         source_bytes](auto rp) {
                                          run_create(self, rp, options, source_bytes);
@@ -52,54 +52,54 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     },
     [self](atom::create, option_map& options, uint64_t source_bytes,
            std::string& tree) -> caf::result<atom::ok> {
-      return enqueue_request<atom::ok>(self, "import", admits::creation, owner_docker, {},
+      return enqueue_request<atom::ok>(self, "import", admits::creation, record_owner::docker, {},
                                        [self, options = std::move(options), source_bytes,
                                         tree = std::move(tree)](auto rp) {
                                          run_create(self, rp, options, source_bytes, tree);
                                        });
     },
     [self](atom::export_open, std::string& id) -> caf::result<export_view> {
-      return enqueue_request<export_view>(self, "export " + id, admits::existing, owner_docker,
+      return enqueue_request<export_view>(self, "export " + id, admits::existing, record_owner::docker,
                                           {}, [self, id](auto rp) {
                                             run_export_open(self, rp, id);
                                           });
     },
     [self](atom::export_close, std::string& id) -> caf::result<atom::ok> {
       return enqueue_request<atom::ok>(self, "end of export " + id, admits::existing,
-                                       owner_docker, {}, [self, id](auto rp) {
+                                       record_owner::docker, {}, [self, id](auto rp) {
                                          run_export_close(self, rp, id);
                                        });
     },
     [self](atom::mount, std::string& id, std::string& dockerd,
            caller& from) -> caf::result<std::string> {
       return enqueue_request<std::string>(self, "mount (id " + short_id(id) + ")",
-                                          admits::existing, owner_docker, std::move(from),
+                                          admits::existing, record_owner::docker, std::move(from),
                                           [self, id, dockerd](auto rp) {
                                             run_mount(self, rp, id, dockerd);
                                           });
     },
     [self](atom::unmount, std::string& id) -> caf::result<atom::ok> {
       return enqueue_request<atom::ok>(self, "unmount (id " + short_id(id) + ")",
-                                       admits::existing, owner_docker, {},
+                                       admits::existing, record_owner::docker, {},
                                        [self, id](auto rp) { run_unmount(self, rp, id); });
     },
     [self](atom::release, mount_release& r) -> caf::result<uint32_t> {
       // No caller: like an Unmount, a release runs even when its client left.
       return enqueue_request<uint32_t>(self, "release of mount ID " + short_id(r.id),
-                                       admits::existing, owner_docker, {},
+                                       admits::existing, record_owner::docker, {},
                                        [self, r = std::move(r)](auto rp) {
                                          run_release(self, rp, r);
                                        });
     },
-    [self](atom::remove, std::string& owner, record_kind kind) -> caf::result<atom::ok> {
-      return enqueue_request<atom::ok>(self, "remove", admits::existing, std::move(owner), {},
+    [self](atom::remove, record_owner owner, record_kind kind) -> caf::result<atom::ok> {
+      return enqueue_request<atom::ok>(self, "remove", admits::existing, owner, {},
                                        [self, kind](auto rp) { run_remove(self, rp, kind); });
     },
     // -- CSI ---------------------------------------------------------------------
     [self](atom::create, volume_spec& spec) -> caf::result<volume_record> {
       auto from = spec.from;
       auto owner = spec.owner;
-      return enqueue_request<volume_record>(self, "create", admits::creation, std::move(owner),
+      return enqueue_request<volume_record>(self, "create", admits::creation, owner,
                                             std::move(from),
                                             [self, spec = std::move(spec)](auto rp) {
                                               run_csi_create(self, rp, spec);
@@ -108,26 +108,26 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     [self](atom::stage, stage_request& req) -> caf::result<atom::ok> {
       auto from = req.from;
       return enqueue_request<atom::ok>(self, "stage at " + req.staging_path, admits::existing,
-                                       owner_csi, std::move(from),
+                                       record_owner::csi, std::move(from),
                                        [self, req = std::move(req)](auto rp) {
                                          run_stage(self, rp, req);
                                        });
     },
     [self](atom::unstage, std::string& path) -> caf::result<atom::ok> {
-      return enqueue_request<atom::ok>(self, "unstage of " + path, admits::existing, owner_csi,
+      return enqueue_request<atom::ok>(self, "unstage of " + path, admits::existing, record_owner::csi,
                                        {}, [self, path](auto rp) { run_unstage(self, rp, path); });
     },
     [self](atom::publish, publish_request& req) -> caf::result<atom::ok> {
       auto from = req.from;
       return enqueue_request<atom::ok>(self, "publish at " + req.target, admits::existing,
-                                       owner_csi, std::move(from),
+                                       record_owner::csi, std::move(from),
                                        [self, req = std::move(req)](auto rp) {
                                          run_publish(self, rp, req);
                                        });
     },
     [self](atom::unpublish, std::string& target) -> caf::result<atom::ok> {
       return enqueue_request<atom::ok>(self, "unpublish of " + target, admits::existing,
-                                       owner_csi, {}, [self, target](auto rp) {
+                                       record_owner::csi, {}, [self, target](auto rp) {
                                          run_unpublish(self, rp, target);
                                        });
     },
@@ -139,11 +139,11 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     },
     [self](atom::close_window, uint64_t number) { close_window(self, number); },
     [self](atom::grow, std::string& path) -> caf::result<uint64_t> {
-      return enqueue_request<uint64_t>(self, "grow at " + path, admits::existing, owner_csi, {},
+      return enqueue_request<uint64_t>(self, "grow at " + path, admits::existing, record_owner::csi, {},
                                        [self, path](auto rp) { run_grow(self, rp, path); });
     },
     [self](atom::stats, std::string& path) -> caf::result<volume_stats> {
-      return enqueue_request<volume_stats>(self, "stats at " + path, admits::existing, owner_csi,
+      return enqueue_request<volume_stats>(self, "stats at " + path, admits::existing, record_owner::csi,
                                            {}, [self, path](auto rp) {
                                              run_stats(self, rp, path);
                                            });
@@ -155,7 +155,7 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
       }
       return self->state.rec;
     },
-    [self](atom::get, const std::string& owner) -> caf::result<volume_record> {
+    [self](atom::get, record_owner owner) -> caf::result<volume_record> {
       if (!self->state.exists) {
         return no_such_volume(self->state.rec.name);
       }

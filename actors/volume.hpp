@@ -71,7 +71,7 @@ enum class admits {
 struct queued_step {
   std::string what;         ///< "mount (id c89a…)", for logs and refusals
   admits who = admits::existing;
-  std::string owner;        ///< the namespace asking (owner_docker, owner_csi); "" for any
+  record_owner owner = record_owner::unset; ///< the namespace asking; unset for any
   caller from;              ///< who waits; an acquiring request whose caller left is not started
   /// Answers the waiting caller(s) when a guard refuses the step (internal steps: none).
   std::function<void(const caf::error&)> refuse;

@@ -135,7 +135,7 @@ void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_
   volume_record next;
   next.name = st.rec.name;
   next.backend = st.env.storage->name();
-  next.owner = owner_docker;
+  next.owner = record_owner::docker;
   next.source = std::move(*source);
   next.capacity_bytes = std::max(*capacity, source_bytes);
   next.options = std::move(options);

@@ -27,12 +27,12 @@ caf::error still_hung(const volume_state& st, const std::string& what) {
 
 // -- the queue --------------------------------------------------------------------
 
-caf::error state_refusal(const volume_state& st, const std::string& owner, bool creates,
+caf::error state_refusal(const volume_state& st, record_owner owner, bool creates,
                          const std::string& what) {
   if (!creates && !st.exists) {
     return no_such_volume(st.rec.name);
   }
-  if (st.exists && !owner.empty()) {
+  if (st.exists && owner != record_owner::unset) {
     // Docker and CSI are separate namespaces: neither acts on the other's records.
     if (auto err = check_owner(st.rec, owner, creates)) {
       return err;

@@ -111,7 +111,7 @@ caf::error check_recreate(const volume_record& rec, const option_map& options) {
                                           + " already exists with different options");
 }
 
-caf::error check_owner(const volume_record& rec, const std::string& asker, bool creates) {
+caf::error check_owner(const volume_record& rec, record_owner asker, bool creates) {
   auto owner = owner_of(rec);
   if (owner == asker) {
     return {};
@@ -119,10 +119,11 @@ caf::error check_owner(const volume_record& rec, const std::string& asker, bool 
   if (!creates) {
     return no_such_volume(rec.name);
   }
-  auto whose = owner == owner_csi ? "a CSI " + to_string(rec.kind) + " (Kubernetes)"
+  auto whose = owner == record_owner::csi ? "a CSI " + to_string(rec.kind) + " (Kubernetes)"
                                   : "a Docker volume";
   return make_error(ec::already_exists, "name " + rec.name + " is taken by " + whose
-                                          + ", which " + asker + " cannot use: choose another name");
+                                          + ", which " + to_string(asker)
+                                          + " cannot use: choose another name");
 }
 
 std::string describe_mounts(const volume_record& rec) {

@@ -71,11 +71,11 @@ caf::error check_remove(const volume_record& rec);
 /// `ec::already_exists` naming the difference otherwise.
 caf::error check_recreate(const volume_record& rec, const option_map& options);
 
-/// Empty when a request from namespace `asker` (owner_docker or owner_csi) may act
+/// Empty when a request from namespace `asker` (record_owner::docker or record_owner::csi) may act
 /// on the existing record `rec` (docs/design.md, "Only what berth owns"). Another
 /// namespace's record is `ec::not_found` to it; to a create (`creates`) the taken
 /// name is `ec::already_exists`, saying whose it is.
-caf::error check_owner(const volume_record& rec, const std::string& asker, bool creates);
+caf::error check_owner(const volume_record& rec, record_owner asker, bool creates);
 
 /// "c89a…:2, d1e2…:1" for logs and messages.
 std::string describe_mounts(const volume_record& rec);

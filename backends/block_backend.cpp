@@ -252,7 +252,7 @@ caf::error block_backend::create(const volume_record& rec) {
   if (rec.capacity_bytes == 0) {
     return make_error(ec::invalid_argument, what + ": a block volume needs a capacity");
   }
-  const bool docker = owner_of(rec) == owner_docker;
+  const bool docker = owner_of(rec) == record_owner::docker;
   if (auto existing = block_image_size(*image)) {
     if (*existing == rec.capacity_bytes) {
       // Made before (a retry, or a crash before the record was saved).
@@ -298,7 +298,7 @@ caf::expected<std::string> block_backend::create_copy(const volume_record& rec) 
   if (rec.capacity_bytes == 0) {
     return make_error(ec::invalid_argument, what + ": a block volume needs a capacity");
   }
-  const bool docker = owner_of(rec) == owner_docker;
+  const bool docker = owner_of(rec) == record_owner::docker;
   if (existing) {
     if (*existing != rec.capacity_bytes) {
       return other_size(what, *image, *existing, rec.capacity_bytes);

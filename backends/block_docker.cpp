@@ -36,7 +36,7 @@ caf::error invalid(const std::string& message) {
 } // namespace
 
 std::string block_backend::mountpoint(const volume_record& rec) const {
-  if (rec.kind != record_kind::volume || owner_of(rec) != owner_docker
+  if (rec.kind != record_kind::volume || owner_of(rec) != record_owner::docker
       || !is_valid_volume_name(rec.name)) {
     return {};
   }
@@ -145,7 +145,7 @@ caf::expected<uint64_t> block_backend::validate_docker(const std::string& volume
 
 caf::expected<uint64_t> block_backend::resize_capacity(const volume_record& rec,
                                                        uint64_t bytes) const {
-  if (owner_of(rec) != owner_docker) {
+  if (owner_of(rec) != record_owner::docker) {
     return backend::resize_capacity(rec, bytes);
   }
   if (bytes > UINT64_MAX - unit_bytes) {

@@ -158,7 +158,7 @@ caf::error block_backend::modify(const volume_record& rec, const modification& m
       if (!grown) {
         err = std::move(grown.error());
       }
-    } else if (!err && rec.mounted && owner_of(rec) == owner_docker) {
+    } else if (!err && rec.mounted && owner_of(rec) == record_owner::docker) {
       // Online, under the running containers; unmounted, the next first Mount grows it.
       auto grown = grow_mounted(rec, mountpoint(rec));
       if (!grown) {

@@ -26,7 +26,7 @@ struct volume_spec {
   /// CSI 1.9 mutable_parameters: the volume starts with them (backend::validate_mutable).
   option_map mutable_parameters;
   /// The namespace the new record joins: CSI's, or Docker's for `berthctl snapshot create`.
-  std::string owner = owner_csi;
+  record_owner owner = record_owner::csi;
   caller from{};                  ///< who waits (not inspected: it never leaves the process)
 };
 
@@ -70,8 +70,8 @@ typename Inspector::result_type inspect(Inspector& f, publish_request& x) {
 struct modify_request {
   uint64_t required_bytes = 0; ///< grow to at least this (0: the size does not change)
   option_map parameters;       ///< mutable parameters to set (backend::validate_mutable)
-  /// The namespace asking (owner_csi); "" for the admin API, which may modify any record.
-  std::string owner;
+  /// The namespace asking (CSI); unset for the admin API, which may modify any record.
+  record_owner owner = record_owner::unset;
 };
 
 template <class Inspector>

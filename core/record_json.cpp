@@ -38,6 +38,10 @@ void put(json_writer& w, record_kind k) {
   put(w, to_string(k));
 }
 
+void put(json_writer& w, record_owner o) {
+  put(w, to_string(o));
+}
+
 void put(json_writer& w, const content_source& src) {
   put(w, src.describe()); // "snapshot:NAME": the form state files always had
 }

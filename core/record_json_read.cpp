@@ -71,6 +71,20 @@ caf::error get(const json_value& v, record_kind& out, const std::string& where, 
   return {};
 }
 
+/// "docker" or "csi"; "" (never written) reads as unset, whose owner owner_of() infers.
+caf::error get(const json_value& v, record_owner& out, const std::string& where, const char*) {
+  std::string s;
+  if (auto err = get(v, s, where, nullptr)) {
+    return err;
+  }
+  auto owner = parse_record_owner(s);
+  if (!owner) {
+    return bad(where + " " + quoted(s) + " is not \"docker\" or \"csi\"");
+  }
+  out = *owner;
+  return {};
+}
+
 caf::error get(const json_value& v, content_source& out, const std::string& where, const char*) {
   std::string s;
   if (auto err = get(v, s, where, nullptr)) {
@@ -182,7 +196,7 @@ caf::error get_members(const json_value& v, T& x, const std::string& of) {
 
 /// What the fields alone do not say: the rules that make an older record, or one the
 /// fuzzer made, the record it meant and one that round-trips.
-caf::error complete(const json_value& v, volume_record& rec) {
+void complete(const json_value& v, volume_record& rec) {
   if (rec.backend.empty()) {
     rec.backend = "local";
   }
@@ -203,12 +217,8 @@ caf::error complete(const json_value& v, volume_record& rec) {
   if (auto it = v.FindMember("mounted"); it == v.MemberEnd() || it->value.IsNull()) {
     rec.mounted = total_mounts(rec) > 0;
   }
-  // Older state has no owner: owner_of() infers it from fields that never change
-  // over the record's life (rule there), so it is left unset here.
-  if (!rec.owner.empty() && rec.owner != owner_docker && rec.owner != owner_csi) {
-    return bad("unknown \"owner\" " + quoted(rec.owner));
-  }
-  return {};
+  // Older state has no owner: owner_of() infers it from fields that never change over
+  // the record's life (rule there), so it is left unset here.
 }
 
 } // namespace
@@ -221,9 +231,7 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
   if (auto err = get_members(v, rec, "")) {
     return err;
   }
-  if (auto err = complete(v, rec)) {
-    return err;
-  }
+  complete(v, rec);
   return rec;
 }
 

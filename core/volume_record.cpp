@@ -16,14 +16,14 @@ bool same_access(const publication& a, const publication& b) {
   return a.readonly == b.readonly && a.block == b.block && a.flags == b.flags;
 }
 
-std::string owner_of(const volume_record& rec) {
-  if (!rec.owner.empty()) {
+record_owner owner_of(const volume_record& rec) {
+  if (rec.owner != record_owner::unset) {
     return rec.owner;
   }
   bool csi_trace = rec.kind != record_kind::volume || rec.backend != "local"
                    || rec.capacity_bytes != 0 || !rec.source.empty()
                    || !rec.staging_path.empty() || !rec.device.empty() || !rec.published.empty();
-  return csi_trace ? owner_csi : owner_docker;
+  return csi_trace ? record_owner::csi : record_owner::docker;
 }
 
 bool in_csi_use(const volume_record& rec) {

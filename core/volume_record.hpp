@@ -9,6 +9,7 @@
 
 #include "core/field_table.hpp"
 #include "core/record_kind.hpp"
+#include "core/record_owner.hpp"
 
 namespace berth {
 
@@ -92,11 +93,6 @@ typename Inspector::result_type inspect(Inspector& f, publication& x) {
 /// Target path -> how the volume is published there.
 using publication_map = std::map<std::string, publication>;
 
-/// Which protocol a record belongs to (docs/design.md, "Only what berth owns"): Docker
-/// and CSI are separate namespaces, and each sees and acts on its own records only.
-inline constexpr const char* owner_docker = "docker"; ///< Docker Create, ECS import
-inline constexpr const char* owner_csi = "csi";       ///< CSI volumes and snapshots
-
 /// Everything berth knows about one volume; the unit of persistence. A new field is also
 /// one line of its table, fields_of below, from which its equality, inspection and JSON
 /// follow.
@@ -112,9 +108,9 @@ struct volume_record {
 
   // -- CSI ---------------------------------------------------------------------
   record_kind kind = record_kind::volume;
-  /// owner_docker or owner_csi, set at creation; "" in a record of older state,
-  /// whose owner owner_of() infers. Read the owner through owner_of() only.
-  std::string owner;
+  /// Docker or CSI, set at creation; unset in a record of older state, whose owner
+  /// owner_of() infers. Read the owner through owner_of() only.
+  record_owner owner = record_owner::unset;
   uint64_t capacity_bytes = 0;    ///< provisioned size (block backend; 0: unbounded)
   /// For a volume, the snapshot or volume it was made from (empty: none); for a
   /// snapshot, the volume it was taken of.
@@ -207,7 +203,7 @@ typename Inspector::result_type inspect(Inspector& f, volume_record& x) {
 /// volume, but older berth could not stage or publish such a volume, so no pod can
 /// have written to it. Docker volumes (the common case) stay visible to Docker.
 /// The fields it reads never change over a record's life, so neither does its owner.
-std::string owner_of(const volume_record& rec);
+record_owner owner_of(const volume_record& rec);
 
 /// True while the volume is staged or published on this node (CSI).
 bool in_csi_use(const volume_record& rec);

@@ -66,7 +66,7 @@ caf::expected<state_snapshot> import_ecs_state(const std::string& path) {
     }
     volume_record rec;
     rec.name = name;
-    rec.owner = owner_docker; // ECS speaks the Docker plugin protocol
+    rec.owner = record_owner::docker; // ECS speaks the Docker plugin protocol
     rec.created_at = string_member(m.value, "createdAt");
     rec.mountpoint = string_member(m.value, "path");
     if (auto opts = m.value.FindMember("options");

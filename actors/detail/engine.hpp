@@ -70,13 +70,13 @@ void enqueue(self_ptr self, queued_step step);
 /// enqueue for a request from a client answered with an R: makes the promise `run`
 /// answers.
 template <class R, class Run>
-promise<R> enqueue_request(self_ptr self, std::string what, admits who, std::string owner,
+promise<R> enqueue_request(self_ptr self, std::string what, admits who, record_owner owner,
                            caller from, Run run) {
   auto rp = self->make_response_promise<R>();
   queued_step step;
   step.what = std::move(what);
   step.who = who;
-  step.owner = std::move(owner);
+  step.owner = owner;
   step.from = std::move(from);
   step.refuse = [rp](const caf::error& err) mutable { rp.deliver(err); };
   step.run = [rp, run = std::move(run)]() mutable { run(rp); };
@@ -90,7 +90,7 @@ void enqueue_internal(self_ptr self, std::string what, std::function<void()> run
 
 /// Why a request of `owner` (creating, or not) cannot act on the volume as it is:
 /// no such volume, another owner's record, not reconciled yet; none when it can.
-caf::error state_refusal(const volume_state& st, const std::string& owner, bool creates,
+caf::error state_refusal(const volume_state& st, record_owner owner, bool creates,
                          const std::string& what);
 
 /// Ends the running step and starts the next one.

@@ -198,7 +198,7 @@ std::string format_table(const std::vector<volume_record>& recs, const figures_m
       return f == figures.end() || !(f->second.*which) ? std::string{"-"}
                                                         : short_size(*(f->second.*which));
     };
-    rows.push_back({rec.name, owner_of(rec), to_string(rec.kind), rec.backend,
+    rows.push_back({rec.name, to_string(owner_of(rec)), to_string(rec.kind), rec.backend,
                     short_size(rec.capacity_bytes), shown(&volume_figures::used),
                     shown(&volume_figures::allocated), rec.mounted ? "yes" : "no",
                     mount_ids(rec, true), path_of(rec)});
@@ -226,7 +226,7 @@ std::string format_record(const volume_record& rec, const figures_map& figures) 
   auto f = found == figures.end() ? volume_figures{} : found->second;
   std::string out;
   out += "name:          " + rec.name + "\n";
-  out += "owner:         " + owner_of(rec) + " (the protocol that may use it)\n";
+  out += "owner:         " + to_string(owner_of(rec)) + " (the protocol that may use it)\n";
   out += "kind:          " + to_string(rec.kind) + "\n";
   out += "backend:       " + rec.backend + "\n";
   out += "created at:    " + (rec.created_at.empty() ? "-" : rec.created_at) + "\n";

@@ -331,7 +331,7 @@ void admin_api::snapshots(responder r) {
         return rec.kind == record_kind::snapshot;
       }));
     },
-    on_error(r), atom::list_v, std::string{owner_docker});
+    on_error(r), atom::list_v, record_owner::docker);
 }
 
 void admin_api::snapshot_volume(std::string volume, std::string snapshot, responder r) {
@@ -339,7 +339,7 @@ void admin_api::snapshot_volume(std::string volume, std::string snapshot, respon
   // the volume (Docker's only) and the snapshot lives on its backend.
   volume_spec spec;
   spec.kind = record_kind::snapshot;
-  spec.owner = owner_docker;
+  spec.owner = record_owner::docker;
   spec.source = volume_source(std::move(volume));
   gw_.ask(
     registry_, transition_timeout, record_answer(r, stats_),
@@ -350,7 +350,7 @@ void admin_api::remove_snapshot(std::string name, responder r) {
   gw_.ask(
     registry_, transition_timeout,
     [r, name](atom::ok) { r.ok("{\"removed\":" + json_quote(name) + "}"); }, on_error(r),
-    atom::remove_v, name, std::string{owner_docker}, record_kind::snapshot);
+    atom::remove_v, name, record_owner::docker, record_kind::snapshot);
 }
 
 void admin_api::get(std::string name, responder r) {

@@ -91,7 +91,7 @@ grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerCo
         r->fail(err);
       }
     },
-    atom::remove_v, name, std::string{owner_csi}, kind);
+    atom::remove_v, name, record_owner::csi, kind);
   return r;
 }
 
@@ -165,7 +165,7 @@ grpc::ServerUnaryReactor* controller_service::ValidateVolumeCapabilities(
         return grpc::Status::OK;
       });
     },
-    on_error(r), atom::get_v, req->volume_id(), std::string{owner_csi});
+    on_error(r), atom::get_v, req->volume_id(), record_owner::csi);
   return r;
 }
 
@@ -198,7 +198,7 @@ grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerCo
         return grpc::Status::OK;
       });
     },
-    on_error(r), atom::list_v, std::string{owner_csi});
+    on_error(r), atom::list_v, record_owner::csi);
   return r;
 }
 
@@ -260,7 +260,7 @@ grpc::ServerUnaryReactor* controller_service::ControllerExpandVolume(
   bool block = req->has_volume_capability() && req->volume_capability().has_block();
   modify_request grow;
   grow.required_bytes = bytes;
-  grow.owner = owner_csi;
+  grow.owner = record_owner::csi;
   gw_.ask(
     registry_, transition_timeout,
     [r, resp, block](volume_record& rec) {
@@ -295,7 +295,7 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetVolume(
         return grpc::Status::OK;
       });
     },
-    on_error(r), atom::get_v, req->volume_id(), std::string{owner_csi});
+    on_error(r), atom::get_v, req->volume_id(), record_owner::csi);
   return r;
 }
 
@@ -370,7 +370,7 @@ grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServer
         return grpc::Status::OK;
       });
     },
-    on_error(r), atom::list_v, std::string{owner_csi});
+    on_error(r), atom::list_v, record_owner::csi);
   return r;
 }
 

@@ -102,7 +102,7 @@ grpc::Status decode_create_snapshot(const v1::CreateSnapshotRequest& req, const 
 grpc::Status decode_expand(const v1::ControllerExpandVolumeRequest& req, uint64_t& bytes);
 
 /// ControllerModifyVolume -> modify_request {required_bytes 0, the mutable
-/// parameters, owner_csi}: volume_id required, mutable_parameters within
+/// parameters, record_owner::csi}: volume_id required, mutable_parameters within
 /// check_mutable_parameters; an empty map decodes to a request that changes
 /// nothing. Unknown or immutable keys are refused by the backend's validate_mutable
 /// in the volume actor.

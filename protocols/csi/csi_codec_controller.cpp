@@ -186,7 +186,7 @@ grpc::Status decode_modify(const v1::ControllerModifyVolumeRequest& req, modify_
   }
   out = modify_request{};
   out.parameters.insert(req.mutable_parameters().begin(), req.mutable_parameters().end());
-  out.owner = owner_csi;
+  out.owner = record_owner::csi;
   return grpc::Status::OK;
 }
 

@@ -30,7 +30,7 @@ grpc::ServerUnaryReactor* answer_after_lookup(gateway& gw, const registry_actor&
         r->Finish(answer);
       }
     },
-    on_error(r), atom::get_v, id, std::string{owner_csi});
+    on_error(r), atom::get_v, id, record_owner::csi);
   return r;
 }
 

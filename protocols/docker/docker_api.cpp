@@ -168,7 +168,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
     a.about(req->name);
     gw_.ask(
       registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); },
-      a.on_error(), atom::remove_v, std::move(req->name), std::string{owner_docker},
+      a.on_error(), atom::remove_v, std::move(req->name), record_owner::docker,
       record_kind::volume);
   } else if (endpoint == "/VolumeDriver.Mount") {
     auto req = docker::decode_mount(body);
@@ -223,7 +223,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
         }
         a.ok(docker::encode_mountpoint(rec.mounted ? rec.mountpoint : std::string{}));
       },
-      a.on_error(), atom::get_v, std::move(req->name), std::string{owner_docker});
+      a.on_error(), atom::get_v, std::move(req->name), record_owner::docker);
   } else if (endpoint == "/VolumeDriver.Get") {
     auto req = docker::decode_name(body);
     if (!req) {
@@ -240,7 +240,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
         }
         a.ok(docker::encode_get(rec));
       },
-      a.on_error(), atom::get_v, std::move(req->name), std::string{owner_docker});
+      a.on_error(), atom::get_v, std::move(req->name), record_owner::docker);
   } else { // "/VolumeDriver.List"
     gw_.ask(
       registry_, query_timeout,
@@ -256,7 +256,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
         recs = {};
         release_free_memory();
       },
-      a.on_error(), atom::list_v, std::string{owner_docker});
+      a.on_error(), atom::list_v, record_owner::docker);
   }
 }
 

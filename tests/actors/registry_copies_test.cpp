@@ -18,7 +18,7 @@ namespace {
 volume_record docker_volume(const std::string& name, uint64_t capacity) {
   volume_record rec;
   rec.name = name;
-  rec.owner = owner_docker;
+  rec.owner = record_owner::docker;
   rec.capacity_bytes = capacity;
   return rec;
 }
@@ -27,7 +27,7 @@ volume_record docker_volume(const std::string& name, uint64_t capacity) {
 volume_spec docker_snapshot_of(const std::string& volume) {
   volume_spec spec;
   spec.kind = record_kind::snapshot;
-  spec.owner = owner_docker;
+  spec.owner = record_owner::docker;
   spec.source = volume_source(volume);
   return spec;
 }
@@ -44,7 +44,7 @@ TEST_F(registry_test, a_docker_snapshot_and_a_volume_made_of_it_are_dockers) {
   auto snap = test::ask<volume_record>(self, reg, atom::create_v, std::string{"s"},
                                        docker_snapshot_of("v"));
   ASSERT_TRUE(snap) << describe(snap.error());
-  EXPECT_EQ(snap->owner, owner_docker);
+  EXPECT_EQ(snap->owner, record_owner::docker);
   EXPECT_EQ(snap->kind, record_kind::snapshot);
   EXPECT_EQ(snap->capacity_bytes, 64 * mib) << "a snapshot is its volume's size";
   EXPECT_EQ(snap->backend, "local") << "it lives on its volume's backend";
@@ -52,7 +52,7 @@ TEST_F(registry_test, a_docker_snapshot_and_a_volume_made_of_it_are_dockers) {
   ASSERT_FALSE(docker_create(self, reg, "r", {{"from-snapshot", "s"}}));
   auto restored = test::ask<volume_record>(self, reg, atom::get_v, std::string{"r"});
   ASSERT_TRUE(restored);
-  EXPECT_EQ(restored->owner, owner_docker);
+  EXPECT_EQ(restored->owner, record_owner::docker);
   EXPECT_EQ(restored->source, snapshot_source("s"));
   EXPECT_EQ(restored->capacity_bytes, 64 * mib) << "no size: the source's";
   EXPECT_EQ(restored->options, (option_map{{"from-snapshot", "s"}})) << "the options as given";
@@ -66,12 +66,12 @@ TEST_F(registry_test, a_docker_snapshot_and_a_volume_made_of_it_are_dockers) {
 
   // The snapshot outlives its volume, and is no volume to Docker's Remove.
   ASSERT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
-                                    std::string{owner_docker}, record_kind::volume));
+                                    record_owner::docker, record_kind::volume));
   auto err = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"s"},
-                                  std::string{owner_docker}, record_kind::volume);
+                                  record_owner::docker, record_kind::volume);
   EXPECT_EQ(err.code(), code_of(ec::not_found)) << describe(err);
   EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"s"},
-                                    std::string{owner_docker}, record_kind::snapshot));
+                                    record_owner::docker, record_kind::snapshot));
 }
 
 TEST_F(registry_test, a_copy_smaller_than_its_source_is_refused_and_leaves_nothing) {
@@ -144,14 +144,14 @@ TEST_F(registry_test, a_source_cannot_be_removed_while_a_copy_of_it_is_made) {
   }
   ASSERT_EQ(storage->creates, 1) << "the copy is running";
   auto err = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
-                                  std::string{owner_docker}, record_kind::volume);
+                                  record_owner::docker, record_kind::volume);
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), code_of(ec::in_use)) << describe(err);
   EXPECT_NE(describe(err).find("is being copied"), std::string::npos) << describe(err);
   storage->release();
   EXPECT_FALSE(copy.get());
   EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
-                                    std::string{owner_docker}, record_kind::volume))
+                                    record_owner::docker, record_kind::volume))
     << "removed once the copy has finished";
   EXPECT_EQ(storage->removes, 1);
 }
@@ -200,7 +200,7 @@ TEST_F(registry_test, a_volume_being_exported_cannot_be_removed_until_its_export
   EXPECT_EQ(view->path, "/fake/exports/e1");
   EXPECT_EQ(view->consistency, copy_crash_consistent);
   auto err = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
-                                  std::string{owner_docker}, record_kind::volume);
+                                  record_owner::docker, record_kind::volume);
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), code_of(ec::in_use)) << describe(err);
   EXPECT_NE(describe(err).find("snapshot, clone or export"), std::string::npos);
@@ -208,7 +208,7 @@ TEST_F(registry_test, a_volume_being_exported_cannot_be_removed_until_its_export
                                     std::string{"e1"}));
   EXPECT_TRUE(storage->open_exports.empty());
   EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
-                                    std::string{owner_docker}, record_kind::volume))
+                                    record_owner::docker, record_kind::volume))
     << "removed once the export has closed";
   auto gone = test::call<export_view>(self, reg, atom::export_open_v, std::string{"v"},
                                       std::string{"e2"});
@@ -232,7 +232,7 @@ TEST_F(registry_test, an_import_is_checked_before_its_tar_and_made_from_its_tree
   EXPECT_EQ(storage->imported_trees, (std::vector<std::string>{"/staging/data"}));
   auto made = test::ask<volume_record>(self, reg, atom::get_v, std::string{"n"});
   ASSERT_TRUE(made);
-  EXPECT_EQ(made->owner, owner_docker);
+  EXPECT_EQ(made->owner, record_owner::docker);
   auto again = test::call<atom::ok>(self, reg, atom::create_v, std::string{"n"}, option_map{},
                                     std::string{"/staging/data"});
   EXPECT_EQ(again.code(), code_of(ec::already_exists)) << "an import makes a new volume";

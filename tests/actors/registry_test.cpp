@@ -24,10 +24,10 @@ TEST_F(registry_test, creates_lists_and_removes_volumes) {
   EXPECT_EQ(all[0].name, "a");
   EXPECT_EQ(all[1].name, "b");
   EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"a"},
-                                    std::string{owner_docker}, record_kind::volume));
+                                    record_owner::docker, record_kind::volume));
   EXPECT_EQ(list().size(), 1u);
   auto err = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"a"},
-                                    std::string{owner_docker}, record_kind::volume);
+                                    record_owner::docker, record_kind::volume);
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), static_cast<uint8_t>(ec::not_found));
 }
@@ -57,7 +57,7 @@ TEST_F(registry_test, a_name_can_be_created_again_after_remove) {
   start();
   EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"}, option_map{}));
   EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
-                                    std::string{owner_docker}, record_kind::volume));
+                                    record_owner::docker, record_kind::volume));
   EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"},
                                     option_map{{"type", "tmpfs"}}));
   auto all = list();
@@ -253,12 +253,12 @@ TEST_F(registry_test, docker_sees_and_touches_no_csi_volume) {
   ASSERT_TRUE(test::ask<volume_record>(self, reg, atom::create_v, std::string{"pv1"}, csi_spec(0)));
   ASSERT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"d1"}, option_map{}));
   auto docker_list = test::ask<std::vector<volume_record>>(self, reg, atom::list_v,
-                                                            std::string{owner_docker});
+                                                            record_owner::docker);
   ASSERT_TRUE(docker_list);
   ASSERT_EQ(docker_list->size(), 1u);
   EXPECT_EQ((*docker_list)[0].name, "d1");
   auto removed = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"pv1"},
-                                      std::string{owner_docker}, record_kind::volume);
+                                      record_owner::docker, record_kind::volume);
   ASSERT_TRUE(removed);
   EXPECT_EQ(code_of_error(removed), ec::not_found);
   EXPECT_EQ(describe(removed), "no such volume: pv1");
@@ -269,7 +269,7 @@ TEST_F(registry_test, docker_sees_and_touches_no_csi_volume) {
                                          std::string{"c1"})),
             ec::not_found);
   EXPECT_EQ(code_of_error(test::call<volume_record>(self, reg, atom::get_v, std::string{"pv1"},
-                                              std::string{owner_docker})),
+                                              record_owner::docker)),
             ec::not_found);
   auto taken = test::call<atom::ok>(self, reg, atom::create_v, std::string{"pv1"}, option_map{});
   EXPECT_EQ(code_of_error(taken), ec::already_exists);
@@ -277,9 +277,9 @@ TEST_F(registry_test, docker_sees_and_touches_no_csi_volume) {
   EXPECT_EQ(storage->removes, 0);
   EXPECT_EQ(storage->mounts, 0);
   auto rec = test::ask<volume_record>(self, reg, atom::get_v, std::string{"pv1"},
-                                      std::string{owner_csi});
+                                      record_owner::csi);
   ASSERT_TRUE(rec) << "the CSI volume survives";
-  EXPECT_EQ(rec->owner, owner_csi);
+  EXPECT_EQ(rec->owner, record_owner::csi);
   EXPECT_EQ(list().size(), 2u) << "the admin API sees both";
 }
 
@@ -287,14 +287,14 @@ TEST_F(registry_test, csi_sees_and_touches_no_docker_volume) {
   start();
   ASSERT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"d1"}, option_map{}));
   auto csi_list = test::ask<std::vector<volume_record>>(self, reg, atom::list_v,
-                                                         std::string{owner_csi});
+                                                         record_owner::csi);
   ASSERT_TRUE(csi_list);
   EXPECT_TRUE(csi_list->empty());
   auto taken = test::ask<volume_record>(self, reg, atom::create_v, std::string{"d1"}, csi_spec(0));
   ASSERT_FALSE(taken);
   EXPECT_EQ(code_of_error(taken.error()), ec::already_exists);
   EXPECT_EQ(code_of_error(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"d1"},
-                                         std::string{owner_csi}, record_kind::volume)),
+                                         record_owner::csi, record_kind::volume)),
             ec::not_found);
   stage_request stage;
   stage.staging_path = "/k/stage";
@@ -302,7 +302,7 @@ TEST_F(registry_test, csi_sees_and_touches_no_docker_volume) {
             ec::not_found);
   modify_request grow;
   grow.required_bytes = uint64_t{1} << 30;
-  grow.owner = owner_csi;
+  grow.owner = record_owner::csi;
   EXPECT_EQ(code_of_error(test::call<volume_record>(self, reg, atom::modify_v, std::string{"d1"},
                                                     grow)),
             ec::not_found)
@@ -316,7 +316,7 @@ TEST_F(registry_test, csi_sees_and_touches_no_docker_volume) {
   EXPECT_EQ(storage->removes, 0);
   EXPECT_EQ(storage->creates, 1);
   EXPECT_TRUE(test::ask<volume_record>(self, reg, atom::get_v, std::string{"d1"},
-                                       std::string{owner_docker}));
+                                       record_owner::docker));
 }
 
 TEST_F(registry_test, an_older_record_without_owner_is_placed_by_its_fields) {
@@ -330,11 +330,11 @@ TEST_F(registry_test, an_older_record_without_owner_is_placed_by_its_fields) {
   csi_vol.capacity_bytes = 1 << 20;
   start({docker_vol, csi_vol});
   auto docker_list = test::ask<std::vector<volume_record>>(self, reg, atom::list_v,
-                                                            std::string{owner_docker});
+                                                            record_owner::docker);
   ASSERT_TRUE(docker_list);
   ASSERT_EQ(docker_list->size(), 1u);
   EXPECT_EQ((*docker_list)[0].name, "old-docker");
   EXPECT_EQ(code_of_error(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"old-csi"},
-                                         std::string{owner_docker}, record_kind::volume)),
+                                         record_owner::docker, record_kind::volume)),
             ec::not_found);
 }

@@ -79,19 +79,19 @@ TEST_F(volume_csi_test, unstage_while_published_is_a_failed_precondition) {
 TEST_F(volume_csi_test, remove_while_staged_or_published_is_in_use) {
   create();
   ASSERT_FALSE(stage());
-  auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_csi},
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v, record_owner::csi,
                                     record_kind::volume);
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), code_of(ec::in_use)) << describe(err);
   ASSERT_FALSE(publish("/pods/a"));
-  err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_csi},
+  err = test::call<atom::ok>(self, vol, atom::remove_v, record_owner::csi,
                                     record_kind::volume);
   ASSERT_TRUE(err);
   EXPECT_EQ(err.code(), code_of(ec::in_use)) << describe(err);
   EXPECT_EQ(storage->removes, 0);
   ASSERT_FALSE(unpublish("/pods/a"));
   ASSERT_FALSE(unstage());
-  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_csi},
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, record_owner::csi,
                                     record_kind::volume));
   EXPECT_EQ(storage->removes, 1);
 }

@@ -85,14 +85,14 @@ protected:
   static modify_request expand_to(uint64_t bytes) {
     modify_request req;
     req.required_bytes = bytes;
-    req.owner = owner_csi;
+    req.owner = record_owner::csi;
     return req;
   }
 
   static modify_request set(const std::string& key, const std::string& value) {
     modify_request req;
     req.parameters = {{key, value}};
-    req.owner = owner_csi;
+    req.owner = record_owner::csi;
     return req;
   }
 
@@ -339,7 +339,7 @@ TEST_F(volume_mailbox_test, another_namespace_or_no_volume_is_not_found) {
   EXPECT_EQ(out.error().code(), code_of(ec::not_found));
   create(10 * mib);
   auto docker = set("readAheadKB", "256");
-  docker.owner = owner_docker;
+  docker.owner = record_owner::docker;
   auto r = send(docker);
   out = wait(r);
   ASSERT_FALSE(out);

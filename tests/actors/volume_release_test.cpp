@@ -140,7 +140,7 @@ TEST_F(volume_release_test, the_release_of_the_last_id_unmounts_the_volume) {
   EXPECT_EQ(released(release_reason::stale_instance), 1u);
   // Nothing holds it now: `docker volume rm` succeeds.
   EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"kv"},
-                                    std::string{owner_docker}, record_kind::volume));
+                                    record_owner::docker, record_kind::volume));
 }
 
 TEST_F(volume_release_test, the_release_of_one_of_two_ids_keeps_the_mount) {
@@ -288,7 +288,7 @@ TEST_F(volume_release_test, a_record_only_release_runs_while_a_call_is_hung) {
   // its next Mount mounts the host, and that call hangs.
   volume_record rec;
   rec.name = "kv";
-  rec.owner = owner_docker;
+  rec.owner = record_owner::docker;
   rec.mounts = {{"c1", 1}};
   rec.origins = {{"c1", mount_id_origin{old_dockerd, 1000}}};
   {

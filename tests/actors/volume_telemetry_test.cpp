@@ -119,14 +119,14 @@ TEST_F(volume_telemetry_test, every_gauge_equals_a_recount_of_the_records_after_
   volume_record docker_old;
   docker_old.name = "old";
   docker_old.backend = "local";
-  docker_old.owner = owner_docker;
+  docker_old.owner = record_owner::docker;
   docker_old.mounts = {{"c1", 1}, {"c2", 1}};
   docker_old.mounted = true;
   docker_old.mountpoint = "/fake/old";
   volume_record csi_old;
   csi_old.name = "pvc-old";
   csi_old.backend = "local";
-  csi_old.owner = owner_csi;
+  csi_old.owner = record_owner::csi;
   csi_old.capacity_bytes = 8 * test::fake_backend::mib;
   csi_old.staging_path = "/stage/pvc-old";
   csi_old.published["/pods/x"] = publication{};
@@ -157,7 +157,7 @@ TEST_F(volume_telemetry_test, every_gauge_equals_a_recount_of_the_records_after_
   ok<atom::ok>(atom::unmount_v, std::string{"old"}, std::string{"c1"});
   expect_gauges_match_records();
   ok<atom::ok>(atom::unmount_v, std::string{"d2"}, std::string{"c"});
-  ok<atom::ok>(atom::remove_v, std::string{"d2"}, std::string{owner_docker},
+  ok<atom::ok>(atom::remove_v, std::string{"d2"}, record_owner::docker,
                record_kind::volume);
 
   // CSI: create, stage, publish twice, unpublish, a second volume staged and
@@ -171,7 +171,7 @@ TEST_F(volume_telemetry_test, every_gauge_equals_a_recount_of_the_records_after_
   ok<atom::ok>(atom::stage_v, std::string{"pvc-2"}, stage_at("/stage/pvc-2"));
   expect_gauges_match_records();
   ok<atom::ok>(atom::unstage_v, std::string{"pvc-2"}, std::string{"/stage/pvc-2"});
-  ok<atom::ok>(atom::remove_v, std::string{"pvc-2"}, std::string{owner_csi},
+  ok<atom::ok>(atom::remove_v, std::string{"pvc-2"}, record_owner::csi,
                record_kind::volume);
   ok<volume_record>(atom::create_v, std::string{"snap-1"},
                     csi_spec(record_kind::snapshot, "pvc-1"));
@@ -180,7 +180,7 @@ TEST_F(volume_telemetry_test, every_gauge_equals_a_recount_of_the_records_after_
 
   // Requests the records refuse change no gauge.
   EXPECT_TRUE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"pvc-1"},
-                                   std::string{owner_csi}, record_kind::volume))
+                                   record_owner::csi, record_kind::volume))
     << "a published volume is in use";
   auto records = list();
   EXPECT_EQ(records.size(), 6u) << "old, pvc-old, pvc-lost, d1, pvc-1, snap-1";
@@ -205,7 +205,7 @@ TEST_F(volume_telemetry_test, a_hung_reconcile_is_pending_then_uncertain_until_i
   volume_record rec;
   rec.name = "old";
   rec.backend = "local";
-  rec.owner = owner_docker;
+  rec.owner = record_owner::docker;
   rec.mounts = {{"c1", 1}};
   rec.mounted = true;
   rec.mountpoint = "/fake/old";

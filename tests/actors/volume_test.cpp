@@ -74,13 +74,13 @@ TEST_F(volume_test, unmount_of_an_unknown_id_is_a_no_op) {
 TEST_F(volume_test, remove_while_mounted_is_refused_with_volume_in_use) {
   create();
   mount("c1");
-  auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                     record_kind::volume);
   ASSERT_TRUE(err);
   EXPECT_NE(describe(err).find("volume in use"), std::string::npos);
   EXPECT_EQ(storage->removes, 0);
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c1"}));
-  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                     record_kind::volume));
   EXPECT_EQ(storage->removes, 1);
   EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v)) << "a removed volume is not found";
@@ -157,7 +157,7 @@ TEST_F(volume_test, remove_of_a_volume_mounted_by_older_state_unmounts_first) {
   storage->host_mounted = true;
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
   vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), rec, true);
-  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                     record_kind::volume));
   EXPECT_EQ(storage->unmounts, 1);
   EXPECT_EQ(storage->removes, 1);
@@ -180,7 +180,7 @@ TEST_F(volume_test, the_unmount_before_a_remove_is_saved_even_when_the_remove_fa
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
   vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), rec, true);
   storage->fail_remove = true;
-  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                    record_kind::volume));
   EXPECT_EQ(storage->unmounts, 1);
   EXPECT_FALSE(storage->host_mounted);
@@ -204,7 +204,7 @@ TEST_F(volume_test, a_remove_whose_unmount_cannot_be_saved_mounts_again_and_dele
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
   vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), rec, true);
   disk->fail = true;
-  auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                   record_kind::volume);
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::persist_failure)) << describe(err);
@@ -271,13 +271,13 @@ TEST_F(volume_test, concurrent_requests_are_serialized) {
 
 TEST_F(volume_test, a_remove_limited_to_another_kind_is_not_found_and_changes_nothing) {
   create();
-  auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                 record_kind::snapshot);
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::not_found));
   EXPECT_FALSE(test::call<volume_record>(self, vol, atom::get_v)) << "the volume must remain";
   EXPECT_EQ(storage->removes, 0);
-  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                           record_kind::volume));
   EXPECT_TRUE(test::call<volume_record>(self, vol, atom::get_v)) << "removed as a volume";
 }

@@ -53,7 +53,7 @@ TEST_F(volume_test, a_retry_on_a_hung_volume_fails_fast_and_starts_no_second_cal
   EXPECT_NE(describe(retry).find("mount started at"), std::string::npos) << describe(retry);
   EXPECT_LT(took, 200ms) << "the retry must fail fast, not wait for a timeout";
   EXPECT_EQ(storage->mounts, 1) << "no second call while the first has not returned";
-  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                     record_kind::volume)) << "nor a remove";
   EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::create_v, option_map{}, uint64_t{0})) << "nor a create";
   storage->release();
@@ -67,7 +67,7 @@ TEST_F(volume_test, a_retry_on_a_hung_volume_fails_fast_and_starts_no_second_cal
 TEST_F(volume_test, a_timed_out_remove_keeps_the_volume_until_its_storage_is_gone) {
   create();
   storage->hang_remove = true;
-  auto err = test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+  auto err = test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                     record_kind::volume);
   ASSERT_TRUE(err) << "the remove must time out";
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::timeout)) << describe(err);
@@ -93,7 +93,7 @@ TEST_F(volume_test, a_timed_out_remove_keeps_the_volume_until_its_storage_is_gon
 TEST_F(volume_test, a_failed_remove_keeps_the_volume_and_its_record) {
   create();
   storage->fail_remove = true;
-  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, std::string{owner_docker},
+  EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                     record_kind::volume));
   EXPECT_FALSE(test::call<volume_record>(self, vol, atom::get_v)) << "the volume stays";
   std::lock_guard<std::mutex> guard{disk->mtx};

@@ -18,7 +18,7 @@ volume_record docker_block(const std::string& name, bool mounted, uint64_t capac
   volume_record rec;
   rec.name = name;
   rec.backend = "block";
-  rec.owner = owner_docker;
+  rec.owner = record_owner::docker;
   rec.capacity_bytes = capacity;
   rec.mounted = mounted;
   rec.mountpoint = mounted ? "/block/mounts/" + name : "";

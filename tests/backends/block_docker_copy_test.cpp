@@ -57,7 +57,7 @@ protected:
     volume_record rec;
     rec.name = name;
     rec.backend = "block";
-    rec.owner = owner_docker;
+    rec.owner = record_owner::docker;
     rec.kind = record_kind::snapshot;
     rec.source = volume_source(volume.name);
     rec.capacity_bytes = volume.capacity_bytes;

@@ -18,7 +18,7 @@ inline volume_record docker_record(const std::string& name, option_map options) 
   volume_record rec;
   rec.name = name;
   rec.backend = "block";
-  rec.owner = owner_docker;
+  rec.owner = record_owner::docker;
   rec.options = std::move(options);
   return rec;
 }

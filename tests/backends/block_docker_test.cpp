@@ -75,7 +75,7 @@ TEST(block_docker_options, a_resize_rounds_to_the_unit_without_a_csi_minimum) {
   EXPECT_EQ(*b.resize_capacity(rec, 128 * mib + 1), 129 * mib);
   EXPECT_FALSE(b.resize_capacity(rec, UINT64_MAX));
   auto csi = rec;
-  csi.owner = owner_csi;
+  csi.owner = record_owner::csi;
   csi.options = {{"fsType", "xfs"}};
   EXPECT_EQ(*b.resize_capacity(csi, 128 * mib), 300 * mib) << "CSI keeps choose_capacity";
 }
@@ -86,7 +86,7 @@ TEST(block_docker_options, only_a_docker_record_has_a_mountpoint) {
   const auto root = fs::canonical(state.path()).string();
   EXPECT_EQ(b.mountpoint(docker_record("v1", {})), root + "/block/mounts/v1");
   auto csi = docker_record("v1", {});
-  csi.owner = owner_csi;
+  csi.owner = record_owner::csi;
   EXPECT_EQ(b.mountpoint(csi), "");
   EXPECT_EQ(b.mountpoint(docker_record("..", {})), "");
 }

@@ -195,7 +195,7 @@ TEST(record_json, kind_and_source_keep_the_journal_spelling) {
 // -- owner: Docker and CSI are separate namespaces ------------------------------
 
 TEST(record_json, owner_round_trips) {
-  for (const char* owner : {owner_docker, owner_csi}) {
+  for (auto owner : {record_owner::docker, record_owner::csi}) {
     volume_record rec;
     rec.name = "v1";
     rec.owner = owner;
@@ -209,20 +209,20 @@ TEST(record_json, older_records_get_their_owner_from_their_fields) {
   auto owner = [](const std::string& json) {
     auto rec = record_from_json(json);
     EXPECT_TRUE(rec) << json;
-    return rec ? owner_of(*rec) : std::string{};
+    return rec ? owner_of(*rec) : record_owner::unset;
   };
   // Docker volumes (and anything without a CSI trace) stay Docker's.
-  EXPECT_EQ(owner(R"({"name":"v"})"), owner_docker);
-  EXPECT_EQ(owner(R"({"name":"v","options":{"type":"tmpfs"},"mounts":{"a":1}})"), owner_docker);
+  EXPECT_EQ(owner(R"({"name":"v"})"), record_owner::docker);
+  EXPECT_EQ(owner(R"({"name":"v","options":{"type":"tmpfs"},"mounts":{"a":1}})"), record_owner::docker);
   // Any CSI trace makes it CSI's.
-  EXPECT_EQ(owner(R"({"name":"s","kind":"snapshot","backend":"block"})"), owner_csi);
-  EXPECT_EQ(owner(R"({"name":"v","backend":"block"})"), owner_csi);
-  EXPECT_EQ(owner(R"({"name":"v","capacity_bytes":1048576})"), owner_csi);
-  EXPECT_EQ(owner(R"({"name":"v","source":"volume:a"})"), owner_csi);
-  EXPECT_EQ(owner(R"({"name":"v","staging_path":"/k/s"})"), owner_csi);
-  EXPECT_EQ(owner(R"({"name":"v","published":{"/k/t":{}}})"), owner_csi);
+  EXPECT_EQ(owner(R"({"name":"s","kind":"snapshot","backend":"block"})"), record_owner::csi);
+  EXPECT_EQ(owner(R"({"name":"v","backend":"block"})"), record_owner::csi);
+  EXPECT_EQ(owner(R"({"name":"v","capacity_bytes":1048576})"), record_owner::csi);
+  EXPECT_EQ(owner(R"({"name":"v","source":"volume:a"})"), record_owner::csi);
+  EXPECT_EQ(owner(R"({"name":"v","staging_path":"/k/s"})"), record_owner::csi);
+  EXPECT_EQ(owner(R"({"name":"v","published":{"/k/t":{}}})"), record_owner::csi);
   // A stored owner wins; an unknown one is refused by name.
-  EXPECT_EQ(owner(R"({"name":"v","owner":"csi"})"), owner_csi);
+  EXPECT_EQ(owner(R"({"name":"v","owner":"csi"})"), record_owner::csi);
   auto bad = record_from_json(R"({"name":"v","owner":"kubelet"})");
   ASSERT_FALSE(bad);
   EXPECT_NE(describe(bad.error()).find("kubelet"), std::string::npos);
@@ -231,7 +231,7 @@ TEST(record_json, older_records_get_their_owner_from_their_fields) {
 TEST(record_json, the_full_shape_writes_size_parameters_and_modifications_even_when_unset) {
   volume_record rec;
   rec.name = "v";
-  rec.owner = owner_docker;
+  rec.owner = record_owner::docker;
   auto journal = record_to_json(rec);
   auto full = record_to_json(rec, record_shape::full);
   for (auto key : {"capacity_bytes", "mutable_parameters", "modifications"}) {
@@ -257,7 +257,7 @@ namespace {
 volume_record with_origins() {
   volume_record rec;
   rec.name = "kv";
-  rec.owner = owner_docker;
+  rec.owner = record_owner::docker;
   rec.mounts = {{"c89a", 2}, {"d1e2", 1}, {"ecs1", 1}};
   rec.origins = {{"c89a", mount_id_origin{"4242@981273", 1764612000123}},
                  {"d1e2", mount_id_origin{"", 1764612000999}}};
@@ -382,7 +382,7 @@ TEST(record_json, the_journal_shape_is_the_one_berth_always_wrote) {
   docker.origins = {{"a", {"123@456", 1700000000000}}};
   docker.mounted = true;
   docker.mountpoint = "/m/web";
-  docker.owner = owner_docker;
+  docker.owner = record_owner::docker;
   EXPECT_EQ(record_to_json(docker),
             R"({"name":"web","backend":"local","options":{"size":"1g"},)"
             R"("created_at":"2026-12-05T00:00:00Z","mounts":{"a":2},)"
@@ -392,7 +392,7 @@ TEST(record_json, the_journal_shape_is_the_one_berth_always_wrote) {
   volume_record csi;
   csi.name = "pvc-1";
   csi.backend = "block";
-  csi.owner = owner_csi;
+  csi.owner = record_owner::csi;
   csi.capacity_bytes = 1 << 30;
   csi.source = snapshot_source("s1");
   csi.staging_path = "/st";

@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::check(state->imported, "an import is marked imported");
   for (const auto& [name, rec] : state->volumes) {
     fuzz::check(name == rec.name && is_valid_volume_name(name), "a valid volume name", name);
-    fuzz::check(rec.owner == owner_docker, "an ECS volume is Docker's", name);
+    fuzz::check(rec.owner == record_owner::docker, "an ECS volume is Docker's", name);
     fuzz::check(rec.mounted == !rec.mounts.empty(), "mounted exactly when an ID counts", name);
     for (const auto& [id, n] : rec.mounts) {
       fuzz::check(is_valid_mount_id(id) && n >= 1, "a valid mount ID counted at least once", id);

@@ -60,13 +60,13 @@ TEST_F(admin_modify_test, resize_sends_an_admin_modify_with_the_size_and_replies
   EXPECT_EQ(rec->name, "beta");
   EXPECT_EQ(rec->capacity_bytes, 2147483648u);
   EXPECT_EQ(rec->modifications, 1u);
-  EXPECT_EQ(rec->owner, owner_docker);
+  EXPECT_EQ(rec->owner, record_owner::docker);
   auto got = modifying->requests();
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].first, "beta");
   EXPECT_EQ(got[0].second.required_bytes, 2147483648u);
   EXPECT_TRUE(got[0].second.parameters.empty());
-  EXPECT_EQ(got[0].second.owner, ""); // the admin: any record
+  EXPECT_EQ(got[0].second.owner, record_owner::unset); // the admin: any record
 }
 
 TEST_F(admin_modify_test, modify_sends_an_admin_modify_with_the_parameters) {
@@ -84,7 +84,7 @@ TEST_F(admin_modify_test, modify_sends_an_admin_modify_with_the_parameters) {
   EXPECT_EQ(got[0].first, "alpha");
   EXPECT_EQ(got[0].second.required_bytes, 0u); // the size does not change
   EXPECT_EQ(got[0].second.parameters, want);
-  EXPECT_EQ(got[0].second.owner, "");
+  EXPECT_EQ(got[0].second.owner, record_owner::unset);
 }
 
 TEST_F(admin_modify_test, the_bounds_themselves_are_accepted) {

@@ -29,7 +29,7 @@ TEST_F(admin_snapshot_test, create_ls_and_rm_of_a_docker_snapshot) {
   auto rec = record("s1");
   ASSERT_TRUE(rec) << describe(rec.error());
   EXPECT_EQ(rec->kind, record_kind::snapshot);
-  EXPECT_EQ(rec->owner, owner_docker) << "taken in Docker's namespace";
+  EXPECT_EQ(rec->owner, record_owner::docker) << "taken in Docker's namespace";
   EXPECT_EQ(rec->source, volume_source("alpha"));
 
   ASSERT_EQ(ctl({"snapshot", "ls"}, out, err), 0) << err;

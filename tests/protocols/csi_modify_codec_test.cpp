@@ -71,7 +71,7 @@ TEST(csi_modify_codec, decodes_a_modify_of_csi_parameters_without_a_size) {
   ASSERT_TRUE(decode_modify(modify_req("pvc-1", params), out).ok());
   EXPECT_EQ(out.required_bytes, 0u);
   EXPECT_EQ(out.parameters, (option_map{{"readAheadKB", "512"}, {"directIO", "on"}}));
-  EXPECT_EQ(out.owner, owner_csi);
+  EXPECT_EQ(out.owner, record_owner::csi);
 }
 
 TEST(csi_modify_codec, modify_needs_a_volume_id_and_an_empty_map_asks_for_nothing) {

@@ -101,7 +101,7 @@ TEST_F(csi_modify_server_test, modify_sends_one_modify_of_the_parameters_and_ans
   EXPECT_EQ(name, "pvc-1");
   EXPECT_EQ(req.required_bytes, 0u) << "a modify alone does not change the size";
   EXPECT_EQ(req.parameters, (option_map{{"readAheadKB", "512"}, {"directIO", "on"}}));
-  EXPECT_EQ(req.owner, owner_csi) << "CSI modifies only CSI's records";
+  EXPECT_EQ(req.owner, record_owner::csi) << "CSI modifies only CSI's records";
   EXPECT_EQ(recs->at("pvc-1").mutable_parameters.at("readAheadKB"), "512");
 }
 
@@ -176,7 +176,7 @@ TEST_F(csi_modify_server_test, expand_sends_a_modify_of_the_size_and_answers_the
   EXPECT_EQ(name, "pvc-1");
   EXPECT_EQ(req.required_bytes, uint64_t{2 * mib});
   EXPECT_TRUE(req.parameters.empty());
-  EXPECT_EQ(req.owner, owner_csi);
+  EXPECT_EQ(req.owner, record_owner::csi);
   EXPECT_EQ(expanded.capacity_bytes(), 2 * mib) << "the capacity of the record modify returns";
   EXPECT_TRUE(expanded.node_expansion_required()) << "a filesystem grows on the node";
 

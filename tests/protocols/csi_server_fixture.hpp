@@ -68,14 +68,14 @@ inline caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<
       return rec;
     },
     [recs, missing](atom::get, const std::string& name,
-                    const std::string& owner) -> caf::result<volume_record> {
+                    record_owner owner) -> caf::result<volume_record> {
       auto it = recs->find(name);
       if (it == recs->end() || owner_of(it->second) != owner) {
         return missing(name);
       }
       return it->second;
     },
-    [recs, missing](atom::remove, const std::string& name, const std::string& owner,
+    [recs, missing](atom::remove, const std::string& name, record_owner owner,
                     record_kind kind) -> caf::result<atom::ok> {
       auto it = recs->find(name);
       if (it == recs->end() || owner_of(it->second) != owner || it->second.kind != kind) {
@@ -84,7 +84,7 @@ inline caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<
       recs->erase(it);
       return atom::ok_v;
     },
-    [recs](atom::list, const std::string& owner) {
+    [recs](atom::list, record_owner owner) {
       std::vector<volume_record> out;
       for (const auto& [name, rec] : *recs) {
         if (owner_of(rec) == owner) {

@@ -233,7 +233,7 @@ TEST_F(docker_api_test, dockers_own_snapshots_are_no_volumes_either) {
   call("Create", R"({"Name":"v1"})");
   volume_spec spec;
   spec.kind = record_kind::snapshot;
-  spec.owner = owner_docker; // berthctl snapshot create
+  spec.owner = record_owner::docker; // berthctl snapshot create
   spec.source = volume_source("v1");
   self->request(reg, std::chrono::seconds(5), atom::create_v, std::string{"s1"}, spec)
     .receive([](volume_record&) {}, [](caf::error& err) { FAIL() << describe(err); });

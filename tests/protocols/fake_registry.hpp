@@ -54,7 +54,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
     return make_error(ec::not_found, "no volume named \"" + name + "\"");
   };
   /// Removes `name` (only a record of `owner` and `kind`, when given); refused while mounted.
-  auto remove = [self, find, missing](const std::string& name, const std::string& owner,
+  auto remove = [self, find, missing](const std::string& name, record_owner owner,
                                       record_kind kind) -> caf::result<atom::ok> {
     auto* rec = find(name);
     if (!rec || owner_of(*rec) != owner || rec->kind != kind) {
@@ -79,7 +79,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       volume_record rec;
       rec.name = name;
       rec.options = std::move(opts);
-      rec.owner = owner_docker;
+      rec.owner = record_owner::docker;
       rec.created_at = created_at;
       self->state.volumes.emplace(name, std::move(rec));
       return atom::ok_v;
@@ -140,7 +140,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       }
       return atom::ok_v;
     },
-    [remove](atom::remove, std::string& name, std::string& owner, record_kind kind) {
+    [remove](atom::remove, std::string& name, record_owner owner, record_kind kind) {
       return remove(name, owner, kind);
     },
     [find, missing](atom::get, std::string& name) -> caf::result<volume_record> {
@@ -151,7 +151,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       return *rec;
     },
     [find, missing](atom::get, std::string& name,
-                    std::string& owner) -> caf::result<volume_record> {
+                    record_owner owner) -> caf::result<volume_record> {
       auto* rec = find(name);
       if (!rec || owner_of(*rec) != owner) {
         return missing(name);
@@ -165,7 +165,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       }
       return out;
     },
-    [self](atom::list, std::string& owner) {
+    [self](atom::list, record_owner owner) {
       std::vector<volume_record> out;
       for (const auto& [name, rec] : self->state.volumes) {
         if (owner_of(rec) == owner) {
@@ -211,7 +211,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
         return modifying->fail_with;
       }
       auto* rec = find(name);
-      if (!rec || (!req.owner.empty() && owner_of(*rec) != req.owner)) {
+      if (!rec || (req.owner != record_owner::unset && owner_of(*rec) != req.owner)) {
         return missing(name);
       }
       bool changed = req.required_bytes > rec->capacity_bytes;

@@ -14,7 +14,7 @@ record_source make_registry_record_source(caf::actor_system& sys, registry_actor
       make_error(ec::timeout, "the registry did not list the Docker volumes")};
     self
       ->request(reg, caf::duration{limits::docker_sync_registry_wait}, atom::list_v,
-                std::string{owner_docker})
+                record_owner::docker)
       .receive([&](std::vector<volume_record>& recs) { out = std::move(recs); },
                [&](caf::error& err) { out = std::move(err); });
     return out;

@@ -11,7 +11,7 @@
 
 namespace berth::docker_sync {
 
-/// Lists the Docker records (registry: atom::list with owner_docker).
+/// Lists the Docker records (registry: atom::list with record_owner::docker).
 record_source make_registry_record_source(caf::actor_system& sys, registry_actor reg);
 
 /// Sends atom::release (name, mount_release) to the registry and returns the count dropped.

@@ -12,7 +12,7 @@ volume_spec snapshot_request(const snapshot_object_spec& spec, const std::string
   out.parameters = spec.parameters;
   out.backend = take_backend(out.parameters, default_backend);
   out.source = content_source{record_kind::volume, spec.source_volume};
-  out.owner = owner_csi;
+  out.owner = record_owner::csi;
   return out;
 }
 

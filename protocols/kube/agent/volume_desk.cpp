@@ -38,7 +38,7 @@ caf::expected<std::optional<volume_record>> volume_desk::get_snapshot(const std:
 
 caf::expected<std::optional<volume_record>> volume_desk::get_kind(const std::string& name,
                                                                   record_kind kind) {
-  auto rec = ask<volume_record>(sys_, registry_, atom::get_v, name, std::string{owner_csi});
+  auto rec = ask<volume_record>(sys_, registry_, atom::get_v, name, record_owner::csi);
   if (!rec) {
     if (is(rec.error(), ec::not_found)) {
       return std::optional<volume_record>{};
@@ -68,7 +68,7 @@ caf::error volume_desk::remove_snapshot(const std::string& name) {
 }
 
 caf::error volume_desk::remove_kind(const std::string& name, record_kind kind) {
-  auto done = ask<atom::ok>(sys_, registry_, atom::remove_v, name, std::string{owner_csi}, kind);
+  auto done = ask<atom::ok>(sys_, registry_, atom::remove_v, name, record_owner::csi, kind);
   if (!done && !is(done.error(), ec::not_found)) {
     return done.error();
   }
@@ -84,7 +84,7 @@ caf::expected<std::vector<volume_record>> volume_desk::snapshots() {
 }
 
 caf::expected<std::vector<volume_record>> volume_desk::records_of(record_kind kind) {
-  auto all = ask<std::vector<volume_record>>(sys_, registry_, atom::list_v, std::string{owner_csi});
+  auto all = ask<std::vector<volume_record>>(sys_, registry_, atom::list_v, record_owner::csi);
   if (!all) {
     return all.error();
   }

@@ -32,7 +32,7 @@ volume_spec create_request(const volume_object_spec& spec, const std::string& de
 
 std::optional<modify_request> change_request(const volume_object_spec& spec, const requested& asked) {
   modify_request out;
-  out.owner = owner_csi;
+  out.owner = record_owner::csi;
   if (spec.size_bytes > asked.bytes) {
     out.required_bytes = spec.size_bytes;
   }

@@ -193,7 +193,7 @@ TEST(berthctl_cli, formats_a_table_with_short_ids) {
   volume_record a;
   a.name = "data";
   a.backend = "block";
-  a.owner = owner_docker;
+  a.owner = record_owner::docker;
   a.mounts = {{"c89a0f0e1d2c3b4a5968", 2}, {"ffff", 1}};
   a.mounted = true;
   a.mountpoint = "/var/lib/berth/mnt/data";

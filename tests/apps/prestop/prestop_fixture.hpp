@@ -94,7 +94,7 @@ private:
 inline volume_record staged(const std::string& name) {
   volume_record rec;
   rec.name = name;
-  rec.owner = owner_csi;
+  rec.owner = record_owner::csi;
   rec.backend = "block";
   rec.staging_path = "/var/lib/kubelet/plugins/kubernetes.io/csi/berth.csi.dev/x/globalmount";
   return rec;

@@ -72,11 +72,11 @@ TEST(loop_sweep, chooses_berths_images_that_no_record_stages) {
 TEST(loop_sweep, keeps_the_device_of_a_mounted_docker_block_volume) {
   state_snapshot state;
   auto mounted = record("mounted");
-  mounted.owner = owner_docker;
+  mounted.owner = record_owner::docker;
   mounted.mounted = true;
   mounted.mounts["c1"] = 1;
   auto unmounted = record("unmounted");
-  unmounted.owner = owner_docker;
+  unmounted.owner = record_owner::docker;
   state.volumes["mounted"] = mounted;
   state.volumes["unmounted"] = unmounted;
   loop_list loops{
@@ -180,7 +180,7 @@ TEST_F(loop_sweep_test, thaws_a_kept_filesystem_that_a_crash_left_frozen) {
   ASSERT_TRUE(frozen && frozen->exit_code == 0) << "fsfreeze -f";
   state_snapshot state;
   auto rec = record("frozen");
-  rec.owner = owner_docker;
+  rec.owner = record_owner::docker;
   rec.mounted = true;
   rec.mountpoint = mp;
   state.volumes["frozen"] = rec;

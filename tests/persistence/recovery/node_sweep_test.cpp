@@ -15,7 +15,7 @@ volume_record staged(const std::string& name, const std::string& device,
   volume_record rec;
   rec.name = name;
   rec.backend = "block";
-  rec.owner = owner_csi;
+  rec.owner = record_owner::csi;
   rec.staging_path = "/k/staging/" + name;
   rec.device = device;
   for (auto& t : targets) {
@@ -28,7 +28,7 @@ volume_record unstaged(const std::string& name) {
   volume_record rec;
   rec.name = name;
   rec.backend = "block";
-  rec.owner = owner_csi;
+  rec.owner = record_owner::csi;
   return rec;
 }
 

@@ -161,7 +161,7 @@ inline volume_record docker_record(const std::string& name, const std::string& i
                                    const std::string& by, int64_t ms) {
   volume_record rec;
   rec.name = name;
-  rec.owner = owner_docker;
+  rec.owner = record_owner::docker;
   rec.mounts[id] = n;
   rec.mounted = true;
   rec.origins[id] = mount_id_origin{by, ms};

@@ -34,7 +34,7 @@ TEST(volume_intent, a_change_asks_only_what_was_not_asked_yet) {
   ASSERT_TRUE(grow);
   EXPECT_EQ(grow->required_bytes, 100u);
   EXPECT_TRUE(grow->parameters.empty());
-  EXPECT_EQ(grow->owner, owner_csi);
+  EXPECT_EQ(grow->owner, record_owner::csi);
   auto modify = change_request(s, {100, {{"a", "0"}}});
   ASSERT_TRUE(modify);
   EXPECT_EQ(modify->required_bytes, 0u);
