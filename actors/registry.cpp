@@ -7,15 +7,13 @@
 #include "actors/volume_rules.hpp"
 #include "core/errors.hpp"
 #include "core/names.hpp"
-#include "core/text.hpp"
 
 namespace berth {
 
 namespace registry_detail {
 
 caf::error bad_name(const std::string& name) {
-  return make_error(ec::invalid_argument, "invalid volume name \"" + name
-                                            + "\": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+  return make_error(ec::invalid_argument, invalid_name_message("volume", name));
 }
 
 volume_actor spawn_volume(self_ptr self, volume_record rec, bool exists) {

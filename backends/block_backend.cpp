@@ -23,8 +23,7 @@ namespace berth {
 namespace {
 
 caf::error invalid_name(const std::string& name) {
-  return make_error(ec::invalid_argument, "invalid volume name \"" + name
-                                            + "\" (expected [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+  return make_error(ec::invalid_argument, invalid_name_message("volume", name));
 }
 
 } // namespace

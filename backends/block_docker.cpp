@@ -100,8 +100,7 @@ caf::expected<uint64_t> docker_size(const std::string& volume, const std::string
 caf::expected<uint64_t> block_backend::validate_docker(const std::string& volume,
                                                        const option_map& options) const {
   if (!is_valid_volume_name(volume)) {
-    return invalid("invalid volume name " + quote_input(volume)
-                   + " (expected [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+    return invalid(invalid_name_message("volume", volume));
   }
   auto source = docker_content_source(volume, options);
   if (!source) {

@@ -49,8 +49,7 @@ void take_back_growth(const std::string& image, const std::string& device,
 caf::error block_backend::validate_mutable(const std::string& volume,
                                            const option_map& parameters) const {
   if (!is_valid_volume_name(volume)) {
-    return make_error(ec::invalid_argument, "invalid volume name \"" + volume
-                                              + "\" (expected [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+    return make_error(ec::invalid_argument, invalid_name_message("volume", volume));
   }
   const std::string what = "volume " + volume;
   if (parameters.size() > limits::max_options) {

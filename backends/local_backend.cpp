@@ -102,8 +102,7 @@ std::string local_backend::name() const {
 
 caf::error local_backend::check_name(const std::string& volume) const {
   if (!is_valid_volume_name(volume)) {
-    return make_error(ec::invalid_argument, "invalid volume name \"" + volume
-                                              + "\" (expected [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+    return make_error(ec::invalid_argument, invalid_name_message("volume", volume));
   }
   return {};
 }

@@ -22,7 +22,7 @@ caf::expected<content_source> docker_content_source(const std::string& volume,
   if (!is_valid_volume_name(given->second)) {
     return make_error(ec::invalid_argument,
                       "option " + given->first + "=" + quote_input(given->second) + " of volume "
-                        + volume + " is not a name ([A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+                        + volume + " is not a name (" + volume_name_grammar + ")");
   }
   if (given->second == volume) {
     return make_error(ec::invalid_argument, "option " + given->first + " of volume " + volume

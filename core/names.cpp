@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "core/limits.hpp"
+#include "core/text.hpp"
 
 namespace berth {
 
@@ -20,6 +21,11 @@ bool is_valid_volume_name(std::string_view name) {
     }
   }
   return true;
+}
+
+std::string invalid_name_message(std::string_view what, std::string_view name) {
+  return "invalid " + std::string{what} + " name " + quote_input(name) + ": must match "
+         + volume_name_grammar;
 }
 
 bool is_valid_mount_id(std::string_view id) {

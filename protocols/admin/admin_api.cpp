@@ -187,9 +187,7 @@ void admin_api::handle(const std::string& method, const std::string& target, std
   }
   auto name = std::string{t.name};
   if (!is_valid_volume_name(name)) {
-    r.fail(make_error(ec::invalid_argument,
-                      "invalid volume name " + quote_input(name)
-                        + ": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}"));
+    r.fail(make_error(ec::invalid_argument, invalid_name_message("volume", name)));
     return;
   }
   if (route == "get") {
@@ -211,9 +209,7 @@ void admin_api::handle(const std::string& method, const std::string& target, std
       return;
     }
     if (!is_valid_volume_name(*snapshot)) {
-      r.fail(make_error(ec::invalid_argument,
-                        "invalid snapshot name " + quote_input(*snapshot)
-                          + ": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}"));
+      r.fail(make_error(ec::invalid_argument, invalid_name_message("snapshot", *snapshot)));
       return;
     }
     snapshot_volume(std::move(name), std::move(*snapshot), std::move(r));

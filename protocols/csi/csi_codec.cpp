@@ -131,7 +131,7 @@ grpc::Status check_name(const std::string& name, const char* field, const char* 
   }
   if (!is_valid_volume_name(name)) {
     return invalid_argument(std::string{field} + " " + quote_input(name) + " is not a valid " + what
-                            + " name ([A-Za-z0-9][A-Za-z0-9_.-]*)");
+                            + " name (" + volume_name_grammar + ")");
   }
   return grpc::Status::OK;
 }

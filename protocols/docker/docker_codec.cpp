@@ -68,8 +68,7 @@ caf::expected<std::string> read_name(const rapidjson::Value& obj) {
                    + " are allowed");
   }
   if (!is_valid_volume_name(*name)) {
-    return invalid("invalid volume name " + quote_input(*name) +
-                   ": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+    return invalid(invalid_name_message("volume", *name));
   }
   return name;
 }

@@ -30,3 +30,13 @@ TEST(mount_id, accepts_ids_and_refuses_empty_or_control_characters) {
   EXPECT_FALSE(is_valid_mount_id("a\nb"));
   EXPECT_FALSE(is_valid_mount_id(std::string(257, 'x')));
 }
+
+// Every layer that refuses a name says the same thing, and quotes what the client sent
+// as input (a newline cannot forge a second log line).
+TEST(volume_name, a_refusal_names_the_input_quoted_and_the_grammar) {
+  EXPECT_EQ(berth::invalid_name_message("volume", "../x"),
+            R"(invalid volume name "../x": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127})");
+  auto msg = berth::invalid_name_message("snapshot", "a\nb");
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  EXPECT_EQ(msg.rfind("invalid snapshot name ", 0), 0u) << msg;
+}
