@@ -18,7 +18,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <caf/scoped_actor.hpp>
+#include "actors/blocking_ask.hpp"
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
@@ -353,12 +353,8 @@ int run_daemon(const daemon_options& opts) {
   if (opts.usage_series > 0) {
     usage = std::make_unique<usage_sampler>(
       [&sys, reg]() -> caf::expected<std::vector<volume_record>> {
-        caf::scoped_actor self{sys};
-        caf::expected<std::vector<volume_record>> out = std::vector<volume_record>{};
-        self->request(reg, std::chrono::seconds(10), atom::list_v)
-          .receive([&](std::vector<volume_record>& recs) { out = std::move(recs); },
-                   [&](caf::error& err) { out = std::move(err); });
-        return out;
+        return blocking_ask<std::vector<volume_record>>(sys, reg, std::chrono::seconds(10),
+                                               "the registry", atom::list_v);
       },
       stats, opts.usage_series, opts.usage_interval, used_bytes_at,
       image_figures_of(block_backend_of(backends)));

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 
-#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/blocking_ask.hpp"
 #include "core/errors.hpp"
 #include "protocols/docker/engine/engine_client.hpp"
 #include "protocols/docker/engine/engine_url.hpp"
@@ -150,26 +151,29 @@ void stop_gracefully(servers& srv, caf::actor_system& sys, registry_actor reg,
   if (auto left = srv.in_flight(); left > 0) {
     spdlog::warn("stopping with {} request(s) still in flight", left);
   }
-  caf::scoped_actor self{sys};
   auto remaining = [&] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
       std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{
         std::chrono::milliseconds(100)}));
   };
-  self->request(reg, remaining(), atom::drain_v)
-    .receive([](atom::ok) {},
-             [](caf::error& err) { spdlog::warn("volumes not idle: {}", describe(err)); });
+  if (auto idle = blocking_ask<atom::ok>(sys, reg, remaining(), "the volumes", atom::drain_v);
+      !idle) {
+    spdlog::warn("volumes not idle: {}", describe(idle.error()));
+  }
   sync_stop.join(); // bounded: an Engine API call by limits::docker_api_call_timeout
-  self->request(persistence, remaining(), atom::flush_v)
-    .receive([](atom::ok) { spdlog::info("state flushed"); },
-             [](caf::error& err) { spdlog::error("state flush failed: {}", describe(err)); });
+  if (auto flushed = blocking_ask<atom::ok>(sys, persistence, remaining(), "the journal",
+                                            atom::flush_v)) {
+    spdlog::info("state flushed");
+  } else {
+    spdlog::error("state flush failed: {}", describe(flushed.error()));
+  }
   srv.guard.reset();
   srv.io.stop();
   for (auto& t : srv.threads) {
     t.join();
   }
-  self->send_exit(reg, caf::exit_reason::user_shutdown);
-  self->send_exit(persistence, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(persistence, caf::exit_reason::user_shutdown);
 }
 
 } // namespace berth

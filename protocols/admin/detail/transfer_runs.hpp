@@ -10,7 +10,7 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <caf/actor_system.hpp>
-#include <caf/scoped_actor.hpp>
+#include "actors/blocking_ask.hpp"
 
 #include "actors/actors.hpp"
 #include "core/errors.hpp"
@@ -30,15 +30,11 @@ struct transfer {
   unix_socket& sock;
   boost::beast::flat_buffer& buf;
 
-  /// A request to the registry, waited for.
+  /// A request to the registry, waited for: without a bound of its own, since an export's
+  /// copy and an import's creation are backend calls, each bounded by the backend timeout.
   template <class T, class... Ts>
   caf::expected<T> ask(Ts&&... xs) {
-    caf::scoped_actor self{sys};
-    caf::expected<T> out = make_error(ec::internal, "the registry did not answer");
-    self->request(registry, caf::infinite, std::forward<Ts>(xs)...)
-      .receive([&](T& value) { out = std::move(value); },
-               [&](caf::error& err) { out = std::move(err); });
-    return out;
+    return blocking_ask<T>(sys, registry, caf::infinite, "the registry", std::forward<Ts>(xs)...);
   }
 
   /// Answers `err` as the admin API does.

@@ -1,7 +1,7 @@
 #pragma once
 
 // The dockerd reconciliation's seams (seams.hpp) wired to berthd's registry actor. Both
-// block the calling thread (the reconciliation's worker) on a scoped_actor, for at most
+// block the calling thread (the reconciliation's worker) in blocking_ask, for at most
 // limits::docker_sync_registry_wait.
 
 #include <caf/actor_system.hpp>

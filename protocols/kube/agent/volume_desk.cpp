@@ -1,6 +1,6 @@
 #include "protocols/kube/agent/volume_desk.hpp"
 
-#include <caf/scoped_actor.hpp>
+#include "actors/blocking_ask.hpp"
 
 #include "core/errors.hpp"
 
@@ -14,12 +14,7 @@ constexpr std::chrono::minutes longest_answer{15};
 
 template <class T, class... Ts>
 caf::expected<T> ask(caf::actor_system& sys, const registry_actor& registry, Ts&&... xs) {
-  caf::scoped_actor self{sys};
-  caf::expected<T> out{make_error(ec::internal, "the registry did not answer")};
-  self->request(registry, longest_answer, std::forward<Ts>(xs)...)
-    .receive([&](T& value) { out = std::move(value); },
-             [&](caf::error& err) { out = std::move(err); });
-  return out;
+  return blocking_ask<T>(sys, registry, longest_answer, "the registry", std::forward<Ts>(xs)...);
 }
 
 } // namespace
