@@ -58,44 +58,35 @@ caf::error get(const json_value& v, int64_t& out, const std::string& where, cons
   return {};
 }
 
-caf::error get(const json_value& v, record_kind& out, const std::string& where, const char*) {
+/// A value the journal spells as a string: `parse` reads it, `expected` says what it
+/// should have been.
+template <class T, class Parse>
+caf::error get_spelt(const json_value& v, T& out, const std::string& where, Parse parse,
+                     const char* expected) {
   std::string s;
   if (auto err = get(v, s, where, nullptr)) {
     return err;
   }
-  auto kind = parse_record_kind(s);
-  if (!kind) {
-    return bad(where + " " + quoted(s) + " is not \"volume\" or \"snapshot\"");
+  auto parsed = parse(s);
+  if (!parsed) {
+    return bad(where + " " + quoted(s) + " is not " + expected);
   }
-  out = *kind;
+  out = std::move(*parsed);
   return {};
+}
+
+caf::error get(const json_value& v, record_kind& out, const std::string& where, const char*) {
+  return get_spelt(v, out, where, parse_record_kind, "\"volume\" or \"snapshot\"");
 }
 
 /// "docker" or "csi"; "" (never written) reads as unset, whose owner owner_of() infers.
 caf::error get(const json_value& v, record_owner& out, const std::string& where, const char*) {
-  std::string s;
-  if (auto err = get(v, s, where, nullptr)) {
-    return err;
-  }
-  auto owner = parse_record_owner(s);
-  if (!owner) {
-    return bad(where + " " + quoted(s) + " is not \"docker\" or \"csi\"");
-  }
-  out = *owner;
-  return {};
+  return get_spelt(v, out, where, parse_record_owner, "\"docker\" or \"csi\"");
 }
 
 caf::error get(const json_value& v, content_source& out, const std::string& where, const char*) {
-  std::string s;
-  if (auto err = get(v, s, where, nullptr)) {
-    return err;
-  }
-  auto src = parse_content_source(s);
-  if (!src) {
-    return bad(where + " " + quoted(s) + " is not \"snapshot:NAME\" or \"volume:NAME\"");
-  }
-  out = std::move(*src);
-  return {};
+  return get_spelt(v, out, where, parse_content_source,
+                   "\"snapshot:NAME\" or \"volume:NAME\"");
 }
 
 caf::error get(const json_value& v, std::vector<std::string>& out, const std::string& where,
