@@ -59,8 +59,8 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                        });
     },
     [self](atom::export_open, std::string& id) -> caf::result<export_view> {
-      return enqueue_request<export_view>(self, "export " + id, admits::existing, record_owner::docker,
-                                          {}, [self, id](auto rp) {
+      return enqueue_request<export_view>(self, "export " + id, admits::existing,
+                                          record_owner::docker, {}, [self, id](auto rp) {
                                             run_export_open(self, rp, id);
                                           });
     },
@@ -114,8 +114,9 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                        });
     },
     [self](atom::unstage, std::string& path) -> caf::result<atom::ok> {
-      return enqueue_request<atom::ok>(self, "unstage of " + path, admits::existing, record_owner::csi,
-                                       {}, [self, path](auto rp) { run_unstage(self, rp, path); });
+      return enqueue_request<atom::ok>(self, "unstage of " + path, admits::existing,
+                                       record_owner::csi, {},
+                                       [self, path](auto rp) { run_unstage(self, rp, path); });
     },
     [self](atom::publish, publish_request& req) -> caf::result<atom::ok> {
       auto from = req.from;
@@ -139,12 +140,13 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     },
     [self](atom::close_window, uint64_t number) { close_window(self, number); },
     [self](atom::grow, std::string& path) -> caf::result<uint64_t> {
-      return enqueue_request<uint64_t>(self, "grow at " + path, admits::existing, record_owner::csi, {},
+      return enqueue_request<uint64_t>(self, "grow at " + path, admits::existing,
+                                       record_owner::csi, {},
                                        [self, path](auto rp) { run_grow(self, rp, path); });
     },
     [self](atom::stats, std::string& path) -> caf::result<volume_stats> {
-      return enqueue_request<volume_stats>(self, "stats at " + path, admits::existing, record_owner::csi,
-                                           {}, [self, path](auto rp) {
+      return enqueue_request<volume_stats>(self, "stats at " + path, admits::existing,
+                                           record_owner::csi, {}, [self, path](auto rp) {
                                              run_stats(self, rp, path);
                                            });
     },

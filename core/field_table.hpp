@@ -14,7 +14,8 @@ namespace berth {
 /// When the JSON writer writes a field.
 enum class write_when : uint8_t {
   always,         ///< in every record
-  set,            ///< when it differs from its default (an absent field reads as the default)
+  set,            ///< when it differs from T{}: only for a member whose default is T{}, which
+                  ///< an absent field reads as
   set_or_full,    ///< when set, and always in the admin API's full shape
   staged,         ///< while the record is staged: how it is staged exists only then
   staged_and_set, ///< while staged, and only when set

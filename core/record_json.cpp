@@ -5,7 +5,6 @@
 
 #include "core/record_json.hpp"
 
-#include <type_traits>
 #include <utility>
 
 namespace berth {

@@ -112,7 +112,7 @@ caf::error get(const json_value& v, mount_counts& out, const std::string& where,
       if (!id.IsString()) {
         return bad("a mount ID in " + where + " is not a string");
       }
-      out[id.GetString()] = 1;
+      out[std::string{id.GetString(), id.GetStringLength()}] = 1;
     }
     return {};
   }
@@ -127,7 +127,7 @@ caf::error get(const json_value& v, mount_counts& out, const std::string& where,
       return bad(std::string{entry} + " " + quoted(m.name.GetString()) + " in " + where
                  + " is not a number");
     }
-    out[m.name.GetString()] = n;
+    out[std::string{m.name.GetString(), m.name.GetStringLength()}] = n;
   }
   return {};
 }
@@ -187,7 +187,7 @@ caf::error get_members(const json_value& v, T& x, const std::string& of) {
 
 /// What the fields alone do not say: the rules that make an older record, or one the
 /// fuzzer made, the record it meant and one that round-trips.
-void complete(const json_value& v, volume_record& rec) {
+caf::error complete(const json_value& v, volume_record& rec) {
   if (rec.backend.empty()) {
     rec.backend = "local";
   }
@@ -204,12 +204,16 @@ void complete(const json_value& v, volume_record& rec) {
   for (auto it = rec.origins.begin(); it != rec.origins.end();) {
     it = rec.mounts.count(it->first) > 0 ? std::next(it) : rec.origins.erase(it);
   }
-  // An older record without the flag: mounted whenever some ID holds it.
-  if (auto it = v.FindMember("mounted"); it == v.MemberEnd() || it->value.IsNull()) {
+  // An older record without the flag: mounted whenever some ID holds it. A null is no
+  // older shape: refused, as a wrong type is.
+  if (auto it = v.FindMember("mounted"); it == v.MemberEnd()) {
     rec.mounted = total_mounts(rec) > 0;
+  } else if (it->value.IsNull()) {
+    return bad("\"mounted\" is not a boolean");
   }
   // Older state has no owner: owner_of() infers it from fields that never change over
   // the record's life (rule there), so it is left unset here.
+  return {};
 }
 
 } // namespace
@@ -222,7 +226,9 @@ caf::expected<volume_record> read_record(const rapidjson::Value& v) {
   if (auto err = get_members(v, rec, "")) {
     return err;
   }
-  complete(v, rec);
+  if (auto err = complete(v, rec)) {
+    return err;
+  }
   return rec;
 }
 

@@ -47,7 +47,9 @@ inline bool operator!=(const mount_id_origin& a, const mount_id_origin& b) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, mount_id_origin& x) {
-  return apply_fields(x, [&](auto&... m) { return f(caf::meta::type_name("mount_id_origin"), m...); });
+  return apply_fields(x, [&](auto&... m) {
+    return f(caf::meta::type_name("mount_id_origin"), m...);
+  });
 }
 
 /// Mount ID -> its origin. Holds only IDs that `mounts` counts; an ID counted
@@ -87,7 +89,9 @@ bool same_access(const publication& a, const publication& b);
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, publication& x) {
-  return apply_fields(x, [&](auto&... m) { return f(caf::meta::type_name("publication"), m...); });
+  return apply_fields(x, [&](auto&... m) {
+    return f(caf::meta::type_name("publication"), m...);
+  });
 }
 
 /// Target path -> how the volume is published there.
@@ -192,7 +196,9 @@ inline bool operator!=(const volume_record& a, const volume_record& b) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, volume_record& x) {
-  return apply_fields(x, [&](auto&... m) { return f(caf::meta::type_name("volume_record"), m...); });
+  return apply_fields(x, [&](auto&... m) {
+    return f(caf::meta::type_name("volume_record"), m...);
+  });
 }
 
 /// The protocol that owns `rec`: rec.owner when set, else inferred from the fields

@@ -18,10 +18,10 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include "actors/blocking_ask.hpp"
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/blocking_ask.hpp"
 #include "actors/persistence.hpp"
 #include "actors/registry.hpp"
 #include "apps/berthd/logging.hpp"
@@ -354,7 +354,7 @@ int run_daemon(const daemon_options& opts) {
     usage = std::make_unique<usage_sampler>(
       [&sys, reg]() -> caf::expected<std::vector<volume_record>> {
         return blocking_ask<std::vector<volume_record>>(sys, reg, std::chrono::seconds(10),
-                                               "the registry", atom::list_v);
+                                                        "the registry", atom::list_v);
       },
       stats, opts.usage_series, opts.usage_interval, used_bytes_at,
       image_figures_of(block_backend_of(backends)));

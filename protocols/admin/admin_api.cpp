@@ -224,7 +224,7 @@ void admin_api::handle(const std::string& method, const std::string& target, std
     release(std::move(name), std::move(*id), std::move(r));
     return;
   }
-  modify_request req; // owner "": the admin may modify any record
+  modify_request req; // owner unset: the admin may modify any record
   if (route == "resize") {
     auto size = admin::decode_resize(body);
     if (!size) {

@@ -39,7 +39,7 @@ namespace berth {
 ///   GET  /v1/operations           -> counts by code and latency histograms per
 ///                                    (protocol, operation) (admin::operations_json)
 /// resize and modify go through the volume's coalescing mailbox like CSI's expand and
-/// modify, for any record (owner ""). Errors are {"error":"..."} with a status that
+/// modify, for any record (owner unset). Errors are {"error":"..."} with a status that
 /// matches the berth error code (http_status_of); a malformed body is 400 naming the field.
 /// Every request is counted in telemetry::operations as ("admin", route) with its
 /// code_of() and its time from arrival to answer; a request for no route counts as

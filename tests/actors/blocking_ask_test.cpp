@@ -41,7 +41,8 @@ TEST_F(blocking_ask_test, returns_the_answer) {
 }
 
 TEST_F(blocking_ask_test, returns_the_actors_error_as_it_was) {
-  auto got = blocking_ask<int>(sys_, peer_, std::chrono::seconds(30), "the peer", std::string{"v1"});
+  auto got =
+    blocking_ask<int>(sys_, peer_, std::chrono::seconds(30), "the peer", std::string{"v1"});
   ASSERT_FALSE(got);
   EXPECT_EQ(berth_code(got.error()), ec::not_found);
   EXPECT_EQ(describe(got.error()), "no volume v1");

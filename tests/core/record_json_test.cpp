@@ -213,7 +213,8 @@ TEST(record_json, older_records_get_their_owner_from_their_fields) {
   };
   // Docker volumes (and anything without a CSI trace) stay Docker's.
   EXPECT_EQ(owner(R"({"name":"v"})"), record_owner::docker);
-  EXPECT_EQ(owner(R"({"name":"v","options":{"type":"tmpfs"},"mounts":{"a":1}})"), record_owner::docker);
+  EXPECT_EQ(owner(R"({"name":"v","options":{"type":"tmpfs"},"mounts":{"a":1}})"),
+            record_owner::docker);
   // Any CSI trace makes it CSI's.
   EXPECT_EQ(owner(R"({"name":"s","kind":"snapshot","backend":"block"})"), record_owner::csi);
   EXPECT_EQ(owner(R"({"name":"v","backend":"block"})"), record_owner::csi);
@@ -411,7 +412,8 @@ TEST(record_json, the_journal_shape_is_the_one_berth_always_wrote) {
             R"("stage_flags":["noatime"],"device":"/dev/loop3",)"
             R"("mutable_parameters":{"readAheadKB":"128"},"modifications":3,)"
             R"("consistency":"crash-consistent",)"
-            R"("published":{"/t1":{"readonly":true,"block":false,"flags":["ro"],"created":true}}})");
+            R"("published":{"/t1":{"readonly":true,"block":false,"flags":["ro"],)"
+            R"("created":true}}})");
 
   volume_record snapshot;
   snapshot.name = "snap";
@@ -431,4 +433,15 @@ TEST(record_json, a_bad_mount_count_is_a_load_error_naming_its_id) {
   ASSERT_FALSE(rec);
   EXPECT_NE(describe(rec.error()).find("\"c1\""), std::string::npos) << describe(rec.error());
   EXPECT_NE(describe(rec.error()).find("mounts"), std::string::npos) << describe(rec.error());
+}
+
+// Only an absent "mounted" is an older shape (worked out from the counts); a null is a
+// damaged record, refused as any wrong type is.
+TEST(record_json, a_null_mounted_flag_is_refused_and_an_absent_one_is_worked_out) {
+  auto null_flag = record_from_json(R"({"name":"v","mounts":{"a":1},"mounted":null})");
+  ASSERT_FALSE(null_flag);
+  EXPECT_NE(describe(null_flag.error()).find("mounted"), std::string::npos);
+  auto absent = record_from_json(R"({"name":"v","mounts":{"a":1}})");
+  ASSERT_TRUE(absent) << describe(absent.error());
+  EXPECT_TRUE(absent->mounted);
 }

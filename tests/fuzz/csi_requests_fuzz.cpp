@@ -315,7 +315,8 @@ void modify(const v1::ControllerModifyVolumeRequest& req,
   if (judged(shape, st).next != verdict::step::admit) {
     return;
   }
-  fuzz::check(out.owner == record_owner::csi && out.required_bytes == 0, "a CSI change of parameters");
+  fuzz::check(out.owner == record_owner::csi && out.required_bytes == 0,
+              "a CSI change of parameters");
   check_map_bounds(out.parameters, "mutable_parameters");
 }
 

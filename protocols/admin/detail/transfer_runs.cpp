@@ -129,7 +129,7 @@ caf::error run_export(transfer& t, const std::string& name, const tar_watch& run
     return refused;
   }
   if (!is_valid_volume_name(name)) {
-    auto refused = make_error(ec::invalid_argument, "invalid volume name " + quote_input(name));
+    auto refused = make_error(ec::invalid_argument, invalid_name_message("volume", name));
     t.fail(refused);
     return refused;
   }

@@ -10,9 +10,9 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <caf/actor_system.hpp>
-#include "actors/blocking_ask.hpp"
 
 #include "actors/actors.hpp"
+#include "actors/blocking_ask.hpp"
 #include "core/errors.hpp"
 #include "protocols/admin/detail/tar_process.hpp"
 

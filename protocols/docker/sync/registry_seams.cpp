@@ -4,8 +4,6 @@
 #include "protocols/docker/sync/registry_seams.hpp"
 
 #include "actors/blocking_ask.hpp"
-
-#include "core/errors.hpp"
 #include "core/limits.hpp"
 
 namespace berth::docker_sync {
@@ -14,8 +12,9 @@ release_sink make_registry_release_sink(caf::actor_system& sys, registry_actor r
   return [&sys, reg](const std::string& volume,
                      const mount_release& r) -> caf::expected<uint32_t> {
     return blocking_ask<uint32_t>(sys, reg, limits::docker_sync_registry_wait,
-                         "volume " + volume + ", asked to release mount ID " + r.id + ",",
-                         atom::release_v, volume, r);
+                                  "volume " + volume + ", asked to release mount ID " + r.id
+                                    + ",",
+                                  atom::release_v, volume, r);
   };
 }
 
