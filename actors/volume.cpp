@@ -21,6 +21,7 @@ using namespace detail;
 volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
                                    volume_env env, volume_record rec, bool exists) {
   self->state.env = std::move(env);
+  self->state.calls = call_slot{self->state.env.backend_timeout};
   auto& stats = self->state.env.stats;
   if (!stats) {
     // Only a test leaves it out; counting into a private one keeps every use safe.

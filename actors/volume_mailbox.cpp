@@ -176,7 +176,7 @@ void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req
     rp.deliver(st.rec);
     return;
   }
-  if (!st.hung.empty()) {
+  if (!st.calls.certain()) {
     refuse(modify_result::refused_state, still_hung(st, "modification"));
     return;
   }

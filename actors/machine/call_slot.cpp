@@ -1,0 +1,68 @@
+#include "actors/machine/call_slot.hpp"
+
+#include <cassert>
+
+namespace berth {
+
+caf::error call_slot::still_hung(const std::string& name, const std::string& what,
+                                 clock::time_point now) const {
+  assert(!hung_.empty());
+  const auto& h = hung_.begin()->second;
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - h.since);
+  return make_error(ec::aborted, "volume " + name + ": its " + h.what + " started at "
+                                   + h.started + " has not returned (hung for "
+                                   + std::to_string(secs.count()) + " s); " + what
+                                   + " not started, retry later");
+}
+
+std::optional<call_slot::clock::time_point> call_slot::begin(uint64_t token, backend_call c,
+                                                             clock::time_point now) {
+  assert(idle() && token != 0);
+  current_token_ = token;
+  current_ = std::move(c);
+  current_began_ = now;
+  if (timer_armed_) {
+    return std::nullopt;
+  }
+  timer_armed_ = true;
+  return now + timeout_;
+}
+
+std::variant<call_slot::finished, call_slot::returned_late, call_slot::stray>
+call_slot::done(uint64_t token) {
+  if (token != 0 && token == current_token_) {
+    current_token_ = 0;
+    auto c = std::exchange(current_, backend_call{});
+    return finished{std::move(c.what), current_began_, std::move(c.then)};
+  }
+  auto it = hung_.find(token);
+  if (it == hung_.end()) {
+    return stray{};
+  }
+  auto h = std::move(it->second);
+  hung_.erase(it);
+  return returned_late{std::move(h), hung_.empty()};
+}
+
+std::variant<call_slot::not_due, call_slot::expired> call_slot::timer_fired(
+  clock::time_point now) {
+  timer_armed_ = false;
+  if (idle()) {
+    return not_due{}; // the call it was armed for returned, and none runs now
+  }
+  if (auto deadline = current_began_ + timeout_; now < deadline) {
+    timer_armed_ = true; // it was armed for an earlier call
+    return not_due{deadline};
+  }
+  auto token = std::exchange(current_token_, 0);
+  return expired{token, std::exchange(current_, backend_call{}), current_began_};
+}
+
+bool call_slot::hang(expired e, clock::time_point now) {
+  bool was_certain = hung_.empty();
+  hung_.emplace(e.token, hung_call{std::move(e.call.what), std::move(e.call.started), now,
+                                   e.began, std::move(e.call.settle)});
+  return was_certain;
+}
+
+} // namespace berth

@@ -1,0 +1,68 @@
+#pragma once
+
+// The turns of one volume: the steps waiting to run, and the one running. A volume
+// runs one transition at a time; this class keeps that by its methods, with no actor
+// in it. The driver (actors/volume_engine.cpp) pushes steps, starts what next() gives,
+// and calls finish() when a step ends.
+
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/caller.hpp"
+#include "core/errors.hpp"
+#include "core/volume_record.hpp"
+
+namespace berth {
+
+/// Which records a queued step may start on (the guards of detail::enqueue).
+enum class admits {
+  existing, ///< an existing record of the step's owner
+  creation, ///< none yet, or an existing one of the step's owner (an idempotent create)
+  internal, ///< the volume's own work (reconcile, settle): no guards; dropped once removed
+};
+
+/// One step waiting for its turn.
+struct queued_step {
+  std::string what;         ///< "mount (id c89a…)", for logs and refusals
+  admits who = admits::existing;
+  record_owner owner = record_owner::unset; ///< the namespace asking; unset for any
+  caller from;              ///< who waits; an acquiring request whose caller left is not started
+  /// Answers the waiting caller(s) when a guard refuses the step (internal steps: none).
+  std::function<void(const caf::error&)> refuse;
+  std::function<void()> run; ///< the transition; it answers and ends with detail::finish()
+};
+
+class turns {
+public:
+  /// `step` waits behind the steps queued before it.
+  void push(queued_step step) { queue_.push_back(std::move(step)); }
+
+  /// The step whose turn it is, if none is running: it runs from now until finish().
+  std::optional<queued_step> next() {
+    if (running_ || queue_.empty()) {
+      return std::nullopt;
+    }
+    running_ = true;
+    auto step = std::move(queue_.front());
+    queue_.pop_front();
+    return step;
+  }
+
+  /// The running step ended.
+  void finish() { running_ = false; }
+
+  /// No step runs or waits.
+  bool idle() const { return !running_ && queue_.empty(); }
+
+  /// Takes every waiting step (the volume retires and refuses them).
+  std::deque<queued_step> take_waiting() { return std::exchange(queue_, {}); }
+
+private:
+  std::deque<queued_step> queue_;
+  bool running_ = false;
+};
+
+} // namespace berth

@@ -1,0 +1,165 @@
+// The backend calls of a volume actor: the driver of its call_slot (actors/machine/).
+// A call runs on the executor and reports back with atom::done; the one timer
+// (atom::deadline) times it out; a call that returns after that is settled in turn.
+// One call at a time, never a second beside a hung one (docs/design.md, "A hung call
+// blocks only its own volume").
+
+#include "actors/detail/engine.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/send.hpp>
+
+namespace berth::detail {
+
+namespace {
+
+/// The label of a call (`what`, as call_backend got it) in backend_call_names().
+std::string_view call_label(const std::string& what) {
+  if (what == "lazy unmount") {
+    return "lazy_unmount";
+  }
+  if (what == "grow") {
+    return "node_expand"; // NodeExpandVolume's filesystem grow
+  }
+  return what;
+}
+
+/// Counts a call that returned after `began` into its (backend, call) histogram.
+void observe_call(volume_state& st, const std::string& what,
+                  std::chrono::steady_clock::time_point began) {
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+  st.env.stats->backends.call_duration.at(st.env.storage->name(), call_label(what))
+    .observe(took.count());
+}
+
+/// Sends the volume its atom::deadline at `at` (and a millisecond, so that it is due).
+void arm_deadline(self_ptr self, std::chrono::steady_clock::time_point at) {
+  auto after = std::chrono::ceil<std::chrono::milliseconds>(at - std::chrono::steady_clock::now());
+  self->delayed_send(caf::actor_cast<volume_actor>(self), after + std::chrono::milliseconds{1},
+                     atom::deadline_v);
+}
+
+/// The one place a backend call starts.
+void submit_call(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
+                 done_fn then, late_undo late, bool despite_hung) {
+  auto& st = self->state;
+  // One backend call per volume, ever: a retry never starts a second one.
+  if (auto err = st.calls.may_begin(st.rec.name, what, despite_hung,
+                                    std::chrono::steady_clock::now())) {
+    then(std::move(err));
+    return;
+  }
+  auto token = st.calls.reserve();
+  auto hdl = caf::actor_cast<volume_actor>(self);
+  auto storage = st.env.storage;
+  auto ticket = st.env.exec->submit([hdl, token, storage, work = std::move(work), what] {
+    caf::error err;
+    try {
+      err = work(*storage);
+    } catch (const std::exception& e) {
+      err = make_error(ec::internal, what + " failed: " + e.what());
+    } catch (...) {
+      // Always answer: a call that never reports back would leave the volume hung.
+      err = make_error(ec::internal, what + " failed with a non-standard exception");
+    }
+    caf::anon_send(hdl, atom::done_v, token, std::move(err));
+  });
+  if (!ticket) {
+    then(make_error(ec::unavailable, "backend executor is full or stopped; " + what
+                                       + " of volume " + st.rec.name + " not started"));
+    return;
+  }
+  auto armed = st.calls.begin(token,
+                              call_slot::backend_call{std::move(what), now_rfc3339(), std::move(ticket),
+                                              std::move(then), std::move(late)},
+                              std::chrono::steady_clock::now());
+  if (armed) {
+    arm_deadline(self, *armed);
+  }
+}
+
+} // namespace
+
+void call_backend(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
+                  done_fn then, late_undo late) {
+  submit_call(self, std::move(what), std::move(work), std::move(then), std::move(late), false);
+}
+
+void call_backend_despite_hung(self_ptr self, std::string what,
+                               std::function<caf::error(backend&)> work, done_fn then) {
+  submit_call(self, std::move(what), std::move(work), std::move(then), {}, true);
+}
+
+namespace {
+
+/// The hung call `late` returned with `err`.
+void on_late_return(self_ptr self, call_slot::returned_late late, caf::error err) {
+  auto& st = self->state;
+  // Counted when it returns, late: the histogram's tail shows how long hung calls
+  // really took (one that never returns shows only in backends.timeouts).
+  observe_call(st, late.call.what, late.call.began);
+  if (late.certain_again) {
+    st.env.stats->volumes.uncertain.add(-1);
+  }
+  spdlog::warn("volume {}: {} (started {}) returned after its timeout ({}){}", st.rec.name,
+               late.call.what, late.call.started, err ? describe(err) : "succeeded",
+               late.certain_again ? "; the volume is certain again" : "");
+  if (!err && late.call.settle) {
+    // Its caller was told it failed: settle it in turn, so no retry races it.
+    enqueue_internal(self, "settle a late " + late.call.what, std::move(late.call.settle));
+  }
+  if (late.certain_again) {
+    auto waiters = std::exchange(st.settle_waiters, {});
+    for (auto& rp : waiters) {
+      when_idle(self, std::move(rp)); // after the settling step just queued
+    }
+  }
+}
+
+/// The current call `e` passed its deadline: it times out, hung if it had started.
+void on_expired(self_ptr self, call_slot::expired e) {
+  auto& st = self->state;
+  auto limit = std::to_string(st.env.backend_timeout.count()) + " ms";
+  // Both kinds count as timeouts: the caller got ec::timeout either way.
+  st.env.stats->backends.timeouts.add(st.env.storage->name());
+  auto then = std::move(e.call.then);
+  auto what = e.call.what;
+  if (st.env.exec->abandon(e.call.ticket) == executor::abandoned::dropped) {
+    // It never started (every worker was busy): nothing happened, nothing is uncertain.
+    then(make_error(ec::timeout, what + " of volume " + st.rec.name + " did not start within "
+                                   + limit + " (the backend executor is busy); retry"));
+    return;
+  }
+  spdlog::warn("volume {}: {} did not return within {}; the volume is uncertain until "
+               "it does, and starts no other backend call",
+               st.rec.name, what, limit);
+  e.call.ticket = nullptr;
+  if (st.calls.hang(std::move(e), std::chrono::steady_clock::now())) {
+    st.env.stats->volumes.uncertain.add(1);
+  }
+  then(make_error(ec::timeout, what + " of volume " + st.rec.name + " did not finish within "
+                                 + limit));
+}
+
+} // namespace
+
+void on_call_done(self_ptr self, uint64_t token, caf::error err) {
+  auto report = self->state.calls.done(token);
+  if (auto* f = std::get_if<call_slot::finished>(&report)) {
+    observe_call(self->state, f->what, f->began);
+    f->then(std::move(err));
+  } else if (auto* late = std::get_if<call_slot::returned_late>(&report)) {
+    on_late_return(self, std::move(*late), std::move(err));
+  }
+}
+
+void on_call_deadline(self_ptr self) {
+  auto fired = self->state.calls.timer_fired(std::chrono::steady_clock::now());
+  if (auto* e = std::get_if<call_slot::expired>(&fired)) {
+    on_expired(self, std::move(*e));
+  } else if (auto at = std::get<call_slot::not_due>(fired).arm_at) {
+    arm_deadline(self, *at);
+  }
+}
+
+} // namespace berth::detail
