@@ -69,10 +69,9 @@ void submit_call(self_ptr self, std::string what, std::function<caf::error(backe
                                        + " of volume " + st.rec.name + " not started"));
     return;
   }
-  auto armed = st.calls.begin(token,
-                              call_slot::backend_call{std::move(what), now_rfc3339(), std::move(ticket),
-                                              std::move(then), std::move(late)},
-                              std::chrono::steady_clock::now());
+  call_slot::backend_call call{std::move(what), now_rfc3339(), std::move(ticket),
+                               std::move(then), std::move(late)};
+  auto armed = st.calls.begin(token, std::move(call), std::chrono::steady_clock::now());
   if (armed) {
     arm_deadline(self, *armed);
   }
