@@ -27,11 +27,7 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     // Only a test leaves it out; counting into a private one keeps every use safe.
     stats = std::make_shared<telemetry>(std::vector<std::string>{self->state.env.storage->name()});
   }
-  self->state.rec = std::move(rec);
-  self->state.exists = exists;
-  if (exists) {
-    stats->volumes.replace(nullptr, &self->state.rec); // loaded from state
-  }
+  self->state.rec = committed_record{std::move(rec), exists, stats->volumes};
   if (exists && self->state.env.reconcile_with) {
     // Loaded from state: it agrees with the host before it serves anything.
     self->state.reconciled = false;
@@ -153,19 +149,19 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     },
     // -- reading -----------------------------------------------------------------
     [self](atom::get) -> caf::result<volume_record> {
-      if (!self->state.exists) {
-        return no_such_volume(self->state.rec.name);
+      if (!self->state.rec.exists()) {
+        return no_such_volume(self->state.rec->name);
       }
-      return self->state.rec;
+      return *self->state.rec;
     },
     [self](atom::get, record_owner owner) -> caf::result<volume_record> {
-      if (!self->state.exists) {
-        return no_such_volume(self->state.rec.name);
+      if (!self->state.rec.exists()) {
+        return no_such_volume(self->state.rec->name);
       }
-      if (auto err = check_owner(self->state.rec, owner, false)) {
+      if (auto err = check_owner(*self->state.rec, owner, false)) {
         return err;
       }
-      return self->state.rec;
+      return *self->state.rec;
     },
     // -- internal ----------------------------------------------------------------
     [self](atom::drain) -> caf::result<atom::ok> {

@@ -15,6 +15,8 @@
 
 #include "actors/actors.hpp"
 #include "actors/machine/call_slot.hpp"
+#include "actors/machine/coalescing_window.hpp"
+#include "actors/machine/committed_record.hpp"
 #include "actors/machine/turns.hpp"
 #include "backends/backend.hpp"
 #include "backends/executor.hpp"
@@ -44,21 +46,11 @@ struct volume_env {
   std::shared_ptr<telemetry> stats;
 };
 
-/// Expand and modify requests that arrived within one window, merged: they
-/// become one backend modify call when the window closes.
-struct modify_window {
-  uint64_t number = 0;   ///< 0: no window is open
-  modification change;   ///< the merged size (0: unchanged) and parameters
-  /// Answered with the record, or the error.
-  std::vector<caf::typed_response_promise<volume_record>> waiters;
-};
-
 struct volume_state {
   static inline const char* name = "volume";
 
   volume_env env;
-  volume_record rec;   ///< the committed (durable) record
-  bool exists = false; ///< created and durable, not removed
+  committed_record rec; ///< the durable record; only the engine's commit changes it
   /// The record agrees with the host: false until the first reconcile settles.
   bool reconciled = true;
   /// Counted in telemetry's reconcile_pending until the first reconcile finishes.
@@ -71,8 +63,10 @@ struct volume_state {
   /// Wait for the hung calls to return (then, as drain_waiters, for idle).
   std::vector<caf::typed_response_promise<atom::ok>> settle_waiters;
 
-  modify_window window;           ///< the open coalescing window, if number != 0
-  uint64_t next_window = 1;
+  /// The expands and modifies merged into one backend call.
+  using modify_window = coalescing_window<caf::typed_response_promise<volume_record>>;
+  using modify_batch = modify_window::batch;
+  modify_window window;
 };
 
 /// The behaviour of one volume. `exists` is true for a volume loaded from state.

@@ -44,7 +44,7 @@ void submit_call(self_ptr self, std::string what, std::function<caf::error(backe
                  done_fn then, late_undo late, bool despite_hung) {
   auto& st = self->state;
   // One backend call per volume, ever: a retry never starts a second one.
-  if (auto err = st.calls.may_begin(st.rec.name, what, despite_hung,
+  if (auto err = st.calls.may_begin(st.rec->name, what, despite_hung,
                                     std::chrono::steady_clock::now())) {
     then(std::move(err));
     return;
@@ -66,7 +66,7 @@ void submit_call(self_ptr self, std::string what, std::function<caf::error(backe
   });
   if (!ticket) {
     then(make_error(ec::unavailable, "backend executor is full or stopped; " + what
-                                       + " of volume " + st.rec.name + " not started"));
+                                       + " of volume " + st.rec->name + " not started"));
     return;
   }
   call_slot::backend_call call{std::move(what), now_rfc3339(), std::move(ticket),
@@ -100,7 +100,7 @@ void on_late_return(self_ptr self, call_slot::returned_late late, caf::error err
   if (late.certain_again) {
     st.env.stats->volumes.uncertain.add(-1);
   }
-  spdlog::warn("volume {}: {} (started {}) returned after its timeout ({}){}", st.rec.name,
+  spdlog::warn("volume {}: {} (started {}) returned after its timeout ({}){}", st.rec->name,
                late.call.what, late.call.started, err ? describe(err) : "succeeded",
                late.certain_again ? "; the volume is certain again" : "");
   if (!err && late.call.settle) {
@@ -125,18 +125,18 @@ void on_expired(self_ptr self, call_slot::expired e) {
   auto what = e.call.what;
   if (st.env.exec->abandon(e.call.ticket) == executor::abandoned::dropped) {
     // It never started (every worker was busy): nothing happened, nothing is uncertain.
-    then(make_error(ec::timeout, what + " of volume " + st.rec.name + " did not start within "
+    then(make_error(ec::timeout, what + " of volume " + st.rec->name + " did not start within "
                                    + limit + " (the backend executor is busy); retry"));
     return;
   }
   spdlog::warn("volume {}: {} did not return within {}; the volume is uncertain until "
                "it does, and starts no other backend call",
-               st.rec.name, what, limit);
+               st.rec->name, what, limit);
   e.call.ticket = nullptr;
   if (st.calls.hang(std::move(e), std::chrono::steady_clock::now())) {
     st.env.stats->volumes.uncertain.add(1);
   }
-  then(make_error(ec::timeout, what + " of volume " + st.rec.name + " did not finish within "
+  then(make_error(ec::timeout, what + " of volume " + st.rec->name + " did not finish within "
                                  + limit));
 }
 

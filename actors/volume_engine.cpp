@@ -11,26 +11,26 @@
 namespace berth::detail {
 
 caf::error still_hung(const volume_state& st, const std::string& what) {
-  return st.calls.still_hung(st.rec.name, what, std::chrono::steady_clock::now());
+  return st.calls.still_hung(st.rec->name, what, std::chrono::steady_clock::now());
 }
 
 // -- the queue --------------------------------------------------------------------
 
 caf::error state_refusal(const volume_state& st, record_owner owner, bool creates,
                          const std::string& what) {
-  if (!creates && !st.exists) {
-    return no_such_volume(st.rec.name);
+  if (!creates && !st.rec.exists()) {
+    return no_such_volume(st.rec->name);
   }
-  if (st.exists && owner != record_owner::unset) {
+  if (st.rec.exists() && owner != record_owner::unset) {
     // Docker and CSI are separate namespaces: neither acts on the other's records.
-    if (auto err = check_owner(st.rec, owner, creates)) {
+    if (auto err = check_owner(*st.rec, owner, creates)) {
       return err;
     }
   }
   if (!st.reconciled) {
     // Its record may not match the host: nothing is served from it, not even a count.
     return !st.calls.certain() ? still_hung(st, what)
-                            : make_error(ec::aborted, "volume " + st.rec.name
+                            : make_error(ec::aborted, "volume " + st.rec->name
                                                         + " is not reconciled with the host "
                                                           "yet; retry later");
   }
@@ -48,8 +48,8 @@ caf::error refusal(self_ptr self, const queued_step& step) {
     // Only acquiring requests carry a caller: a release still runs when its client
     // left (skipping an Unmount would leak a count nobody sends again).
     spdlog::warn("volume {}: {} not started: its caller went away before its turn ({})",
-                 st.rec.name, step.what, why);
-    return make_error(ec::aborted, "volume " + st.rec.name + ": " + step.what
+                 st.rec->name, step.what, why);
+    return make_error(ec::aborted, "volume " + st.rec->name + ": " + step.what
                                      + " not started: the caller went away (" + why + ")");
   }
   bool creates = step.who == admits::creation;
@@ -66,7 +66,7 @@ caf::error refusal(self_ptr self, const queued_step& step) {
 
 void start(self_ptr self, queued_step step) {
   if (step.who == admits::internal) {
-    if (!self->state.exists) {
+    if (!self->state.rec.exists()) {
       finish(self); // removed meanwhile: nothing of it is left to settle
       return;
     }
@@ -112,8 +112,8 @@ void finish(self_ptr self) {
 }
 
 void when_idle(self_ptr self, promise<atom::ok> rp) {
-  if (auto open = self->state.window.number; open != 0) {
-    close_window(self, open); // stopping: its callers get their outcome now
+  if (auto& window = self->state.window; window.is_open()) {
+    close_window(self, window.number()); // stopping: its callers get their outcome now
   }
   self->state.drain_waiters.push_back(std::move(rp));
   pump(self);
@@ -136,35 +136,13 @@ void retire(self_ptr self) {
   }
   for (auto& step : st.steps.take_waiting()) {
     if (step.refuse) {
-      step.refuse(no_such_volume(st.rec.name));
+      step.refuse(no_such_volume(st.rec->name));
     }
   }
-  for (auto& rp : st.window.waiters) {
-    rp.deliver(no_such_volume(st.rec.name));
+  for (auto& rp : st.window.take_waiters()) {
+    rp.deliver(no_such_volume(st.rec->name));
   }
-  st.window = modify_window{};
   self->quit();
-}
-
-// -- the committed record -----------------------------------------------------------
-
-void commit_record(self_ptr self, volume_record next, bool creates) {
-  auto& st = self->state;
-  bool existed = st.exists;
-  st.exists = existed || creates;
-  st.env.stats->volumes.replace(existed ? &st.rec : nullptr, st.exists ? &next : nullptr);
-  st.rec = std::move(next);
-}
-
-void forget_record(self_ptr self) {
-  auto& st = self->state;
-  if (st.exists) {
-    st.env.stats->volumes.replace(&st.rec, nullptr);
-  }
-  auto name = std::move(st.rec.name);
-  st.exists = false;
-  st.rec = volume_record{};
-  st.rec.name = std::move(name);
 }
 
 void end_first_reconcile(self_ptr self) {

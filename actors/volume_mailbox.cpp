@@ -35,8 +35,8 @@ caf::error refusal(const volume_state& st, const modify_request& req) {
   if (auto err = state_refusal(st, req.owner, false, "modification")) {
     return err;
   }
-  if (st.rec.kind != record_kind::volume) {
-    return no_such_volume(st.rec.name, "it is a snapshot");
+  if (st.rec->kind != record_kind::volume) {
+    return no_such_volume(st.rec->name, "it is a snapshot");
   }
   return {};
 }
@@ -46,7 +46,7 @@ caf::expected<modification> asked_of(const volume_state& st, const modify_reques
   modification asked;
   asked.parameters = req.parameters;
   if (req.required_bytes != 0) {
-    auto rounded = st.env.storage->resize_capacity(st.rec, req.required_bytes);
+    auto rounded = st.env.storage->resize_capacity(*st.rec, req.required_bytes);
     if (!rounded) {
       return rounded.error();
     }
@@ -59,7 +59,7 @@ caf::expected<modification> asked_of(const volume_state& st, const modify_reques
 /// it failed, but the backend has it, so the record adopts it.
 late_undo adopt_late(self_ptr self, modification m) {
   return [self, m] {
-    auto left = outstanding(self->state.rec, m);
+    auto left = outstanding(*self->state.rec, m);
     if (is_empty(left)) {
       finish(self);
       return;
@@ -80,7 +80,7 @@ late_undo adopt_late(self_ptr self, modification m) {
 }
 
 /// The step of a closed window: one backend call for everything merged in it.
-void apply_window(self_ptr self, modify_window batch) {
+void apply_window(self_ptr self, volume_state::modify_batch batch) {
   auto& st = self->state;
   auto waiters = std::make_shared<std::vector<promise<volume_record>>>(std::move(batch.waiters));
   auto answer_all = [self, waiters](const caf::expected<volume_record>& out) {
@@ -90,13 +90,13 @@ void apply_window(self_ptr self, modify_window batch) {
     }
   };
   // An earlier window's call may have done part of it meanwhile.
-  auto m = outstanding(st.rec, batch.change);
+  auto m = outstanding(*st.rec, batch.change);
   if (is_empty(m)) {
-    answer_all(st.rec);
+    answer_all(*st.rec);
     finish(self);
     return;
   }
-  auto rec = st.rec;
+  auto rec = *st.rec;
   auto storage = st.env.storage->name();
   auto callers = waiters->size();
   transition<none> t;
@@ -118,7 +118,7 @@ void apply_window(self_ptr self, modify_window batch) {
     if (!out) {
       answer_all(out.error());
     } else {
-      answer_all(self->state.rec);
+      answer_all(*self->state.rec);
     }
   });
 }
@@ -140,7 +140,7 @@ void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req
   count(self, modify_result::received);
   auto refuse = [&](const char* why, const caf::error& err) {
     count(self, why);
-    spdlog::info("volume {}: modification ({}{}) refused: {}", st.rec.name,
+    spdlog::info("volume {}: modification ({}{}) refused: {}", st.rec->name,
                  req.required_bytes != 0 ? "size " + std::to_string(req.required_bytes) : "",
                  req.parameters.empty() ? "" : " parameters", describe(err));
     rp.deliver(err);
@@ -154,18 +154,18 @@ void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req
     refuse(modify_result::refused_invalid, asked.error());
     return;
   }
-  if (auto err = check_shrink(st.rec, asked->bytes)) {
+  if (auto err = check_shrink(*st.rec, asked->bytes)) {
     refuse(modify_result::refused_shrink, err);
     return;
   }
-  if (auto err = st.env.storage->validate_mutable(st.rec.name, asked->parameters)) {
+  if (auto err = st.env.storage->validate_mutable(st.rec->name, asked->parameters)) {
     refuse(modify_result::refused_invalid, err);
     return;
   }
-  auto wanted = outstanding(st.rec, *asked);
+  auto wanted = outstanding(*st.rec, *asked);
   auto& window = st.window;
-  if (window.number != 0) {
-    if (auto err = check_conflict(st.rec.name, window.change, wanted, *asked)) {
+  if (window.is_open()) {
+    if (auto err = check_conflict(st.rec->name, window.change(), wanted, *asked)) {
       refuse(modify_result::refused_conflict, err);
       return;
     }
@@ -173,40 +173,33 @@ void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req
   if (is_empty(wanted)) {
     // Already so: no window, no backend call.
     count(self, modify_result::satisfied);
-    rp.deliver(st.rec);
+    rp.deliver(*st.rec);
     return;
   }
   if (!st.calls.certain()) {
     refuse(modify_result::refused_state, still_hung(st, "modification"));
     return;
   }
-  bool opens = window.number == 0;
-  if (opens) {
-    window.number = st.next_window++;
-  } else {
+  auto opened = window.merge(wanted, rp);
+  if (opened == 0) {
     count(self, modify_result::merged);
-  }
-  merge_into(window.change, wanted);
-  window.waiters.push_back(rp);
-  if (!opens) {
     return;
   }
   if (st.env.coalesce_window.count() <= 0) {
-    close_window(self, window.number); // coalescing off: one call per request
+    close_window(self, opened); // coalescing off: one call per request
   } else {
-    spdlog::debug("volume {}: modification window {} open for {} ms", st.rec.name,
-                  window.number, st.env.coalesce_window.count());
-    schedule_close(self, window.number);
+    spdlog::debug("volume {}: modification window {} open for {} ms", st.rec->name, opened,
+                  st.env.coalesce_window.count());
+    schedule_close(self, opened);
   }
 }
 
 void close_window(self_ptr self, uint64_t number) {
-  auto& st = self->state;
-  if (st.window.number != number || number == 0) {
+  auto closed = self->state.window.close(number);
+  if (!closed) {
     return; // closed early (at a drain) or already closed
   }
-  auto batch = std::move(st.window);
-  st.window = modify_window{};
+  auto batch = std::move(*closed);
   auto waiters = std::make_shared<std::vector<promise<volume_record>>>(batch.waiters);
   queued_step step;
   step.what = "modification (" + describe(batch.change) + ")";

@@ -58,7 +58,7 @@ void reconcile_by(self_ptr self, step_fn<volume_record> work) {
 
 void detail::run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::string>> seen) {
   auto& st = self->state;
-  auto rec = st.rec;
+  auto rec = *st.rec;
   auto stats = st.env.stats;
   if (seen && !needs_host_work(rec, *st.env.storage, *seen)) {
     // Only the record changes: no backend call, no executor.

@@ -117,17 +117,6 @@ void when_settled(self_ptr self, promise<atom::ok> rp);
 /// The registry forgot the volume: refuses what is queued, then quits.
 void retire(self_ptr self);
 
-// -- the committed record -----------------------------------------------------------
-
-/// Makes `next` the committed record (`creates`: the volume exists from now on) and
-/// moves the volume gauges (telemetry::volumes) from the old record to it. Every
-/// change of the committed record goes through here, so the gauges always equal a
-/// recount over the records.
-void commit_record(self_ptr self, volume_record next, bool creates = false);
-
-/// The volume was removed: it holds no record from now on (gauges follow).
-void forget_record(self_ptr self);
-
 // -- backend calls ----------------------------------------------------------------
 
 /// A backend call reported back (atom::done).
@@ -317,19 +306,19 @@ void transact_then(self_ptr self, transition<T> t,
   work([self, t = std::move(t), next](caf::expected<T> out) mutable {
     auto& st = self->state;
     if (!out) {
-      engine_log::failure(t, st.rec.name, t.failed, " failed", out.error());
+      engine_log::failure(t, st.rec->name, t.failed, " failed", out.error());
       next(out.error(), ending::failed);
       return;
     }
     if (t.change == record_change::none) {
-      engine_log::committed(t, st.rec, *out);
+      engine_log::committed(t, *st.rec, *out);
       next(std::move(*out), ending::committed);
       return;
     }
     bool erases = t.change == record_change::erase;
-    auto rec = erases ? st.rec : t.apply(st.rec, *out);
-    if (t.change == record_change::save_if_changed && rec == st.rec) {
-      engine_log::committed(t, st.rec, *out);
+    auto rec = erases ? *st.rec : t.apply(*st.rec, *out);
+    if (t.change == record_change::save_if_changed && rec == *st.rec) {
+      engine_log::committed(t, *st.rec, *out);
       next(std::move(*out), ending::committed);
       return;
     }
@@ -351,9 +340,9 @@ void transact_then(self_ptr self, transition<T> t,
         return;
       }
       if (erases) {
-        forget_record(self);
+        self->state.rec.forget();
       } else {
-        commit_record(self, rec, t.creates);
+        self->state.rec.commit(rec, t.creates);
       }
       engine_log::committed(t, rec, result);
       next(std::move(result), ending::committed);
@@ -367,7 +356,7 @@ void transact_then(self_ptr self, transition<T> t,
 }
 
 /// Runs `t`; `outcome` gets the result once its record is committed (then in
-/// self->state.rec), or the error. The step ends after `outcome`.
+/// *self->state.rec), or the error. The step ends after `outcome`.
 template <class T>
 void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T>)> outcome) {
   transact_then<T>(self, std::move(t), [self, outcome](caf::expected<T> out, ending) {
@@ -383,7 +372,7 @@ void transact(self_ptr self, promise<R> rp, transition<T> t, Reply reply) {
     if (!out) {
       rp.deliver(out.error());
     } else {
-      rp.deliver(reply(*out, self->state.rec));
+      rp.deliver(reply(*out, *self->state.rec));
     }
   });
 }

@@ -123,7 +123,7 @@ public:
   atomic_gauge mount_ids;     ///< Docker mount IDs held, over all volumes
   atomic_gauge csi_staged;    ///< volumes staged (NodeStageVolume)
   atomic_gauge csi_published; ///< CSI publications (targets), over all volumes
-  atomic_gauge uncertain;     ///< volumes with a hung backend call (volume_state::hung)
+  atomic_gauge uncertain;     ///< volumes with a hung backend call (call_slot::hung)
   /// Loaded volumes whose first reconciliation with the host has not finished (a
   /// timed-out one counts as finished: that volume is then uncertain).
   atomic_gauge reconcile_pending;
