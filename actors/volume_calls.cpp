@@ -44,8 +44,8 @@ void submit_call(self_ptr self, std::string what, std::function<caf::error(backe
                  done_fn then, late_undo late, bool despite_hung) {
   auto& st = self->state;
   // One backend call per volume, ever: a retry never starts a second one.
-  if (auto err = st.calls.may_begin(st.rec->name, what, despite_hung,
-                                    std::chrono::steady_clock::now())) {
+  if (auto err =
+        st.calls.may_begin(st.rec->name, what, despite_hung, std::chrono::steady_clock::now())) {
     then(std::move(err));
     return;
   }
@@ -65,12 +65,13 @@ void submit_call(self_ptr self, std::string what, std::function<caf::error(backe
     caf::anon_send(hdl, atom::done_v, token, std::move(err));
   });
   if (!ticket) {
-    then(make_error(ec::unavailable, "backend executor is full or stopped; " + what
-                                       + " of volume " + st.rec->name + " not started"));
+    then(make_error(ec::unavailable,
+                    "backend executor is full or stopped; " + what + " of volume " + st.rec->name
+                      + " not started"));
     return;
   }
-  call_slot::backend_call call{std::move(what), now_rfc3339(), std::move(ticket),
-                               std::move(then), std::move(late)};
+  call_slot::backend_call call{std::move(what), now_rfc3339(), std::move(ticket), std::move(then),
+                               std::move(late)};
   auto armed = st.calls.begin(token, std::move(call), std::chrono::steady_clock::now());
   if (armed) {
     arm_deadline(self, *armed);
@@ -92,7 +93,7 @@ void call_backend_despite_hung(self_ptr self, std::string what,
 namespace {
 
 /// The hung call `late` returned with `err`.
-void on_late_return(self_ptr self, call_slot::returned_late late, caf::error err) {
+void on_late_return(self_ptr self, call_slot::returned_late late, const caf::error& err) {
   auto& st = self->state;
   // Counted when it returns, late: the histogram's tail shows how long hung calls
   // really took (one that never returns shows only in backends.timeouts).
@@ -125,8 +126,9 @@ void on_expired(self_ptr self, call_slot::expired e) {
   auto what = e.call.what;
   if (st.env.exec->abandon(e.call.ticket) == executor::abandoned::dropped) {
     // It never started (every worker was busy): nothing happened, nothing is uncertain.
-    then(make_error(ec::timeout, what + " of volume " + st.rec->name + " did not start within "
-                                   + limit + " (the backend executor is busy); retry"));
+    then(make_error(ec::timeout,
+                    what + " of volume " + st.rec->name + " did not start within " + limit
+                      + " (the backend executor is busy); retry"));
     return;
   }
   spdlog::warn("volume {}: {} did not return within {}; the volume is uncertain until "
@@ -136,8 +138,8 @@ void on_expired(self_ptr self, call_slot::expired e) {
   if (st.calls.hang(std::move(e), std::chrono::steady_clock::now())) {
     st.env.stats->volumes.uncertain.add(1);
   }
-  then(make_error(ec::timeout, what + " of volume " + st.rec->name + " did not finish within "
-                                 + limit));
+  then(make_error(ec::timeout,
+                  what + " of volume " + st.rec->name + " did not finish within " + limit));
 }
 
 } // namespace
@@ -148,7 +150,7 @@ void on_call_done(self_ptr self, uint64_t token, caf::error err) {
     observe_call(self->state, f->what, f->began);
     f->then(std::move(err));
   } else if (auto* late = std::get_if<call_slot::returned_late>(&report)) {
-    on_late_return(self, std::move(*late), std::move(err));
+    on_late_return(self, std::move(*late), err);
   }
 }
 

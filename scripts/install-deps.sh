@@ -28,6 +28,9 @@ TEST_PKGS+=(debootstrap)
 # llvm-14 brings llvm-symbolizer for the stack traces of a finding.
 FUZZ_PKGS=(clang-14 libclang-rt-14-dev llvm-14)
 TEST_PKGS+=("${FUZZ_PKGS[@]}")
+# The house habits' check (scripts/check-style.sh): git-clang-format-14 comes with
+# clang-format-14; git, which a clone has, is named for a tree that came without it.
+TEST_PKGS+=(clang-format-14 clang-tidy-14 git)
 if ! command -v kubectl >/dev/null 2>&1; then
   TEST_PKGS+=(kubernetes-client)
 fi

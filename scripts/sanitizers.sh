@@ -10,7 +10,7 @@
 # asan: ASan + LeakSanitizer + UBSan (preset debug-asan: the fuzz preset's tree, build-fuzz/,
 #       clang-14, its libraries shared with the fuzz gate): the unit, actor, persistence,
 #       backend, protocol, telemetry, Engine client and sync suites (asan_binaries below);
-#       with BERTH_ASAN_ALL=1 every ctest test but the labels e2e, deploy and layers.
+#       with BERTH_ASAN_ALL=1 every ctest test but the labels e2e, deploy, layers and style.
 # tsan: ThreadSanitizer (preset tsan, build-tsan/, only the threaded suites' binaries): the
 #       executor, the telemetry, the dockerd reconciliation, the Engine follower, the release
 #       rules; the actor suites too with BERTH_TSAN_ACTORS=1 (see tsan_binaries below).
@@ -120,7 +120,7 @@ asan_run() {
     # The CSI conformance suite (labels csi;e2e) is not built: its binary's placeholder
     # carries no label, so it is left out by name. Any other binary missing fails as
     # <name>_NOT_BUILT.
-    select=(--label-exclude '^(e2e|deploy|layers)$' --exclude-regex '^csi_conformance_test_NOT_BUILT$')
+    select=(--label-exclude '^(e2e|deploy|layers|style)$' --exclude-regex '^csi_conformance_test_NOT_BUILT$')
   else
     select=(-R "$(suites_regex build-fuzz "${asan_binaries[@]}")") || return 1
   fi

@@ -9,10 +9,10 @@ caf::error call_slot::still_hung(const std::string& name, const std::string& wha
   assert(!hung_.empty());
   const auto& h = hung_.begin()->second;
   auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - h.since);
-  return make_error(ec::aborted, "volume " + name + ": its " + h.what + " started at "
-                                   + h.started + " has not returned (hung for "
-                                   + std::to_string(secs.count()) + " s); " + what
-                                   + " not started, retry later");
+  return make_error(ec::aborted,
+                    "volume " + name + ": its " + h.what + " started at " + h.started
+                      + " has not returned (hung for " + std::to_string(secs.count()) + " s); "
+                      + what + " not started, retry later");
 }
 
 std::optional<call_slot::clock::time_point> call_slot::begin(uint64_t token, backend_call c,
@@ -28,8 +28,8 @@ std::optional<call_slot::clock::time_point> call_slot::begin(uint64_t token, bac
   return now + timeout_;
 }
 
-std::variant<call_slot::finished, call_slot::returned_late, call_slot::stray>
-call_slot::done(uint64_t token) {
+std::variant<call_slot::finished, call_slot::returned_late, call_slot::stray> call_slot::done(
+  uint64_t token) {
   if (token != 0 && token == current_token_) {
     current_token_ = 0;
     auto c = std::exchange(current_, backend_call{});
@@ -44,8 +44,7 @@ call_slot::done(uint64_t token) {
   return returned_late{std::move(h), hung_.empty()};
 }
 
-std::variant<call_slot::not_due, call_slot::expired> call_slot::timer_fired(
-  clock::time_point now) {
+std::variant<call_slot::not_due, call_slot::expired> call_slot::timer_fired(clock::time_point now) {
   timer_armed_ = false;
   if (idle()) {
     return not_due{}; // the call it was armed for returned, and none runs now
@@ -60,8 +59,9 @@ std::variant<call_slot::not_due, call_slot::expired> call_slot::timer_fired(
 
 bool call_slot::hang(expired e, clock::time_point now) {
   bool was_certain = hung_.empty();
-  hung_.emplace(e.token, hung_call{std::move(e.call.what), std::move(e.call.started), now,
-                                   e.began, std::move(e.call.settle)});
+  hung_.emplace(e.token,
+                hung_call{std::move(e.call.what), std::move(e.call.started), now, e.began,
+                          std::move(e.call.settle)});
   return was_certain;
 }
 

@@ -44,8 +44,8 @@ public:
     std::string what;    ///< e.g. "stage", for logs, timeouts and metric labels
     std::string started; ///< RFC 3339, when it was submitted
     executor::ticket ticket;
-    continuation then;   ///< runs once with its outcome: its error, or a timeout
-    late_undo settle;    ///< settles it if it lands after its timeout; empty: nothing to
+    continuation then; ///< runs once with its outcome: its error, or a timeout
+    late_undo settle;  ///< settles it if it lands after its timeout; empty: nothing to
   };
 
   /// A call that timed out and has not returned. While one exists the volume is

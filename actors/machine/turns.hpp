@@ -26,10 +26,10 @@ enum class admits {
 
 /// One step waiting for its turn.
 struct queued_step {
-  std::string what;         ///< "mount (id c89a…)", for logs and refusals
+  std::string what; ///< "mount (id c89a…)", for logs and refusals
   admits who = admits::existing;
   record_owner owner = record_owner::unset; ///< the namespace asking; unset for any
-  caller from;              ///< who waits; an acquiring request whose caller left is not started
+  caller from; ///< who waits; an acquiring request whose caller left is not started
   /// Answers the waiting caller(s) when a guard refuses the step (internal steps: none).
   std::function<void(const caf::error&)> refuse;
   std::function<void()> run; ///< the transition; it answers and ends with detail::finish()

@@ -17,14 +17,14 @@ const clock_t_::time_point t0{};
 
 /// A call named `what` whose continuation records its error into `*out`.
 call_slot::backend_call a_call(std::string what, std::optional<caf::error>* out = nullptr,
-                       late_undo settle = {}) {
+                               late_undo settle = {}) {
   return call_slot::backend_call{std::move(what), "2026-12-06T01:00:00Z", nullptr,
-                         [out](caf::error err) {
-                           if (out != nullptr) {
-                             *out = std::move(err);
-                           }
-                         },
-                         std::move(settle)};
+                                 [out](caf::error err) {
+                                   if (out != nullptr) {
+                                     *out = std::move(err);
+                                   }
+                                 },
+                                 std::move(settle)};
 }
 
 } // namespace
@@ -102,8 +102,9 @@ TEST(call_slot, a_hung_call_makes_the_volume_uncertain_until_it_returns_late) {
   EXPECT_TRUE(slot.idle());
   auto err = slot.still_hung("v1", "publish at /t", t0 + 45s);
   EXPECT_TRUE(is(err, ec::aborted));
-  EXPECT_EQ(describe(err), "volume v1: its stage started at 2026-12-06T01:00:00Z has not returned "
-                           "(hung for 15 s); publish at /t not started, retry later");
+  EXPECT_EQ(describe(err),
+            "volume v1: its stage started at 2026-12-06T01:00:00Z has not returned "
+            "(hung for 15 s); publish at /t not started, retry later");
   auto report = slot.done(token);
   auto* late = std::get_if<call_slot::returned_late>(&report);
   ASSERT_NE(late, nullptr);
