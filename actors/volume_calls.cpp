@@ -13,22 +13,11 @@ namespace berth::detail {
 
 namespace {
 
-/// The label of a call (`what`, as call_backend got it) in backend_call_names().
-std::string_view call_label(const std::string& what) {
-  if (what == "lazy unmount") {
-    return "lazy_unmount";
-  }
-  if (what == "grow") {
-    return "node_expand"; // NodeExpandVolume's filesystem grow
-  }
-  return what;
-}
-
 /// Counts a call that returned after `began` into its (backend, call) histogram.
-void observe_call(volume_state& st, const std::string& what,
+void observe_call(volume_state& st, backend_call call,
                   std::chrono::steady_clock::time_point began) {
   std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
-  st.env.stats->backends.call_duration.at(st.env.storage->name(), call_label(what))
+  st.env.stats->backends.call_duration.at(st.env.storage->name(), label_of(call))
     .observe(took.count());
 }
 
@@ -40,9 +29,10 @@ void arm_deadline(self_ptr self, std::chrono::steady_clock::time_point at) {
 }
 
 /// The one place a backend call starts.
-void submit_call(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
+void submit_call(self_ptr self, backend_call call, std::function<caf::error(backend&)> work,
                  done_fn then, late_undo late, bool despite_hung) {
   auto& st = self->state;
+  std::string what{words_of(call)};
   // One backend call per volume, ever: a retry never starts a second one.
   if (auto err =
         st.calls.may_begin(st.rec->name, what, despite_hung, std::chrono::steady_clock::now())) {
@@ -70,9 +60,9 @@ void submit_call(self_ptr self, std::string what, std::function<caf::error(backe
                       + " not started"));
     return;
   }
-  call_slot::backend_call call{std::move(what), now_rfc3339(), std::move(ticket), std::move(then),
-                               std::move(late)};
-  auto armed = st.calls.begin(token, std::move(call), std::chrono::steady_clock::now());
+  call_slot::submitted submitted{call, now_rfc3339(), std::move(ticket), std::move(then),
+                                 std::move(late)};
+  auto armed = st.calls.begin(token, std::move(submitted), std::chrono::steady_clock::now());
   if (armed) {
     arm_deadline(self, *armed);
   }
@@ -80,14 +70,14 @@ void submit_call(self_ptr self, std::string what, std::function<caf::error(backe
 
 } // namespace
 
-void call_backend(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
+void call_backend(self_ptr self, backend_call call, std::function<caf::error(backend&)> work,
                   done_fn then, late_undo late) {
-  submit_call(self, std::move(what), std::move(work), std::move(then), std::move(late), false);
+  submit_call(self, call, std::move(work), std::move(then), std::move(late), false);
 }
 
-void call_backend_despite_hung(self_ptr self, std::string what,
+void call_backend_despite_hung(self_ptr self, backend_call call,
                                std::function<caf::error(backend&)> work, done_fn then) {
-  submit_call(self, std::move(what), std::move(work), std::move(then), {}, true);
+  submit_call(self, call, std::move(work), std::move(then), {}, true);
 }
 
 namespace {
@@ -97,16 +87,17 @@ void on_late_return(self_ptr self, call_slot::returned_late late, const caf::err
   auto& st = self->state;
   // Counted when it returns, late: the histogram's tail shows how long hung calls
   // really took (one that never returns shows only in backends.timeouts).
-  observe_call(st, late.call.what, late.call.began);
+  observe_call(st, late.call.kind, late.call.began);
   if (late.certain_again) {
     st.env.stats->volumes.uncertain.add(-1);
   }
   spdlog::warn("volume {}: {} (started {}) returned after its timeout ({}){}", st.rec->name,
-               late.call.what, late.call.started, err ? describe(err) : "succeeded",
+               words_of(late.call.kind), late.call.started, err ? describe(err) : "succeeded",
                late.certain_again ? "; the volume is certain again" : "");
   if (!err && late.call.settle) {
     // Its caller was told it failed: settle it in turn, so no retry races it.
-    enqueue_internal(self, "settle a late " + late.call.what, std::move(late.call.settle));
+    enqueue_internal(self, "settle a late " + std::string{words_of(late.call.kind)},
+                     std::move(late.call.settle));
   }
   if (late.certain_again) {
     auto waiters = std::exchange(st.settle_waiters, {});
@@ -123,7 +114,7 @@ void on_expired(self_ptr self, call_slot::expired e) {
   // Both kinds count as timeouts: the caller got ec::timeout either way.
   st.env.stats->backends.timeouts.add(st.env.storage->name());
   auto then = std::move(e.call.then);
-  auto what = e.call.what;
+  std::string what{words_of(e.call.kind)};
   if (st.env.exec->abandon(e.call.ticket) == executor::abandoned::dropped) {
     // It never started (every worker was busy): nothing happened, nothing is uncertain.
     then(make_error(ec::timeout,
@@ -147,7 +138,7 @@ void on_expired(self_ptr self, call_slot::expired e) {
 void on_call_done(self_ptr self, uint64_t token, caf::error err) {
   auto report = self->state.calls.done(token);
   if (auto* f = std::get_if<call_slot::finished>(&report)) {
-    observe_call(self->state, f->what, f->began);
+    observe_call(self->state, f->kind, f->began);
     f->then(std::move(err));
   } else if (auto* late = std::get_if<call_slot::returned_late>(&report)) {
     on_late_return(self, std::move(*late), err);

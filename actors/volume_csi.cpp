@@ -45,9 +45,9 @@ late_undo undo_late_stage(self_ptr self, std::string path) {
       finish(self);
       return;
     }
-    settle_late(self, "a late stage", on_backend(self, "unstage", [now, path](backend& b) {
-                  return b.sweep_staging(now, path);
-                }));
+    settle_late(self, "a late stage",
+                on_backend(self, backend_call::unstage,
+                           [now, path](backend& b) { return b.sweep_staging(now, path); }));
   };
 }
 
@@ -62,9 +62,9 @@ late_undo undo_late_publish(self_ptr self, std::string target) {
     }
     // The record lacks the target, so the backend unmounts only this volume's
     // bind there and deletes nothing (it cannot know the publish made the target).
-    settle_late(self, "a late publish", on_backend(self, "unpublish", [rec, target](backend& b) {
-                  return b.unpublish(rec, target);
-                }));
+    settle_late(self, "a late publish",
+                on_backend(self, backend_call::unpublish,
+                           [rec, target](backend& b) { return b.unpublish(rec, target); }));
   };
 }
 
@@ -86,11 +86,11 @@ step_fn<none> unsupported_is_done(step_fn<none> step) {
 /// commit may have left this volume's mount there): `sweep` unmounts only what
 /// comes from this volume and deletes nothing. OK either way; the record does
 /// not change.
-void sweep_unrecorded(self_ptr self, promise<atom::ok> rp, std::string what, std::string path,
-                      std::function<caf::error(backend&)> sweep) {
+void sweep_unrecorded(self_ptr self, promise<atom::ok> rp, backend_call call,
+                      const std::string& path, std::function<caf::error(backend&)> sweep) {
   transition<none> t;
-  t.what = what + " of unrecorded " + path;
-  t.work = unsupported_is_done(on_backend(self, what, std::move(sweep)));
+  t.what = std::string{words_of(call)} + " of unrecorded " + path;
+  t.work = unsupported_is_done(on_backend(self, call, std::move(sweep)));
   t.change = record_change::none; // the record never held the path
   t.failed = "cleaning " + path + " failed";
   transact(self, rp, std::move(t), reply_ok);
@@ -163,16 +163,18 @@ void run_stage(self_ptr self, promise<atom::ok> rp, stage_request req) {
   }
   transition<std::string> t;
   t.what = "stage at " + req.staging_path;
-  t.work = on_backend(self, "stage", [rec, req](backend& b) { return b.stage(rec, req); },
-                      undo_late_stage(self, req.staging_path));
+  t.work = on_backend(
+    self, backend_call::stage, [rec, req](backend& b) { return b.stage(rec, req); },
+    undo_late_stage(self, req.staging_path));
   t.apply = [req](const volume_record& before, const std::string& device) {
     auto next = before;
     set_staged(next, req, device);
     return next;
   };
   t.undo = [self](const volume_record& unsaved, done_fn done) {
-    call_backend(self, "unstage", [unsaved](backend& b) { return b.unstage(unsaved); },
-                 std::move(done));
+    call_backend(
+      self, backend_call::unstage, [unsaved](backend& b) { return b.unstage(unsaved); },
+      std::move(done));
   };
   t.undoing = "unstaging again";
   t.committed = [](const volume_record& next, const std::string&) {
@@ -187,7 +189,7 @@ void run_unstage(self_ptr self, promise<atom::ok> rp, std::string path) {
   auto before = *self->state.rec;
   auto action = check_unstage(before, path);
   if (action && *action == csi_action::done && before.kind == record_kind::volume) {
-    sweep_unrecorded(self, rp, "unstage", path,
+    sweep_unrecorded(self, rp, backend_call::unstage, path,
                      [before, path](backend& b) { return b.sweep_staging(before, path); });
     return;
   }
@@ -196,16 +198,16 @@ void run_unstage(self_ptr self, promise<atom::ok> rp, std::string path) {
   }
   transition<none> t;
   t.what = "unstage of " + before.staging_path;
-  t.work = on_backend(self, "unstage", [before](backend& b) { return b.unstage(before); });
+  t.work =
+    on_backend(self, backend_call::unstage, [before](backend& b) { return b.unstage(before); });
   t.apply = [](const volume_record& rec, none) {
     auto next = rec;
     set_unstaged(next);
     return next;
   };
   auto req = staged_as(before);
-  t.undo = undo_by(on_backend(self, "stage", [before, req](backend& b) {
-    return b.stage(before, req);
-  }));
+  t.undo = undo_by(on_backend(self, backend_call::stage,
+                              [before, req](backend& b) { return b.stage(before, req); }));
   t.undoing = "staging again";
   t.committed = [path = before.staging_path](const volume_record& next, none) {
     return "volume " + next.name + " unstaged from " + path;
@@ -222,9 +224,10 @@ void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req) {
   auto how = req.how;
   transition<bool> t;
   t.what = "publish at " + target;
-  t.work = on_backend(self, "publish",
-                      [rec, target, how](backend& b) { return b.publish(rec, target, how); },
-                      undo_late_publish(self, target));
+  t.work = on_backend(
+    self, backend_call::publish,
+    [rec, target, how](backend& b) { return b.publish(rec, target, how); },
+    undo_late_publish(self, target));
   t.apply = [target, how](const volume_record& before, const bool& created) {
     auto next = before;
     auto& entry = next.published[target];
@@ -233,9 +236,9 @@ void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req) {
     return next;
   };
   t.undo = [self, target](const volume_record& unsaved, done_fn done) {
-    call_backend(self, "unpublish",
-                 [unsaved, target](backend& b) { return b.unpublish(unsaved, target); },
-                 std::move(done));
+    call_backend(
+      self, backend_call::unpublish,
+      [unsaved, target](backend& b) { return b.unpublish(unsaved, target); }, std::move(done));
   };
   t.undoing = "unpublishing again";
   t.committed = [target](const volume_record& next, const bool&) {
@@ -249,7 +252,7 @@ void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target) {
   auto before = *self->state.rec;
   if (check_unpublish(before, target) == csi_action::done) {
     if (before.kind == record_kind::volume) {
-      sweep_unrecorded(self, rp, "unpublish", target,
+      sweep_unrecorded(self, rp, backend_call::unpublish, target,
                        [before, target](backend& b) { return b.unpublish(before, target); });
       return;
     }
@@ -258,7 +261,7 @@ void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target) {
   }
   transition<none> t;
   t.what = "unpublish of " + target;
-  t.work = on_backend(self, "unpublish",
+  t.work = on_backend(self, backend_call::unpublish,
                       [before, target](backend& b) { return b.unpublish(before, target); });
   t.apply = [target](const volume_record& rec, none) {
     auto next = rec;
@@ -266,7 +269,7 @@ void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target) {
     return next;
   };
   auto how = before.published.at(target);
-  t.undo = undo_by(on_backend(self, "publish", [before, target, how](backend& b) {
+  t.undo = undo_by(on_backend(self, backend_call::publish, [before, target, how](backend& b) {
     return b.publish(before, target, how);
   }));
   t.undoing = "publishing again";
@@ -285,7 +288,8 @@ void run_grow(self_ptr self, promise<uint64_t> rp, std::string path) {
   }
   transition<uint64_t> t;
   t.what = "grow at " + path;
-  t.work = on_backend(self, "grow", [rec](backend& b) { return b.grow_filesystem(rec); });
+  t.work = on_backend(self, backend_call::node_expand,
+                      [rec](backend& b) { return b.grow_filesystem(rec); });
   t.change = record_change::none; // the modify that grew the image recorded the capacity
   t.failed = "growing the filesystem failed";
   t.committed = [](const volume_record& rec, const uint64_t& bytes) {
@@ -305,7 +309,8 @@ void run_stats(self_ptr self, promise<volume_stats> rp, std::string path) {
   }
   transition<volume_stats> t;
   t.what = "stats at " + path;
-  t.work = on_backend(self, "stats", [rec, path](backend& b) { return b.stats(rec, path); });
+  t.work =
+    on_backend(self, backend_call::stats, [rec, path](backend& b) { return b.stats(rec, path); });
   t.change = record_change::none; // it only reads the filesystem
   // The kubelet asks for stats every minute or so and reports a failure itself; a
   // line per poll here would only repeat it. A success logs nothing either.

@@ -30,7 +30,8 @@ std::string describe_creation(const volume_record& rec) {
 }
 
 step_fn<std::string> host_mount(self_ptr self, volume_record rec, late_undo late = {}) {
-  return on_backend(self, "mount", [rec](backend& b) { return b.mount(rec); }, std::move(late));
+  return on_backend(
+    self, backend_call::mount, [rec](backend& b) { return b.mount(rec); }, std::move(late));
 }
 
 /// A mount that lands after its timeout: its caller was told it failed, so a
@@ -51,7 +52,7 @@ transition<std::string> creation(self_ptr self, volume_record next, std::string 
   transition<std::string> t;
   t.what = "create";
   // A snapshot's create is timed as "snapshot" (berth_backend_call_duration_seconds).
-  auto call = next.kind == record_kind::snapshot ? "snapshot" : "create";
+  auto call = next.kind == record_kind::snapshot ? backend_call::snapshot : backend_call::create;
   // A copy's backend says how consistent it is; a volume made empty has nothing to say.
   const bool copy = next.kind == record_kind::snapshot || !next.source.empty();
   // Storage made after its caller was told the create timed out is no volume's: it goes
@@ -61,9 +62,9 @@ transition<std::string> creation(self_ptr self, volume_record next, std::string 
       finish(self);
       return;
     }
-    settle_late(self, "a late create", on_backend(self, "remove", [next](backend& b) {
-      return b.remove(next);
-    }));
+    settle_late(self, "a late create", on_backend(self, backend_call::remove, [next](backend& b) {
+                  return b.remove(next);
+                }));
   };
   t.work = on_backend(self, call, [next, copy, tree](backend& b) -> caf::expected<std::string> {
     if (copy) {
@@ -80,8 +81,9 @@ transition<std::string> creation(self_ptr self, volume_record next, std::string 
     return made;
   };
   t.undo = [self](const volume_record& unsaved, done_fn done) {
-    call_backend(self, "remove", [unsaved](backend& b) { return b.remove(unsaved); },
-                 std::move(done));
+    call_backend(
+      self, backend_call::remove, [unsaved](backend& b) { return b.remove(unsaved); },
+      std::move(done));
   };
   t.undoing = "removing the storage again";
   t.committed = [](const volume_record& rec, const std::string&) {
@@ -273,8 +275,8 @@ void remove_storage(self_ptr self, promise<atom::ok> rp) {
     transact<none>(self, removal(record_only(), " (its deletion returned after its timeout)"),
                    nobody_waits);
   };
-  auto work = on_backend(self, "remove", [rec](backend& b) { return b.remove(rec); },
-                         std::move(adopt));
+  auto work = on_backend(
+    self, backend_call::remove, [rec](backend& b) { return b.remove(rec); }, std::move(adopt));
   transact(self, rp, removal(std::move(work), ""), reply_ok);
 }
 

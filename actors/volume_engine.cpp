@@ -184,18 +184,19 @@ void persist_erase(self_ptr self, const std::string& name, done_fn then) {
 // -- pieces shared by several transitions -------------------------------------------
 
 void unmount_host(self_ptr self, const volume_record& rec, done_fn then) {
-  call_backend(self, "unmount", [rec](backend& b) { return b.unmount(rec, false); },
-               [self, rec, then](caf::error err) {
-                 if (is(err, ec::timeout)) {
-                   spdlog::warn("volume {}: unmount timed out, detaching lazily", rec.name);
-                   call_backend_despite_hung(
-                     self, "lazy unmount", [rec](backend& b) { return b.unmount(rec, true); },
-                     then);
-                   return;
-                 }
-                 then(err);
-               },
-               reconcile_later(self));
+  call_backend(
+    self, backend_call::unmount, [rec](backend& b) { return b.unmount(rec, false); },
+    [self, rec, then](const caf::error& err) {
+      if (is(err, ec::timeout)) {
+        spdlog::warn("volume {}: unmount timed out, detaching lazily", rec.name);
+        call_backend_despite_hung(
+          self, backend_call::lazy_unmount, [rec](backend& b) { return b.unmount(rec, true); },
+          then);
+        return;
+      }
+      then(err);
+    },
+    reconcile_later(self));
 }
 
 step_fn<none> host_unmount(self_ptr self, volume_record rec) {

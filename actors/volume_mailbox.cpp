@@ -103,8 +103,9 @@ void apply_window(self_ptr self, volume_state::modify_batch batch) {
   t.what = "modification (" + describe(m) + ")";
   t.work = [self, rec, m, storage](std::function<void(caf::expected<none>)> then) {
     self->state.env.stats->modify_backend_calls.add(storage);
-    on_backend(self, "modify", [rec, m](backend& b) { return b.modify(rec, m); },
-               adopt_late(self, m))(std::move(then));
+    on_backend(
+      self, backend_call::modify, [rec, m](backend& b) { return b.modify(rec, m); },
+      adopt_late(self, m))(std::move(then));
   };
   t.apply = [m](const volume_record& before, none) { return apply_modification(before, m); };
   // No undo: a grown image cannot shrink back. A failed persist leaves the volume

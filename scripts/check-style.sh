@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Holds what changed since the house habits began (the commit that added .clang-format) to
 # them (docs/testing.md, "House habits"): every changed line of C++ to .clang-format, and
-# every changed source outside tests/ to .clang-tidy's checks, compiled as BUILD_DIR's
-# compile_commands.json says. Older lines are left as they are until they change, so a
+# every changed line outside tests/ to .clang-tidy's checks, in the changed sources compiled
+# as BUILD_DIR's compile_commands.json says (a header's lines through them). Older lines are left as they are until they change, so a
 # reformat never buries a change in the history. Prints what is wrong and exits 1; exits 0
 # when all is well; 77 (a skip, loud) outside a git work tree.
 #
@@ -32,7 +32,7 @@ if grep -q '^diff --git' <<<"$out"; then
   problems=1
 fi
 
-# -- checks: the changed sources ---------------------------------------------------------
+# -- checks: the changed lines of the changed sources -------------------------------------
 db="$build/compile_commands.json"
 if [[ ! -f "$db" ]]; then
   echo "check-style: $db is missing; build first (scripts/build.sh)"
@@ -40,28 +40,31 @@ if [[ ! -f "$db" ]]; then
 fi
 mapfile -t changed < <(git diff --name-only --diff-filter=AM "$base" -- '*.cpp' '*.cc' \
                          | grep -v '^tests/' || true)
-mapfile -t untracked < <(git ls-files --others --exclude-standard -- '*.cpp' '*.cc' \
-                           | grep -v '^tests/' || true)
 sources=()
-for f in "${changed[@]}" "${untracked[@]}"; do
+for f in "${changed[@]}"; do
   # Only what the build compiles: its flags are what the checks need.
   if [[ -n "$f" ]] && grep -qF "\"$root/$f\"" "$db"; then
     sources+=("$f")
   fi
 done
-# A header is held to them once it changed too: the diagnostics in the others are not
-# this change's.
-mapfile -t headers < <(git diff --name-only --diff-filter=AM "$base" -- '*.hpp' '*.h' \
-                         | grep -v '^tests/' || true)
-mapfile -t new_headers < <(git ls-files --others --exclude-standard -- '*.hpp' '*.h' \
-                             | grep -v '^tests/' || true)
-filter='^$'
-for h in "${headers[@]}" "${new_headers[@]}"; do
-  [[ -n "$h" ]] && filter+="|^$(sed 's/[.]/[.]/g' <<<"$root/$h")\$"
-done
 if ((${#sources[@]})); then
-  if ! out=$(clang-tidy-14 -p "$build" --quiet --header-filter="$filter" "${sources[@]}" 2>&1)
-  then
+  # The changed lines of every changed file, headers too, as clang-tidy's --line-filter:
+  # a diagnostic elsewhere is not this change's.
+  lines=$(git diff -U0 "$base" -- '*.cpp' '*.cc' '*.hpp' '*.h' | python3 -c '
+import json, re, sys
+ranges, name = {}, None
+for line in sys.stdin:
+    if line.startswith("+++ "):
+        name = line[4:].strip()
+        name = None if name == "/dev/null" else name[2:]
+    m = re.match(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@", line)
+    if m and name and not name.startswith("tests/"):
+        start, count = int(m.group(1)), int(m.group(2) or 1)
+        if count:
+            ranges.setdefault(name, []).append([start, start + count - 1])
+print(json.dumps([{"name": n, "lines": r} for n, r in ranges.items()] or [{"name": "-"}]))')
+  if ! out=$(clang-tidy-14 -p "$build" --quiet --header-filter='.*' --line-filter="$lines" \
+               "${sources[@]}" 2>&1); then
     grep -v -e '^[0-9]* warnings\? generated' -e '^Suppressed ' <<<"$out" || true
     echo "check-style: .clang-tidy's checks refuse the lines above"
     problems=1
@@ -71,4 +74,4 @@ if ((problems)); then
   exit 1
 fi
 echo "check-style: the C++ changed since $(git rev-parse --short "$base") is laid out as" \
-     ".clang-format says; ${#sources[@]} changed source(s) pass .clang-tidy"
+     ".clang-format says; its lines in ${#sources[@]} changed source(s) pass .clang-tidy"

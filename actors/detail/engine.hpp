@@ -130,25 +130,24 @@ void on_call_deadline(self_ptr self);
 /// ec::timeout when it does not finish within the backend timeout. When the call
 /// succeeds after that timeout, `late` is queued as an internal step. While an
 /// earlier call is hung, `then` gets still_hung() and nothing starts.
-void call_backend(self_ptr self, std::string what, std::function<caf::error(backend&)> work,
+void call_backend(self_ptr self, backend_call call, std::function<caf::error(backend&)> work,
                   done_fn then, late_undo late = {});
 
 /// The one call that may start beside a hung one: the lazy detach standing in
 /// for a hung unmount (MNT_DETACH does not wait for the server).
-void call_backend_despite_hung(self_ptr self, std::string what,
+void call_backend_despite_hung(self_ptr self, backend_call call,
                                std::function<caf::error(backend&)> work, done_fn then);
 
 /// call_backend for work with a result: `then` gets the value `work` returned,
 /// typed, so a continuation expecting another type does not compile.
 template <class T>
-void call_backend(self_ptr self, std::string what,
-                  std::function<caf::expected<T>(backend&)> work,
+void call_backend(self_ptr self, backend_call call, std::function<caf::expected<T>(backend&)> work,
                   std::function<void(caf::expected<T>)> then, late_undo late = {}) {
   // The worker fills the slot before it reports back; the actor reads it only on
   // that report (message passing orders the two). After a timeout nobody reads it.
   auto slot = std::make_shared<std::optional<T>>();
   call_backend(
-    self, std::move(what),
+    self, call,
     [work = std::move(work), slot](backend& b) -> caf::error {
       auto x = work(b);
       if (!x) {
@@ -184,22 +183,25 @@ using step_fn = std::function<void(std::function<void(caf::expected<T>)>)>;
 /// A step of one backend call; T follows from what `work` returns (caf::error:
 /// none, caf::expected<X>: X).
 template <class Work>
-auto on_backend(self_ptr self, std::string what, Work work, late_undo late = {}) {
+auto on_backend(self_ptr self, backend_call call, Work work, late_undo late = {}) {
   using out = std::invoke_result_t<Work&, backend&>;
   if constexpr (std::is_same_v<out, caf::error>) {
     return step_fn<none>{[=](std::function<void(caf::expected<none>)> then) {
-      call_backend(self, what, work, [then](caf::error err) {
-        if (err) {
-          then(std::move(err));
-        } else {
-          then(none{});
-        }
-      }, late);
+      call_backend(
+        self, call, work,
+        [then](caf::error err) {
+          if (err) {
+            then(std::move(err));
+          } else {
+            then(none{});
+          }
+        },
+        late);
     }};
   } else {
     using value = typename out::value_type;
     return step_fn<value>{[=](std::function<void(caf::expected<value>)> then) {
-      call_backend<value>(self, what, work, then, late);
+      call_backend<value>(self, call, work, then, late);
     }};
   }
 }

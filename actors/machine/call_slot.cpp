@@ -10,12 +10,12 @@ caf::error call_slot::still_hung(const std::string& name, const std::string& wha
   const auto& h = hung_.begin()->second;
   auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - h.since);
   return make_error(ec::aborted,
-                    "volume " + name + ": its " + h.what + " started at " + h.started
-                      + " has not returned (hung for " + std::to_string(secs.count()) + " s); "
-                      + what + " not started, retry later");
+                    "volume " + name + ": its " + std::string{words_of(h.kind)} + " started at "
+                      + h.started + " has not returned (hung for " + std::to_string(secs.count())
+                      + " s); " + what + " not started, retry later");
 }
 
-std::optional<call_slot::clock::time_point> call_slot::begin(uint64_t token, backend_call c,
+std::optional<call_slot::clock::time_point> call_slot::begin(uint64_t token, submitted c,
                                                              clock::time_point now) {
   assert(idle() && token != 0);
   current_token_ = token;
@@ -32,8 +32,9 @@ std::variant<call_slot::finished, call_slot::returned_late, call_slot::stray> ca
   uint64_t token) {
   if (token != 0 && token == current_token_) {
     current_token_ = 0;
-    auto c = std::exchange(current_, backend_call{});
-    return finished{std::move(c.what), current_began_, std::move(c.then)};
+    auto c = std::move(*current_);
+    current_.reset();
+    return finished{c.kind, current_began_, std::move(c.then)};
   }
   auto it = hung_.find(token);
   if (it == hung_.end()) {
@@ -54,14 +55,16 @@ std::variant<call_slot::not_due, call_slot::expired> call_slot::timer_fired(cloc
     return not_due{deadline};
   }
   auto token = std::exchange(current_token_, 0);
-  return expired{token, std::exchange(current_, backend_call{}), current_began_};
+  auto c = std::move(*current_);
+  current_.reset();
+  return expired{token, std::move(c), current_began_};
 }
 
 bool call_slot::hang(expired e, clock::time_point now) {
   bool was_certain = hung_.empty();
-  hung_.emplace(e.token,
-                hung_call{std::move(e.call.what), std::move(e.call.started), now, e.began,
-                          std::move(e.call.settle)});
+  hung_.emplace(
+    e.token,
+    hung_call{e.call.kind, std::move(e.call.started), now, e.began, std::move(e.call.settle)});
   return was_certain;
 }
 

@@ -24,6 +24,7 @@
 
 #include "backends/executor.hpp"
 #include "core/errors.hpp"
+#include "core/telemetry/backend_call.hpp"
 
 namespace berth {
 
@@ -40,8 +41,8 @@ public:
 
   /// A call to begin: what the driver submitted to the executor under a token from
   /// reserve().
-  struct backend_call {
-    std::string what;    ///< e.g. "stage", for logs, timeouts and metric labels
+  struct submitted {
+    backend_call kind;   ///< its metric label and the words logs and timeouts name it by
     std::string started; ///< RFC 3339, when it was submitted
     executor::ticket ticket;
     continuation then; ///< runs once with its outcome: its error, or a timeout
@@ -51,7 +52,7 @@ public:
   /// A call that timed out and has not returned. While one exists the volume is
   /// *uncertain*: no second call begins.
   struct hung_call {
-    std::string what;
+    backend_call kind;
     std::string started;
     clock::time_point since; ///< when it timed out
     clock::time_point began; ///< when it began (its duration, when it returns)
@@ -62,7 +63,7 @@ public:
 
   /// The current call reported back: run `then` with its error.
   struct finished {
-    std::string what;
+    backend_call kind;
     clock::time_point began;
     continuation then;
   };
@@ -84,7 +85,7 @@ public:
   /// runs goes to hang(), then times out.
   struct expired {
     uint64_t token;
-    backend_call call;
+    submitted call;
     clock::time_point began;
   };
 
@@ -117,7 +118,7 @@ public:
   /// `c`, submitted under `token` at `now`, is the current call. Returns when to arm the
   /// timer, or none when a timer is on its way already (it comes no later than this
   /// call's deadline, and re-arms then). Only while idle(), and after may_begin().
-  std::optional<clock::time_point> begin(uint64_t token, backend_call c, clock::time_point now);
+  std::optional<clock::time_point> begin(uint64_t token, submitted c, clock::time_point now);
 
   /// The call of `token` reported back at `now`.
   std::variant<finished, returned_late, stray> done(uint64_t token);
@@ -135,8 +136,8 @@ public:
 private:
   clock::duration timeout_;
   uint64_t next_token_ = 1;
-  uint64_t current_token_ = 0; ///< 0: no call is current
-  backend_call current_;
+  uint64_t current_token_ = 0;       ///< 0: no call is current
+  std::optional<submitted> current_; ///< set while current_token_ is
   clock::time_point current_began_;
   bool timer_armed_ = false;
   std::map<uint64_t, hung_call> hung_;

@@ -109,10 +109,14 @@ const std::vector<label_pair>& operation_names() {
 }
 
 const std::vector<std::string>& backend_call_names() {
-  static const std::vector<std::string> names{
-    "create",  "remove",    "mount", "unmount", "lazy_unmount", "stage",     "unstage",
-    "publish", "unpublish", "modify", "stats",  "node_expand",  "reconcile", "snapshot",
-    "export"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    out.reserve(all_backend_calls.size());
+    for (auto call : all_backend_calls) {
+      out.emplace_back(label_of(call));
+    }
+    return out;
+  }();
   return names;
 }
 

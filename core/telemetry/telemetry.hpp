@@ -20,6 +20,7 @@
 #include <caf/error.hpp>
 
 #include "core/telemetry/atomic_metrics.hpp"
+#include "core/telemetry/backend_call.hpp"
 #include "core/telemetry/loop_stats.hpp"
 #include "core/telemetry/tables.hpp"
 #include "core/telemetry/volume_usage.hpp"
@@ -46,7 +47,8 @@ const std::vector<std::string>& code_names();
 /// "snapshot_remove", "unclaimed", "unclaimed_remove", "status", "operations").
 const std::vector<label_pair>& operation_names();
 
-/// The backend calls timed (backend_stats::call_duration's second label).
+/// The backend calls timed (backend_stats::call_duration's second label): label_of() of
+/// every backend_call.
 const std::vector<std::string>& backend_call_names();
 
 /// What start-up reconciliation does (reconcile_actions' labels).
