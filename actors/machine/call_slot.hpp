@@ -91,9 +91,6 @@ public:
 
   explicit call_slot(clock::duration timeout) : timeout_(timeout) {}
 
-  /// The timeout every call gets.
-  clock::duration timeout() const { return timeout_; }
-
   /// No call is hung.
   bool certain() const { return hung_.empty(); }
   /// No call is current.
@@ -120,7 +117,7 @@ public:
   /// call's deadline, and re-arms then). Only while idle(), and after may_begin().
   std::optional<clock::time_point> begin(uint64_t token, submitted c, clock::time_point now);
 
-  /// The call of `token` reported back at `now`.
+  /// The call of `token` reported back.
   std::variant<finished, returned_late, stray> done(uint64_t token);
 
   /// The timer fired at `now`.
