@@ -18,9 +18,7 @@ caf::error call_slot::still_hung(const std::string& name, const std::string& wha
 std::optional<call_slot::clock::time_point> call_slot::begin(uint64_t token, submitted c,
                                                              clock::time_point now) {
   assert(idle() && token != 0);
-  current_token_ = token;
-  current_ = std::move(c);
-  current_began_ = now;
+  current_ = current_call{token, std::move(c), now};
   if (timer_armed_) {
     return std::nullopt;
   }
@@ -30,11 +28,10 @@ std::optional<call_slot::clock::time_point> call_slot::begin(uint64_t token, sub
 
 std::variant<call_slot::finished, call_slot::returned_late, call_slot::stray> call_slot::done(
   uint64_t token) {
-  if (token != 0 && token == current_token_) {
-    current_token_ = 0;
+  if (current_ && token == current_->token) {
     auto c = std::move(*current_);
     current_.reset();
-    return finished{c.kind, current_began_, std::move(c.then)};
+    return finished{c.call.kind, c.began, std::move(c.call.then)};
   }
   auto it = hung_.find(token);
   if (it == hung_.end()) {
@@ -50,14 +47,13 @@ std::variant<call_slot::not_due, call_slot::expired> call_slot::timer_fired(cloc
   if (idle()) {
     return not_due{}; // the call it was armed for returned, and none runs now
   }
-  if (auto deadline = current_began_ + timeout_; now < deadline) {
+  if (auto deadline = current_->began + timeout_; now < deadline) {
     timer_armed_ = true; // it was armed for an earlier call
     return not_due{deadline};
   }
-  auto token = std::exchange(current_token_, 0);
   auto c = std::move(*current_);
   current_.reset();
-  return expired{token, std::move(c), current_began_};
+  return expired{c.token, std::move(c.call), c.began};
 }
 
 bool call_slot::hang(expired e, clock::time_point now) {

@@ -94,7 +94,7 @@ public:
   /// No call is hung.
   bool certain() const { return hung_.empty(); }
   /// No call is current.
-  bool idle() const { return current_token_ == 0; }
+  bool idle() const { return !current_; }
 
   /// ec::aborted for `what` of volume `name`: the oldest hung call (named, with its
   /// start and how long it has hung at `now`) has not returned, so `what` does not
@@ -133,9 +133,13 @@ public:
 private:
   clock::duration timeout_;
   uint64_t next_token_ = 1;
-  uint64_t current_token_ = 0;       ///< 0: no call is current
-  std::optional<submitted> current_; ///< set while current_token_ is
-  clock::time_point current_began_;
+  /// The current call: none, or one with its token and when it began.
+  struct current_call {
+    uint64_t token;
+    submitted call;
+    clock::time_point began;
+  };
+  std::optional<current_call> current_;
   bool timer_armed_ = false;
   std::map<uint64_t, hung_call> hung_;
 };
