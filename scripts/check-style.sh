@@ -2,9 +2,10 @@
 # Holds what changed since the house habits began (the commit that added .clang-format) to
 # them (docs/testing.md, "House habits"): every changed line of C++ to .clang-format, and
 # every changed line outside tests/ to .clang-tidy's checks, in the changed sources compiled
-# as BUILD_DIR's compile_commands.json says (a header's lines through them). Older lines are left as they are until they change, so a
-# reformat never buries a change in the history. Prints what is wrong and exits 1; exits 0
-# when all is well; 77 (a skip, loud) outside a git work tree.
+# as BUILD_DIR's compile_commands.json says (a header's lines through them). Older lines are
+# left as they are until they change, so a reformat never buries a change in the history.
+# Prints what is wrong and exits 1; exits 0 when all is well; 77 (a skip, loud) outside a
+# git work tree.
 #
 #   scripts/check-style.sh [SOURCE_DIR [BUILD_DIR]]
 set -euo pipefail
