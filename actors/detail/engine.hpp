@@ -12,12 +12,13 @@
 //
 // The work is a backend call, work on the actor thread, or nothing (a change of
 // the record only); the record is then saved, erased, or left alone by work that
-// only reads (record_change). One step runs at a time; each ends with finish(),
-// which starts the next.
+// only reads (record_change), as the plain machine record_transaction answers
+// (carry_out drives it). One step runs at a time; each ends with finish(), which
+// starts the next.
 //
 // Over 400 lines because the engine is templates that every transition instantiates:
-// they stay in one header, in the order a step runs them (the queue, the committed
-// record, backend calls, persistence, transactions, the shared pieces).
+// they stay in one header, in the order a step runs them (the queue, backend calls,
+// persistence, transactions, the shared pieces).
 
 #include <functional>
 #include <memory>
@@ -33,6 +34,7 @@
 #include <caf/typed_response_promise.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/machine/record_transaction.hpp"
 #include "actors/volume.hpp"
 #include "core/errors.hpp"
 
@@ -225,25 +227,10 @@ inline step_fn<none> record_only() {
 /// record that was not saved.
 using undo_fn = std::function<void(const volume_record& unsaved, done_fn)>;
 
-/// What a transition does to the committed record once its work succeeded.
-enum class record_change {
-  /// `apply` makes the new record from the old one and the work's result: it is
-  /// saved, then committed.
-  save,
-  /// As save, but a record equal to the committed one is not saved again (a
-  /// reconciliation that found the host as recorded).
-  save_if_changed,
-  /// The record is erased from the durable state, then forgotten: the volume is
-  /// gone (a remove).
-  erase,
-  /// The work only reads (a filesystem grow, stats): nothing is saved or committed.
-  none,
-};
-
 /// One transition that changes the host and then the record, all or nothing
 /// (docs/design.md, "All or nothing, across crashes"): the record is committed
 /// only once durable, and a side effect whose record cannot be saved is undone
-/// before the error reaches the caller.
+/// before the error reaches the caller (actors/machine/record_transaction.hpp).
 template <class T>
 struct transition {
   std::string what;  ///< "mount", "stage at /p", for the logs
@@ -267,35 +254,31 @@ struct transition {
   bool logs_failures = true;
 };
 
-namespace engine_log { // transact's lines, as a description words them
+/// The words of a transition's error lines (its description's what, failed, unsaved,
+/// undoing), for the part of the engine that is not a template.
+struct transition_words {
+  std::string what;
+  std::string failed;
+  std::string unsaved;
+  std::string undoing;
+  bool logs_failures = true;
 
-/// Logs the failure `err` of `t` with its own line, else "<what><fallback>".
-template <class T>
-void failure(const transition<T>& t, const std::string& name, const std::string& line,
-             const char* fallback, const caf::error& err) {
-  if (t.logs_failures) {
-    spdlog::error("volume {}: {}: {}", name, line.empty() ? t.what + fallback : line,
-                  describe(err));
+  template <class T>
+  static transition_words of(const transition<T>& t) {
+    return {t.what, t.failed, t.unsaved, t.undoing, t.logs_failures};
   }
-}
 
-/// Logs that `t` is committed, if its description has a line for it.
-template <class T>
-void committed(const transition<T>& t, const volume_record& rec, const T& result) {
-  if (t.committed) {
-    spdlog::info("{}", t.committed(rec, result));
-  }
-}
-
-} // namespace engine_log
-
-/// How a transition ended, for a continuation that must tell "not done" from
-/// "done, but not saved".
-enum class ending {
-  failed,    ///< the work failed or did not start: no record was saved
-  unsaved,   ///< the work was done, its record could not be saved (undone, if it has an undo)
-  committed, ///< the record is committed (record_change::none: the work was done)
+  /// Logs `err` after "volume NAME: ": with `line`, else "<what><fallback>".
+  void log_failure(const std::string& name, const std::string& line, const char* fallback,
+                   const caf::error& err) const;
 };
+
+/// Carries out `step` of `tx`, and each step it leads to (save, erase, undo), until
+/// the transition ends; then `end`. Logs the failures of saving and undoing.
+void carry_out(self_ptr self, const std::shared_ptr<record_transaction>& tx,
+               record_transaction::next_step step,
+               const std::shared_ptr<const transition_words>& words, const undo_fn& undo,
+               const std::function<void(record_transaction::ended)>& end);
 
 /// Runs `t` as transact does, but the step goes on: `next` gets the result once its
 /// record is committed, or the error, and how it ended; it must end the step
@@ -307,53 +290,29 @@ void transact_then(self_ptr self, transition<T> t,
   auto work = std::move(t.work);
   work([self, t = std::move(t), next](caf::expected<T> out) mutable {
     auto& st = self->state;
+    auto words = std::make_shared<const transition_words>(transition_words::of(t));
+    auto tx = std::make_shared<record_transaction>(
+      record_transaction::plan{t.change, t.creates, static_cast<bool>(t.undo)});
     if (!out) {
-      engine_log::failure(t, st.rec->name, t.failed, " failed", out.error());
-      next(out.error(), ending::failed);
+      words->log_failure(st.rec->name, t.failed, " failed", out.error());
+      auto ended = std::get<record_transaction::ended>(tx->work_failed(out.error()));
+      next(std::move(ended.err), ended.how);
       return;
     }
-    if (t.change == record_change::none) {
-      engine_log::committed(t, *st.rec, *out);
-      next(std::move(*out), ending::committed);
-      return;
-    }
-    bool erases = t.change == record_change::erase;
-    auto rec = erases ? *st.rec : t.apply(*st.rec, *out);
-    if (t.change == record_change::save_if_changed && rec == *st.rec) {
-      engine_log::committed(t, *st.rec, *out);
-      next(std::move(*out), ending::committed);
-      return;
-    }
-    auto saved = [self, t, next, rec, erases, result = std::move(*out)](caf::error perr) mutable {
-      if (perr) {
-        if (!t.undo) {
-          engine_log::failure(t, rec.name, t.unsaved, " not saved", perr);
-          next(perr, ending::unsaved);
-          return;
-        }
-        auto line = (t.unsaved.empty() ? t.what + " not saved" : t.unsaved) + ", " + t.undoing;
-        engine_log::failure(t, rec.name, line, "", perr);
-        t.undo(rec, [next, perr, what = t.what, name = rec.name](caf::error uerr) {
-          if (uerr) {
-            spdlog::error("volume {}: undoing {} failed: {}", name, what, describe(uerr));
-          }
-          next(perr, ending::unsaved);
-        });
+    auto result = std::make_shared<T>(std::move(*out));
+    auto step = tx->work_succeeded(
+      st.rec, [&](const volume_record& before) { return t.apply(before, *result); });
+    auto end = [t, next, result, tx](record_transaction::ended e) {
+      if (e.how != ending::committed) {
+        next(std::move(e.err), e.how);
         return;
       }
-      if (erases) {
-        self->state.rec.forget();
-      } else {
-        self->state.rec.commit(rec, t.creates);
+      if (t.committed) {
+        spdlog::info("{}", t.committed(tx->pending(), *result));
       }
-      engine_log::committed(t, rec, result);
-      next(std::move(result), ending::committed);
+      next(std::move(*result), ending::committed);
     };
-    if (erases) {
-      persist_erase(self, rec.name, std::move(saved));
-    } else {
-      persist(self, rec, std::move(saved));
-    }
+    carry_out(self, tx, std::move(step), words, t.undo, end);
   });
 }
 
