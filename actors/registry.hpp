@@ -8,6 +8,7 @@
 
 #include "actors/actors.hpp"
 #include "actors/volume.hpp"
+#include "backends/executor.hpp"
 
 namespace berth {
 

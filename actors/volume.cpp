@@ -22,6 +22,7 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                    volume_env env, volume_record rec, bool exists) {
   self->state.env = std::move(env);
   self->state.calls = call_slot{self->state.env.backend_timeout};
+  self->state.clock = &self->clock();
   auto& stats = self->state.env.stats;
   if (!stats) {
     // Only a test leaves it out; counting into a private one keeps every use safe.

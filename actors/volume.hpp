@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor_clock.hpp>
 #include <caf/message.hpp>
 #include <caf/typed_response_promise.hpp>
 
@@ -17,7 +18,7 @@
 #include "actors/machine/committed_record.hpp"
 #include "actors/machine/turns.hpp"
 #include "backends/backend.hpp"
-#include "backends/executor.hpp"
+#include "backends/task_runner.hpp"
 #include "core/telemetry/telemetry.hpp"
 
 namespace berth {
@@ -30,7 +31,7 @@ using window_timer =
 /// What a volume actor needs from the daemon around it.
 struct volume_env {
   std::shared_ptr<backend> storage;          ///< this volume's backend
-  std::shared_ptr<executor> exec;            ///< where blocking backend calls run
+  std::shared_ptr<task_runner> exec;         ///< where blocking backend calls run
   persistence_actor persistence;             ///< where records become durable
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
   /// The host's mount points as read at start, for a volume loaded from state: it
@@ -56,6 +57,10 @@ struct volume_state {
   turns steps;        ///< one transition at a time
   /// The backend calls; given env's timeout when the behaviour starts.
   call_slot calls{std::chrono::milliseconds::zero()};
+  /// The actor system's clock, which the calls' times and deadlines follow: the steady
+  /// clock in berthd, a clock the test moves by hand under CAF's test coordinator.
+  const caf::actor_clock* clock = nullptr;
+  std::chrono::steady_clock::time_point now() const { return clock->now(); }
 
   std::vector<caf::typed_response_promise<atom::ok>> drain_waiters;
   /// Wait for the hung calls to return (then, as drain_waiters, for idle).

@@ -16,14 +16,14 @@ namespace {
 /// Counts a call that returned after `began` into its (backend, call) histogram.
 void observe_call(volume_state& st, backend_call call,
                   std::chrono::steady_clock::time_point began) {
-  std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+  std::chrono::duration<double> took = st.now() - began;
   st.env.stats->backends.call_duration.at(st.env.storage->name(), label_of(call))
     .observe(took.count());
 }
 
 /// Sends the volume its atom::deadline at `at` (and a millisecond, so that it is due).
 void arm_deadline(self_ptr self, std::chrono::steady_clock::time_point at) {
-  auto after = std::chrono::ceil<std::chrono::milliseconds>(at - std::chrono::steady_clock::now());
+  auto after = std::chrono::ceil<std::chrono::milliseconds>(at - self->state.now());
   self->delayed_send(caf::actor_cast<volume_actor>(self), after + std::chrono::milliseconds{1},
                      atom::deadline_v);
 }
@@ -34,8 +34,7 @@ void submit_call(self_ptr self, backend_call call, std::function<caf::error(back
   auto& st = self->state;
   std::string what{words_of(call)};
   // One backend call per volume, ever: a retry never starts a second one.
-  if (auto err =
-        st.calls.may_begin(st.rec->name, what, despite_hung, std::chrono::steady_clock::now())) {
+  if (auto err = st.calls.may_begin(st.rec->name, what, despite_hung, st.now())) {
     then(std::move(err));
     return;
   }
@@ -62,7 +61,7 @@ void submit_call(self_ptr self, backend_call call, std::function<caf::error(back
   }
   call_slot::submitted submitted{call, now_rfc3339(), std::move(ticket), std::move(then),
                                  std::move(late)};
-  auto armed = st.calls.begin(token, std::move(submitted), std::chrono::steady_clock::now());
+  auto armed = st.calls.begin(token, std::move(submitted), st.now());
   if (armed) {
     arm_deadline(self, *armed);
   }
@@ -115,7 +114,7 @@ void on_expired(self_ptr self, call_slot::expired e) {
   st.env.stats->backends.timeouts.add(st.env.storage->name());
   auto then = std::move(e.call.then);
   std::string what{words_of(e.call.kind)};
-  if (st.env.exec->abandon(e.call.ticket) == executor::abandoned::dropped) {
+  if (st.env.exec->abandon(e.call.ticket) == task_runner::abandoned::dropped) {
     // It never started (every worker was busy): nothing happened, nothing is uncertain.
     then(make_error(ec::timeout,
                     what + " of volume " + st.rec->name + " did not start within " + limit
@@ -126,7 +125,7 @@ void on_expired(self_ptr self, call_slot::expired e) {
                "it does, and starts no other backend call",
                st.rec->name, what, limit);
   e.call.ticket = nullptr;
-  if (st.calls.hang(std::move(e), std::chrono::steady_clock::now())) {
+  if (st.calls.hang(std::move(e), st.now())) {
     st.env.stats->volumes.uncertain.add(1);
   }
   then(make_error(ec::timeout,
@@ -146,7 +145,7 @@ void on_call_done(self_ptr self, uint64_t token, caf::error err) {
 }
 
 void on_call_deadline(self_ptr self) {
-  auto fired = self->state.calls.timer_fired(std::chrono::steady_clock::now());
+  auto fired = self->state.calls.timer_fired(self->state.now());
   if (auto* e = std::get_if<call_slot::expired>(&fired)) {
     on_expired(self, std::move(*e));
   } else if (auto at = std::get<call_slot::not_due>(fired).arm_at) {

@@ -11,7 +11,7 @@
 namespace berth::detail {
 
 caf::error still_hung(const volume_state& st, const std::string& what) {
-  return st.calls.still_hung(st.rec->name, what, std::chrono::steady_clock::now());
+  return st.calls.still_hung(st.rec->name, what, st.now());
 }
 
 // -- the queue --------------------------------------------------------------------

@@ -9,7 +9,7 @@
 
 namespace berth {
 
-struct executor::task {
+struct executor::task : task_handle {
   enum class stage { queued, running, running_abandoned, finished, dropped };
   std::function<void()> fn;
   stage at = stage::queued; ///< guarded by shared_state::mtx
@@ -19,7 +19,7 @@ struct executor::shared_state {
   mutable std::mutex mtx;
   std::condition_variable work_cv; ///< a task arrived or stop began
   std::condition_variable done_cv; ///< a worker exited
-  std::deque<ticket> queue;
+  std::deque<std::shared_ptr<task>> queue;
   std::vector<std::thread> workers;
   std::vector<bool> exited; ///< per worker: its loop has returned
   size_t max_queued = 0;
@@ -121,10 +121,11 @@ executor::ticket executor::submit(std::function<void()> fn) {
   return t;
 }
 
-executor::abandoned executor::abandon(const ticket& t) {
-  if (!t) {
+executor::abandoned executor::abandon(const ticket& handle) {
+  if (!handle) {
     return abandoned::finished;
   }
+  auto* t = static_cast<task*>(handle.get()); // every ticket of this executor is its task
   std::lock_guard<std::mutex> lock(state_->mtx);
   switch (t->at) {
     case task::stage::queued:

@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "backends/task_runner.hpp"
+
 namespace berth {
 
 /// A bounded pool of threads for blocking backend calls (mount, umount, mkdir,
@@ -14,37 +16,26 @@ namespace berth {
 /// message. A call that hangs (a dead NFS server) occupies one thread only:
 /// once its caller abandons it, a spare worker takes its place, so hung calls
 /// never use up the pool (docs/design.md, "A hung call blocks only its own volume").
-class executor {
+class executor final : public task_runner {
 public:
-  /// One submitted task; what abandon() takes. Opaque.
+  /// One submitted task, as the workers keep it.
   struct task;
-  using ticket = std::shared_ptr<task>;
-
-  /// What abandon() found.
-  enum class abandoned {
-    dropped,  ///< the task had not started and never will
-    running,  ///< the task is running; a spare worker replaces its thread
-    finished, ///< the task had already finished
-  };
 
   /// Starts `threads` workers (at least one); at most `max_queued` tasks wait
   /// beyond the ones running.
   executor(size_t threads, size_t max_queued);
 
   /// Calls stop().
-  ~executor();
-
-  executor(const executor&) = delete;
-  executor& operator=(const executor&) = delete;
+  ~executor() override;
 
   /// Queues `task`; empty when the queue is full or the executor stopped.
   /// A task that throws is logged; its worker lives on.
-  ticket submit(std::function<void()> task);
+  ticket submit(std::function<void()> task) override;
 
   /// The caller stopped waiting for `t`. A task that has not started is dropped;
   /// a running one keeps its thread, which retires when the task returns, and a
   /// spare worker is started in its place. Idempotent.
-  abandoned abandon(const ticket& t);
+  abandoned abandon(const ticket& t) override;
 
   /// Workers running an abandoned task (hung calls), not counted in the pool.
   size_t hung_workers() const;

@@ -22,7 +22,7 @@
 #include <string>
 #include <variant>
 
-#include "backends/executor.hpp"
+#include "backends/task_runner.hpp"
 #include "core/errors.hpp"
 #include "core/telemetry/backend_call.hpp"
 
@@ -44,7 +44,7 @@ public:
   struct submitted {
     backend_call kind;   ///< its metric label and the words logs and timeouts name it by
     std::string started; ///< RFC 3339, when it was submitted
-    executor::ticket ticket;
+    task_runner::ticket ticket;
     continuation then; ///< runs once with its outcome: its error, or a timeout
     late_undo settle;  ///< settles it if it lands after its timeout; empty: nothing to
   };

@@ -21,14 +21,15 @@
 #include "actors/actors.hpp"
 #include "actors/volume.hpp"
 #include "backends/backend.hpp"
-#include "tests/actors/fake_backend.hpp"
+#include "backends/executor.hpp"
 #include "core/errors.hpp"
 #include "core/telemetry/telemetry.hpp"
+#include "tests/actors/fake_backend.hpp"
 
 namespace berth::test {
 
 /// A volume's environment; the coalescing mailbox keeps its defaults.
-inline volume_env env_of(std::shared_ptr<backend> storage, std::shared_ptr<executor> exec,
+inline volume_env env_of(std::shared_ptr<backend> storage, std::shared_ptr<task_runner> exec,
                          persistence_actor persistence, std::chrono::milliseconds timeout,
                          std::shared_ptr<const std::set<std::string>> reconcile_with = nullptr) {
   volume_env env;

@@ -1,6 +1,7 @@
 // One Docker volume actor over a fake backend: create, mount counts per ID, unmount,
 // remove, failed persists and their undo, serialized requests. Calls past their timeout,
-// hung calls and callers that give up are in volume_timeouts_test.cpp.
+// hung calls and callers that give up are in volume_driver_test.cpp, under CAF's test
+// coordinator.
 
 #include "actors/volume.hpp"
 

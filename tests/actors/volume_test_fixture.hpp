@@ -1,8 +1,7 @@
 #pragma once
 
-// The fixture of the volume actor's Docker tests (volume_test.cpp,
-// volume_timeouts_test.cpp): volume v1 with a 500 ms backend timeout, and its create and
-// mount as calls that must succeed.
+// The fixture of the volume actor's Docker tests (volume_test.cpp): volume v1 with a
+// 500 ms backend timeout, and its create and mount as calls that must succeed.
 
 #include <chrono>
 #include <cstdint>

@@ -1,0 +1,266 @@
+// The volume actor as a driver, under CAF's test coordinator: its messages are delivered
+// when the test runs them, its clock moves only when the test moves it, and its backend
+// calls run when the test runs them (manual_runner). So each interleaving of a call's
+// report and its deadline is written down, with no thread and no sleep (docs/design.md,
+// "A hung call blocks only its own volume", "Clients that give up"): a report after the
+// deadline, a call dropped before it started, a retry beside a hung call, a timer that
+// fires for an earlier call, a remove that lands late, callers that left.
+
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include <gtest/gtest.h>
+
+#include "actors/type_ids.hpp"
+#include "actors/volume.hpp"
+#include "core/errors.hpp"
+#include "tests/actors/fakes.hpp"
+#include "tests/actors/manual_runner.hpp"
+
+using namespace berth;
+using namespace std::chrono_literals;
+
+namespace {
+
+caf::actor_system_config& testing_config(caf::actor_system_config& cfg) {
+  cfg.add_message_types<caf::id_block::berth>();
+  cfg.set("scheduler.policy", caf::atom("testing"));
+  cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  return cfg;
+}
+
+class volume_driver_test : public ::testing::Test {
+protected:
+  static constexpr std::chrono::milliseconds timeout{100};
+
+  caf::actor_system_config cfg;
+  caf::actor_system sys{testing_config(cfg)};
+  caf::scheduler::test_coordinator& sched =
+    dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  caf::scoped_actor self{sys, true};
+  std::shared_ptr<test::fake_backend> storage = std::make_shared<test::fake_backend>();
+  std::shared_ptr<test::fake_disk> disk = std::make_shared<test::fake_disk>();
+  std::shared_ptr<test::manual_runner> runner = std::make_shared<test::manual_runner>();
+  persistence_actor persistence;
+  volume_actor vol;
+
+  void SetUp() override {
+    persistence = sys.spawn(test::fake_persistence, disk);
+    volume_record rec;
+    rec.name = "v1";
+    vol = sys.spawn(volume, test::env_of(storage, runner, persistence, timeout), rec, false);
+    sched.run();
+    auto created = ask<atom::ok>(atom::create_v, option_map{}, uint64_t{0});
+    ASSERT_TRUE(created.given && !created.err) << describe(created.err);
+  }
+
+  void TearDown() override {
+    self->send_exit(vol, caf::exit_reason::user_shutdown);
+    self->send_exit(persistence, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  /// A request's answer, once the volume gave it.
+  template <class R>
+  struct answer {
+    bool given = false;
+    caf::error err;
+    R value{};
+  };
+
+  /// Sends a request and runs every message and every backend call it leads to.
+  template <class R, class... Ts>
+  answer<R> ask(Ts&&... xs) {
+    auto h = self->request(vol, caf::infinite, std::forward<Ts>(xs)...);
+    sched.run();
+    while (runner->run_next()) {
+      sched.run();
+    }
+    return answer_of<R>(h);
+  }
+
+  /// Sends a request and runs the messages, but not the backend call it starts.
+  template <class... Ts>
+  auto start(Ts&&... xs) {
+    auto h = self->request(vol, caf::infinite, std::forward<Ts>(xs)...);
+    sched.run();
+    return h;
+  }
+
+  /// The answer to `h`, if the volume gave it. Every other request sent is answered
+  /// already (or read): a reply in the mailbox is then this one's.
+  template <class R, class Handle>
+  answer<R> answer_of(Handle& h) {
+    answer<R> out;
+    if (!self->has_next_message()) {
+      return out;
+    }
+    out.given = true;
+    h.receive([&](R& x) { out.value = std::move(x); }, [&](caf::error& err) { out.err = err; });
+    return out;
+  }
+
+  answer<std::string> mount(const std::string& id) {
+    return ask<std::string>(atom::mount_v, id, std::string{}, caller{});
+  }
+
+  volume_record record() { return ask<volume_record>(atom::get_v).value; }
+
+  /// Moves the clock by `d` and runs what became due.
+  void advance(std::chrono::milliseconds d) {
+    sched.advance_time(d);
+    sched.run();
+  }
+};
+
+} // namespace
+
+TEST_F(volume_driver_test, a_mount_that_reports_after_its_deadline_times_out_and_is_undone) {
+  auto h = start(atom::mount_v, std::string{"c1"}, std::string{}, caller{});
+  ASSERT_TRUE(runner->start_next()) << "the mount runs, and does not return";
+  advance(timeout - 1ms);
+  EXPECT_FALSE(answer_of<std::string>(h).given) << "not before its deadline";
+  advance(2ms);
+  auto first = answer_of<std::string>(h);
+  ASSERT_TRUE(first.given) << "the caller is answered at the deadline";
+  EXPECT_TRUE(is(first.err, ec::timeout)) << describe(first.err);
+  runner->finish_running(); // the mount lands, after its caller was told it failed
+  sched.run();
+  EXPECT_EQ(runner->waiting(), 1U) << "the volume settles it in turn: an unmount";
+  runner->run_next();
+  sched.run();
+  EXPECT_EQ(storage->unmounts, 1);
+  EXPECT_FALSE(storage->host_mounted);
+  EXPECT_FALSE(record().mounted);
+  auto again = mount("c1");
+  ASSERT_TRUE(again.given);
+  EXPECT_FALSE(again.err) << "the volume is certain again: " << describe(again.err);
+}
+
+TEST_F(volume_driver_test, a_call_dropped_before_it_started_leaves_the_volume_certain) {
+  auto h = start(atom::mount_v, std::string{"c1"}, std::string{}, caller{});
+  advance(timeout + 1ms); // no worker took it
+  auto first = answer_of<std::string>(h);
+  ASSERT_TRUE(first.given);
+  EXPECT_TRUE(is(first.err, ec::timeout)) << describe(first.err);
+  EXPECT_NE(describe(first.err).find("did not start"), std::string::npos) << describe(first.err);
+  EXPECT_EQ(runner->waiting(), 0U) << "the call was dropped";
+  EXPECT_EQ(storage->mounts, 0);
+  auto retry = mount("c1");
+  ASSERT_TRUE(retry.given);
+  EXPECT_FALSE(retry.err) << "nothing happened, so nothing is uncertain: " << describe(retry.err);
+  EXPECT_EQ(storage->mounts, 1);
+}
+
+TEST_F(volume_driver_test, a_retry_beside_a_hung_call_is_refused_at_once_and_starts_nothing) {
+  auto h = start(atom::mount_v, std::string{"c1"}, std::string{}, caller{});
+  runner->start_next();
+  advance(timeout + 1ms);
+  ASSERT_TRUE(is(answer_of<std::string>(h).err, ec::timeout));
+  auto r = start(atom::mount_v, std::string{"c1"}, std::string{}, caller{});
+  auto retry = answer_of<std::string>(r);
+  ASSERT_TRUE(retry.given) << "refused without moving the clock";
+  EXPECT_TRUE(is(retry.err, ec::aborted)) << describe(retry.err);
+  EXPECT_NE(describe(retry.err).find("mount started at"), std::string::npos) << describe(retry.err);
+  EXPECT_EQ(runner->waiting(), 0U) << "no second call beside the hung one";
+  auto rm = start(atom::remove_v, record_owner::docker, record_kind::volume);
+  EXPECT_TRUE(is(answer_of<atom::ok>(rm).err, ec::aborted)) << "nor a remove";
+  auto cr = start(atom::create_v, option_map{}, uint64_t{0});
+  EXPECT_TRUE(is(answer_of<atom::ok>(cr).err, ec::aborted)) << "nor a create";
+  EXPECT_EQ(runner->waiting(), 0U);
+  runner->finish_running();
+  sched.run();
+  EXPECT_EQ(storage->mounts, 1) << "one mount ran, not two";
+  runner->run_next(); // the late mount's undo
+  sched.run();
+  EXPECT_FALSE(mount("c1").err) << "once it returned, the volume serves again";
+}
+
+TEST_F(volume_driver_test, a_timer_armed_for_an_earlier_call_is_armed_again_for_the_current_one) {
+  ASSERT_FALSE(mount("c1").err); // the first call arms the timer at its deadline
+  advance(timeout / 2);
+  auto h = start(atom::unmount_v, std::string{"c1"}); // the second call begins halfway
+  advance(timeout / 2 + 1ms); // the timer fires for the first call's deadline
+  EXPECT_FALSE(answer_of<atom::ok>(h).given) << "the current call is not due yet";
+  EXPECT_EQ(runner->waiting(), 1U) << "nor abandoned";
+  advance(timeout / 2); // the current call's own deadline
+  ASSERT_EQ(runner->waiting(), 1U);
+  runner->run_next();
+  sched.run();
+  EXPECT_EQ(storage->unmounts, 0) << "the unmount timed out before it started";
+  EXPECT_EQ(storage->lazy_unmounts, 1) << "and the lazy detach that stands in for it ran";
+  auto done = answer_of<atom::ok>(h);
+  ASSERT_TRUE(done.given);
+  EXPECT_FALSE(done.err) << describe(done.err);
+}
+
+TEST_F(volume_driver_test, a_call_that_reports_in_time_is_answered_and_its_timer_does_nothing) {
+  auto h = start(atom::mount_v, std::string{"c1"}, std::string{}, caller{});
+  runner->run_next();
+  sched.run();
+  auto first = answer_of<std::string>(h);
+  ASSERT_TRUE(first.given);
+  EXPECT_FALSE(first.err) << describe(first.err);
+  EXPECT_EQ(first.value, record().mountpoint);
+  advance(timeout + 1ms);
+  EXPECT_FALSE(self->has_next_message()) << "the timer found no call";
+  EXPECT_EQ(runner->waiting(), 0U);
+  EXPECT_TRUE(record().mounted);
+}
+
+TEST_F(volume_driver_test, a_timed_out_remove_keeps_the_volume_until_its_late_deletion_is_adopted) {
+  auto h = start(atom::remove_v, record_owner::docker, record_kind::volume);
+  runner->start_next();
+  advance(timeout + 1ms);
+  auto first = answer_of<atom::ok>(h);
+  ASSERT_TRUE(first.given);
+  EXPECT_TRUE(is(first.err, ec::timeout)) << describe(first.err);
+  EXPECT_FALSE(ask<volume_record>(atom::get_v).err) << "the volume stays";
+  EXPECT_EQ(disk->records.count("v1"), 1U) << "its record stays while the deletion runs";
+  auto again = ask<atom::ok>(atom::create_v, option_map{}, uint64_t{0});
+  EXPECT_TRUE(is(again.err, ec::aborted))
+    << "a re-create is not told the half-deleted volume exists: " << describe(again.err);
+  runner->finish_running(); // the deletion lands, late
+  sched.run();
+  EXPECT_EQ(disk->records.count("v1"), 0U) << "the late deletion is adopted: the record goes";
+  EXPECT_TRUE(is(ask<volume_record>(atom::get_v).err, ec::not_found)) << "the volume is gone";
+  EXPECT_FALSE(ask<atom::ok>(atom::create_v, option_map{}, uint64_t{0}).err)
+    << "a re-create now makes a new volume";
+  EXPECT_EQ(storage->creates, 2);
+}
+
+TEST_F(volume_driver_test, a_mount_whose_caller_left_before_its_turn_is_not_started) {
+  auto first = start(atom::mount_v, std::string{"c1"}, std::string{}, caller{});
+  runner->start_next(); // c1's mount holds the volume
+  auto from = caller::tracked();
+  auto second = start(atom::mount_v, std::string{"c2"}, std::string{}, from);
+  from.leave("connection closed"); // c2 waits behind c1, and its client leaves meanwhile
+  runner->finish_running();
+  sched.run();
+  EXPECT_FALSE(answer_of<std::string>(first).err);
+  auto refused = answer_of<std::string>(second);
+  ASSERT_TRUE(refused.given);
+  EXPECT_TRUE(is(refused.err, ec::aborted)) << describe(refused.err);
+  EXPECT_NE(describe(refused.err).find("caller went away"), std::string::npos)
+    << describe(refused.err);
+  auto rec = record();
+  EXPECT_EQ(rec.mounts.count("c2"), 0U) << "nobody would ever Unmount c2";
+  EXPECT_EQ(rec.mounts.at("c1"), 1U);
+  EXPECT_EQ(storage->mounts, 1);
+}
+
+TEST_F(volume_driver_test, a_failed_remove_keeps_the_volume_and_its_record) {
+  storage->fail_remove = true;
+  EXPECT_TRUE(is(ask<atom::ok>(atom::remove_v, record_owner::docker, record_kind::volume).err,
+                 ec::backend_failure));
+  EXPECT_FALSE(ask<volume_record>(atom::get_v).err) << "the volume stays";
+  EXPECT_EQ(disk->records.count("v1"), 1U);
+}
+
+TEST_F(volume_driver_test, a_mount_past_its_callers_deadline_is_not_started) {
+  auto from = caller::tracked(caller::clock::now() - 1ms);
+  auto late = ask<std::string>(atom::mount_v, std::string{"c1"}, std::string{}, from);
+  EXPECT_TRUE(is(late.err, ec::aborted)) << describe(late.err);
+  EXPECT_EQ(storage->mounts, 0);
+  EXPECT_TRUE(record().mounts.empty());
+}
