@@ -17,7 +17,8 @@ namespace {
 
 /// What the volume does with the store's answer `err` to the save or erase of `tx`.
 void on_stored(self_ptr self, const std::shared_ptr<record_transaction>& tx, const caf::error& err,
-               const std::shared_ptr<const transition_words>& words, const undo_fn& undo,
+               const std::shared_ptr<const transition_words>& words,
+               const std::shared_ptr<const undo_fn>& undo,
                const std::function<void(record_transaction::ended)>& end) {
   auto step = tx->persisted(err, self->state.rec);
   const auto& name = tx->pending().name;
@@ -34,7 +35,8 @@ void on_stored(self_ptr self, const std::shared_ptr<record_transaction>& tx, con
 
 void carry_out(self_ptr self, const std::shared_ptr<record_transaction>& tx,
                record_transaction::next_step step,
-               const std::shared_ptr<const transition_words>& words, const undo_fn& undo,
+               const std::shared_ptr<const transition_words>& words,
+               const std::shared_ptr<const undo_fn>& undo,
                const std::function<void(record_transaction::ended)>& end) {
   auto stored = [self, tx, words, undo, end](const caf::error& err) {
     on_stored(self, tx, err, words, undo, end);
@@ -44,7 +46,7 @@ void carry_out(self_ptr self, const std::shared_ptr<record_transaction>& tx,
   } else if (auto* erase = std::get_if<record_transaction::erase>(&step)) {
     persist_erase(self, erase->name, std::move(stored));
   } else if (auto* back = std::get_if<record_transaction::undo>(&step)) {
-    undo(back->unsaved, [self, tx, words, undo, end](const caf::error& uerr) {
+    (*undo)(back->unsaved, [self, tx, words, undo, end](const caf::error& uerr) {
       if (uerr) {
         spdlog::error("volume {}: undoing {} failed: {}", tx->pending().name, words->what,
                       describe(uerr));

@@ -227,24 +227,11 @@ inline step_fn<none> record_only() {
 /// record that was not saved.
 using undo_fn = std::function<void(const volume_record& unsaved, done_fn)>;
 
-/// One transition that changes the host and then the record, all or nothing
-/// (docs/design.md, "All or nothing, across crashes"): the record is committed
-/// only once durable, and a side effect whose record cannot be saved is undone
-/// before the error reaches the caller (actors/machine/record_transaction.hpp).
-template <class T>
-struct transition {
-  std::string what;  ///< "mount", "stage at /p", for the logs
-  step_fn<T> work;   ///< the side effect
-  record_change change = record_change::save; ///< what becomes of the record
-  /// The record after the side effect, from the record before and its result
-  /// (record_change::save, ::save_if_changed).
-  std::function<volume_record(const volume_record&, const T&)> apply;
-  undo_fn undo;      ///< empty: the effect cannot or need not be undone
+/// The words of a transition's log lines, for the part of the engine that is not a
+/// template (carry_out).
+struct transition_words {
+  std::string what;    ///< "mount", "stage at /p", for the logs
   std::string undoing; ///< "unmounting again", for the log
-  /// The log line once committed, e.g. "volume v1 mounted at /m (id c89a…, count 1)",
-  /// from the committed record (erased: the record that was). Empty: no line.
-  std::function<std::string(const volume_record& next, const T&)> committed;
-  bool creates = false; ///< committing it makes the volume exist
   /// The error lines, after "volume NAME: ". Empty: "<what> failed" when the work
   /// fails, "<what> not saved" when its record cannot be saved.
   std::string failed;
@@ -252,32 +239,36 @@ struct transition {
   /// false: a failure reaches the caller but is not logged here (its description
   /// says why).
   bool logs_failures = true;
-};
-
-/// The words of a transition's error lines (its description's what, failed, unsaved,
-/// undoing), for the part of the engine that is not a template.
-struct transition_words {
-  std::string what;
-  std::string failed;
-  std::string unsaved;
-  std::string undoing;
-  bool logs_failures = true;
-
-  template <class T>
-  static transition_words of(const transition<T>& t) {
-    return {t.what, t.failed, t.unsaved, t.undoing, t.logs_failures};
-  }
 
   /// Logs `err` after "volume NAME: ": with `line`, else "<what><fallback>".
   void log_failure(const std::string& name, const std::string& line, const char* fallback,
                    const caf::error& err) const;
 };
 
+/// One transition that changes the host and then the record, all or nothing
+/// (docs/design.md, "All or nothing, across crashes"): the record is committed
+/// only once durable, and a side effect whose record cannot be saved is undone
+/// before the error reaches the caller (actors/machine/record_transaction.hpp).
+template <class T>
+struct transition : transition_words {
+  step_fn<T> work;                            ///< the side effect
+  record_change change = record_change::save; ///< what becomes of the record
+  /// The record after the side effect, from the record before and its result
+  /// (record_change::save, ::save_if_changed).
+  std::function<volume_record(const volume_record&, const T&)> apply;
+  undo_fn undo; ///< empty: the effect cannot or need not be undone
+  /// The log line once committed, e.g. "volume v1 mounted at /m (id c89a…, count 1)",
+  /// from the committed record (erased: the record that was). Empty: no line.
+  std::function<std::string(const volume_record& next, const T&)> committed;
+  bool creates = false; ///< committing it makes the volume exist
+};
+
 /// Carries out `step` of `tx`, and each step it leads to (save, erase, undo), until
 /// the transition ends; then `end`. Logs the failures of saving and undoing.
 void carry_out(self_ptr self, const std::shared_ptr<record_transaction>& tx,
                record_transaction::next_step step,
-               const std::shared_ptr<const transition_words>& words, const undo_fn& undo,
+               const std::shared_ptr<const transition_words>& words,
+               const std::shared_ptr<const undo_fn>& undo,
                const std::function<void(record_transaction::ended)>& end);
 
 /// Runs `t` as transact does, but the step goes on: `next` gets the result once its
@@ -288,31 +279,35 @@ template <class T>
 void transact_then(self_ptr self, transition<T> t,
                    std::function<void(caf::expected<T>, ending)> next) {
   auto work = std::move(t.work);
-  work([self, t = std::move(t), next](caf::expected<T> out) mutable {
+  // Shared, not copied, by every continuation of the transition's record.
+  auto desc = std::make_shared<const transition<T>>(std::move(t));
+  work([self, desc, next](caf::expected<T> out) mutable {
     auto& st = self->state;
-    auto words = std::make_shared<const transition_words>(transition_words::of(t));
-    auto tx = std::make_shared<record_transaction>(
-      record_transaction::plan{t.change, t.creates, static_cast<bool>(t.undo)});
+    record_transaction::plan plan{desc->change, desc->creates, static_cast<bool>(desc->undo)};
     if (!out) {
-      words->log_failure(st.rec->name, t.failed, " failed", out.error());
-      auto ended = std::get<record_transaction::ended>(tx->work_failed(out.error()));
+      desc->log_failure(st.rec->name, desc->failed, " failed", out.error());
+      auto ended =
+        std::get<record_transaction::ended>(record_transaction{plan}.work_failed(out.error()));
       next(std::move(ended.err), ended.how);
       return;
     }
     auto result = std::make_shared<T>(std::move(*out));
+    auto tx = std::make_shared<record_transaction>(plan);
     auto step = tx->work_succeeded(
-      st.rec, [&](const volume_record& before) { return t.apply(before, *result); });
-    auto end = [t, next, result, tx](record_transaction::ended e) {
+      st.rec, [&](const volume_record& before) { return desc->apply(before, *result); });
+    auto end = [desc, next, result, tx](record_transaction::ended e) {
       if (e.how != ending::committed) {
         next(std::move(e.err), e.how);
         return;
       }
-      if (t.committed) {
-        spdlog::info("{}", t.committed(tx->pending(), *result));
+      if (desc->committed) {
+        spdlog::info("{}", desc->committed(tx->pending(), *result));
       }
       next(std::move(*result), ending::committed);
     };
-    carry_out(self, tx, std::move(step), words, t.undo, end);
+    // The aliasing constructor: the undo is the description's, shared with it.
+    carry_out(self, tx, std::move(step), desc, std::shared_ptr<const undo_fn>(desc, &desc->undo),
+              end);
   });
 }
 

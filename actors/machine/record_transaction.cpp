@@ -42,7 +42,7 @@ record_transaction::next_step record_transaction::work_succeeded(
     return ended{ending::committed, {}};
   }
   phase_ = phase::storing;
-  return save{pending_};
+  return save{std::cref(pending_)};
 }
 
 record_transaction::next_step record_transaction::persisted(const caf::error& err,

@@ -51,9 +51,10 @@ public:
 
   // -- what the inputs answer ---------------------------------------------------------
 
-  /// Store `next` durably, then give persisted() the store's answer.
+  /// Store `next` durably, then give persisted() the store's answer. `next` is the
+  /// machine's own (pending()): it lives as long as the machine.
   struct save {
-    volume_record next;
+    std::reference_wrapper<const volume_record> next;
   };
   /// Erase the volume `name` from the durable state, then give persisted() the answer.
   struct erase {

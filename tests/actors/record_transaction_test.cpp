@@ -44,7 +44,7 @@ TEST_F(record_transaction_test, a_saved_change_is_committed_only_once_the_store_
   tx t{{record_change::save, false, true}};
   auto step = t.work_succeeded(rec, mounted);
   ASSERT_TRUE(std::holds_alternative<tx::save>(step));
-  EXPECT_EQ(std::get<tx::save>(step).next.mounts.at("c89a"), 1U);
+  EXPECT_EQ(std::get<tx::save>(step).next.get().mounts.at("c89a"), 1U);
   EXPECT_TRUE(rec->mounts.empty()) << "nothing is committed before it is durable";
   auto end = t.persisted({}, rec);
   ASSERT_TRUE(std::holds_alternative<tx::ended>(end));
