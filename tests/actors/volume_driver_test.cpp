@@ -1,115 +1,27 @@
-// The volume actor as a driver, under CAF's test coordinator: its messages are delivered
-// when the test runs them, its clock moves only when the test moves it, and its backend
-// calls run when the test runs them (manual_runner). So each interleaving of a call's
-// report and its deadline is written down, with no thread and no sleep (docs/design.md,
-// "A hung call blocks only its own volume", "Clients that give up"): a report after the
-// deadline, a call dropped before it started, a retry beside a hung call, a timer that
-// fires for an earlier call, a remove that lands late, callers that left.
-
-#include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
+// The volume actor's backend calls and their deadlines, driven by the test
+// (tests/actors/driver_fixture.hpp). Each interleaving of a call's report and its deadline
+// is written down (docs/design.md, "A hung call blocks only its own volume", "Clients that
+// give up"): a report after the deadline, a call dropped before it started, a retry beside a
+// hung call, a timer that fires for an earlier call, a remove that lands late, callers that
+// left.
 
 #include <gtest/gtest.h>
 
-#include "actors/type_ids.hpp"
-#include "actors/volume.hpp"
-#include "core/errors.hpp"
-#include "tests/actors/fakes.hpp"
-#include "tests/actors/manual_runner.hpp"
+#include "tests/actors/driver_fixture.hpp"
 
 using namespace berth;
 using namespace std::chrono_literals;
 
 namespace {
 
-caf::actor_system_config& testing_config(caf::actor_system_config& cfg) {
-  cfg.add_message_types<caf::id_block::berth>();
-  cfg.set("scheduler.policy", caf::atom("testing"));
-  cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  return cfg;
-}
-
-class volume_driver_test : public ::testing::Test {
+class volume_driver_test : public test::volume_driver_fixture {
 protected:
-  static constexpr std::chrono::milliseconds timeout{100};
-
-  caf::actor_system_config cfg;
-  caf::actor_system sys{testing_config(cfg)};
-  caf::scheduler::test_coordinator& sched =
-    dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
-  caf::scoped_actor self{sys, true};
-  std::shared_ptr<test::fake_backend> storage = std::make_shared<test::fake_backend>();
-  std::shared_ptr<test::fake_disk> disk = std::make_shared<test::fake_disk>();
-  std::shared_ptr<test::manual_runner> runner = std::make_shared<test::manual_runner>();
-  persistence_actor persistence;
-  volume_actor vol;
-
   void SetUp() override {
-    persistence = sys.spawn(test::fake_persistence, disk);
     volume_record rec;
     rec.name = "v1";
-    vol = sys.spawn(volume, test::env_of(storage, runner, persistence, timeout), rec, false);
-    sched.run();
+    spawn(rec, false);
     auto created = ask<atom::ok>(atom::create_v, option_map{}, uint64_t{0});
     ASSERT_TRUE(created.given && !created.err) << describe(created.err);
-  }
-
-  void TearDown() override {
-    self->send_exit(vol, caf::exit_reason::user_shutdown);
-    self->send_exit(persistence, caf::exit_reason::user_shutdown);
-    sched.run();
-  }
-
-  /// A request's answer, once the volume gave it.
-  template <class R>
-  struct answer {
-    bool given = false;
-    caf::error err;
-    R value{};
-  };
-
-  /// Sends a request and runs every message and every backend call it leads to.
-  template <class R, class... Ts>
-  answer<R> ask(Ts&&... xs) {
-    auto h = self->request(vol, caf::infinite, std::forward<Ts>(xs)...);
-    sched.run();
-    while (runner->run_next()) {
-      sched.run();
-    }
-    return answer_of<R>(h);
-  }
-
-  /// Sends a request and runs the messages, but not the backend call it starts.
-  template <class... Ts>
-  auto start(Ts&&... xs) {
-    auto h = self->request(vol, caf::infinite, std::forward<Ts>(xs)...);
-    sched.run();
-    return h;
-  }
-
-  /// The answer to `h`, if the volume gave it. Every other request sent is answered
-  /// already (or read): a reply in the mailbox is then this one's.
-  template <class R, class Handle>
-  answer<R> answer_of(Handle& h) {
-    answer<R> out;
-    if (!self->has_next_message()) {
-      return out;
-    }
-    out.given = true;
-    h.receive([&](R& x) { out.value = std::move(x); }, [&](caf::error& err) { out.err = err; });
-    return out;
-  }
-
-  answer<std::string> mount(const std::string& id) {
-    return ask<std::string>(atom::mount_v, id, std::string{}, caller{});
-  }
-
-  volume_record record() { return ask<volume_record>(atom::get_v).value; }
-
-  /// Moves the clock by `d` and runs what became due.
-  void advance(std::chrono::milliseconds d) {
-    sched.advance_time(d);
-    sched.run();
   }
 };
 

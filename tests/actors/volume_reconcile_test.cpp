@@ -1,29 +1,32 @@
 // The volume actor's reconciliation with the host when it is spawned from a loaded
-// record (actors/volume_reconcile.cpp), against the fakes of tests/actors/fakes.hpp.
-
-#include "actors/volume.hpp"
+// record (actors/volume_reconcile.cpp), driven by the test: its calls run and its clock
+// moves when the test says (tests/actors/driver_fixture.hpp).
 
 #include <gtest/gtest.h>
 
-#include "core/errors.hpp"
-#include "tests/actors/fakes.hpp"
+#include "tests/actors/driver_fixture.hpp"
 
 using namespace berth;
 using namespace std::chrono_literals;
 
 namespace {
 
-/// A volume "v1" whose calls time out after 500 ms; a test spawns others from records.
-class volume_reconcile_test : public test::volume_fixture {
+class volume_reconcile_test : public test::volume_driver_fixture {
 protected:
-  void SetUp() override {
-    spawn_volume("v1", 500ms);
+  /// Spawns the loaded volume `rec`; the host shows none of berth's mounts.
+  void load(const volume_record& rec) {
+    spawn(rec, true, std::make_shared<const std::set<std::string>>());
+  }
+
+  /// A record whose host mount is gone while berthd was down.
+  static volume_record mounted_record(const std::string& name) {
+    volume_record rec;
+    rec.name = name;
+    rec.mounted = true;
+    rec.mountpoint = "/fake/" + name;
+    return rec;
   }
 };
-
-uint8_t code(const caf::error& err) {
-  return err.code();
-}
 
 } // namespace
 
@@ -31,80 +34,56 @@ uint8_t code(const caf::error& err) {
 
 TEST_F(volume_reconcile_test, a_loaded_volume_reconciles_with_the_host_before_it_serves) {
   // Counted by a running container, but its host mount vanished while berthd was down.
-  self->send_exit(vol, caf::exit_reason::user_shutdown);
-  volume_record rec;
-  rec.name = "v2";
+  auto rec = mounted_record("v2");
   rec.mounts = {{"c1", 1}};
-  rec.mounted = true;
-  rec.mountpoint = "/fake/v2";
-  storage->hang_mount = true; // the remount hangs until released
-  auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-  auto env = test::env_of(storage, exec, persistence, 300ms,
-                          std::make_shared<const std::set<std::string>>());
-  vol = ts.sys->spawn(volume, env, rec, true);
-  ASSERT_TRUE(eventually([&] { return storage->mounts == 1; })) << "the remount starts at once";
+  load(rec);
+  ASSERT_TRUE(runner->start_next()) << "the remount starts at once, and hangs";
   // A Mount that arrives meanwhile waits for the reconcile, then is refused as retryable.
-  auto err = test::call<std::string>(self, vol, atom::mount_v,
-                                     std::string{"c2"}, std::string{}, caller{});
-  ASSERT_TRUE(err);
-  EXPECT_EQ(code(err), static_cast<uint8_t>(ec::aborted)) << describe(err);
-  EXPECT_NE(describe(err).find("reconcile started at"), std::string::npos) << describe(err);
-  storage->release(); // the remount lands: the volume reconciles again and serves
-  bool counted = false;
-  ASSERT_TRUE(eventually([&] {
-    counted = counted || !test::call<std::string>(self, vol, atom::mount_v,
-                                                  std::string{"c2"}, std::string{}, caller{});
-    return counted;
-  })) << "once reconciled, a Mount is counted";
+  auto h = start(atom::mount_v, std::string{"c2"}, std::string{}, caller{});
+  EXPECT_FALSE(answer_of<std::string>(h).given) << "it waits for the reconciliation";
+  advance(timeout + 1ms);
+  auto refused = answer_of<std::string>(h);
+  ASSERT_TRUE(refused.given);
+  EXPECT_TRUE(is(refused.err, ec::aborted)) << describe(refused.err);
+  EXPECT_NE(describe(refused.err).find("reconcile started at"), std::string::npos)
+    << describe(refused.err);
+  runner->finish_running(); // the remount lands: the volume reconciles again and serves
+  sched.run();
+  while (runner->run_next()) {
+    sched.run();
+  }
+  auto counted = ask<std::string>(atom::mount_v, std::string{"c2"}, std::string{}, caller{});
+  EXPECT_FALSE(counted.err) << "once reconciled, a Mount is counted: " << describe(counted.err);
   // (The fake's mounts never show in /proc/self/mountinfo, so the second reconcile
   // mounts it again; tests/e2e/slow_start_e2e.sh checks "exactly once" on real mounts.)
-  EXPECT_TRUE(get().mounted);
-  EXPECT_EQ(get().mounts.at("c2"), 1u);
+  EXPECT_TRUE(record().mounted);
+  EXPECT_EQ(record().mounts.at("c2"), 1U);
 }
 
 TEST_F(volume_reconcile_test, a_loaded_volume_that_needs_no_host_work_reconciles_without_the_executor) {
-  self->send_exit(vol, caf::exit_reason::user_shutdown);
-  volume_record rec;
-  rec.name = "v3";
-  rec.mounted = true; // mounted by no ID and not on the host: only the record is wrong
-  rec.mountpoint = "/fake/v3";
-  auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-  auto env = test::env_of(storage, exec, persistence, 300ms,
-                          std::make_shared<const std::set<std::string>>());
-  vol = ts.sys->spawn(volume, env, rec, true);
-  EXPECT_TRUE(eventually([&] { return !get().mounted; })) << "the record is corrected";
+  load(mounted_record("v3")); // mounted by no ID and not on the host: only the record is wrong
+  EXPECT_EQ(runner->waiting(), 0U) << "no backend call";
+  EXPECT_FALSE(record().mounted) << "the record is corrected";
   EXPECT_EQ(storage->mounts + storage->unmounts + storage->lazy_unmounts, 0);
-  std::lock_guard<std::mutex> guard{disk->mtx};
-  EXPECT_EQ(disk->records.count("v3"), 1u) << "the corrected record is durable";
+  EXPECT_EQ(disk->records.count("v3"), 1U) << "the corrected record is durable";
 }
 
-TEST_F(volume_reconcile_test, a_reconciled_record_that_cannot_be_saved_still_lets_the_volume_serve) {
-  self->send_exit(vol, caf::exit_reason::user_shutdown);
-  volume_record rec;
-  rec.name = "v3";
-  rec.mounted = true; // mounted by no ID and not on the host: only the record is wrong
-  rec.mountpoint = "/fake/v3";
+TEST_F(volume_reconcile_test,
+       a_reconciled_record_that_cannot_be_saved_still_lets_the_volume_serve) {
   disk->fail = true;
-  auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-  auto env = test::env_of(storage, exec, persistence, 300ms,
-                          std::make_shared<const std::set<std::string>>());
-  vol = ts.sys->spawn(volume, env, rec, true);
+  load(mounted_record("v3"));
   // Queued behind the reconciliation; refused as "not reconciled" if it left the
   // volume unreconciled (an unknown ID's Unmount saves nothing).
-  auto err = test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c9"});
-  EXPECT_FALSE(err) << describe(err);
-  EXPECT_TRUE(get().mounted) << "what was not saved is not committed";
+  auto unmount = ask<atom::ok>(atom::unmount_v, std::string{"c9"});
+  EXPECT_FALSE(unmount.err) << describe(unmount.err);
+  EXPECT_TRUE(record().mounted) << "what was not saved is not committed";
   EXPECT_EQ(disk->writes, 0);
 }
 
 TEST_F(volume_reconcile_test, a_reconciliation_that_changes_nothing_saves_nothing) {
-  self->send_exit(vol, caf::exit_reason::user_shutdown);
   volume_record rec;
   rec.name = "v3"; // neither counted nor mounted: the host agrees
-  auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-  auto env = test::env_of(storage, exec, persistence, 300ms,
-                          std::make_shared<const std::set<std::string>>());
-  vol = ts.sys->spawn(volume, env, rec, true);
-  EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::unmount_v, std::string{"c9"}));
+  load(rec);
+  EXPECT_FALSE(ask<atom::ok>(atom::unmount_v, std::string{"c9"}).err);
   EXPECT_EQ(disk->writes, 0);
 }

@@ -1,0 +1,116 @@
+#pragma once
+
+// The volume actor as a driver, under CAF's test coordinator: its messages are delivered
+// when the test runs them, its clock moves only when the test moves it, and its backend
+// calls run when the test runs them (manual_runner). No thread, no sleep.
+
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include <gtest/gtest.h>
+
+#include "actors/type_ids.hpp"
+#include "actors/volume.hpp"
+#include "core/errors.hpp"
+#include "tests/actors/fakes.hpp"
+#include "tests/actors/manual_runner.hpp"
+
+namespace berth::test {
+
+inline caf::actor_system_config& testing_config(caf::actor_system_config& cfg) {
+  cfg.add_message_types<caf::id_block::berth>();
+  cfg.set("scheduler.policy", caf::atom("testing"));
+  cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  return cfg;
+}
+
+class volume_driver_fixture : public ::testing::Test {
+protected:
+  static constexpr std::chrono::milliseconds timeout{100};
+
+  caf::actor_system_config cfg;
+  caf::actor_system sys{testing_config(cfg)};
+  caf::scheduler::test_coordinator& sched =
+    dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  caf::scoped_actor self{sys, true};
+  std::shared_ptr<fake_backend> storage = std::make_shared<fake_backend>();
+  std::shared_ptr<fake_disk> disk = std::make_shared<fake_disk>();
+  std::shared_ptr<manual_runner> runner = std::make_shared<manual_runner>();
+  persistence_actor persistence;
+  volume_actor vol;
+
+  /// Spawns the volume of `rec` (loaded from state when `exists`, reconciled against
+  /// the host's mount points `seen` when they are given) and runs what it starts with.
+  void spawn(volume_record rec, bool exists,
+             std::shared_ptr<const std::set<std::string>> seen = nullptr) {
+    persistence = sys.spawn(fake_persistence, disk);
+    vol = sys.spawn(volume, env_of(storage, runner, persistence, timeout, std::move(seen)),
+                    std::move(rec), exists);
+    sched.run();
+  }
+
+  void TearDown() override {
+    self->send_exit(vol, caf::exit_reason::user_shutdown);
+    self->send_exit(persistence, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  /// A request's answer, once the volume gave it.
+  template <class R>
+  struct answer {
+    bool given = false;
+    caf::error err;
+    R value{};
+  };
+
+  /// Sends a request and runs every message and every backend call it leads to.
+  template <class R, class... Ts>
+  answer<R> ask(Ts&&... xs) {
+    auto h = self->request(vol, caf::infinite, std::forward<Ts>(xs)...);
+    sched.run();
+    while (runner->run_next()) {
+      sched.run();
+    }
+    return answer_of<R>(h);
+  }
+
+  /// Sends a request and runs the messages, but not the backend call it starts.
+  template <class... Ts>
+  auto start(Ts&&... xs) {
+    auto h = self->request(vol, caf::infinite, std::forward<Ts>(xs)...);
+    sched.run();
+    return h;
+  }
+
+  /// The answer to `h`, if the volume gave it. Every other request sent is answered
+  /// already (or read): a reply in the mailbox is then this one's.
+  template <class R, class Handle>
+  answer<R> answer_of(Handle& h) {
+    answer<R> out;
+    if (!self->has_next_message()) {
+      return out;
+    }
+    out.given = true;
+    h.receive([&](R& x) { out.value = std::move(x); }, [&](caf::error& err) { out.err = err; });
+    return out;
+  }
+
+  answer<std::string> mount(const std::string& id) {
+    return ask<std::string>(atom::mount_v, id, std::string{}, caller{});
+  }
+
+  volume_record record() { return ask<volume_record>(atom::get_v).value; }
+
+  /// Moves the clock by `d` and runs what became due.
+  void advance(std::chrono::milliseconds d) {
+    sched.advance_time(d);
+    sched.run();
+  }
+};
+
+} // namespace berth::test
