@@ -2,9 +2,8 @@
 
 // The fixture of the volume actor's CSI tests (volume_csi_test.cpp,
 // volume_csi_publish_test.cpp): a volume actor on the fake backend and persistence of
-// tests/actors/fakes.hpp, and helpers that send it CSI messages.
-
-#include <thread>
+// tests/actors/fakes.hpp, and helpers that send it CSI messages; the requests themselves
+// (csi_spec, csi_stage, csi_publish) serve volume_csi_driver_test.cpp too.
 
 #include <gtest/gtest.h>
 
@@ -23,6 +22,32 @@ inline uint8_t code_of(ec x) {
   return static_cast<uint8_t>(x);
 }
 
+/// The CSI requests these tests send volume pvc-1: an ext4 block volume, staged at
+/// /stage/pvc-1, published to `target`.
+inline volume_spec csi_spec(uint64_t required, uint64_t limit = 0) {
+  volume_spec out;
+  out.backend = "local";
+  out.parameters = {{"fsType", "ext4"}};
+  out.required_bytes = required;
+  out.limit_bytes = limit;
+  return out;
+}
+
+inline stage_request csi_stage(const std::string& path = "/stage/pvc-1") {
+  stage_request req;
+  req.staging_path = path;
+  req.flags = {"noatime"};
+  return req;
+}
+
+inline publish_request csi_publish(const std::string& target, bool readonly = false) {
+  publish_request req;
+  req.target = target;
+  req.staging_path = "/stage/pvc-1";
+  req.how.readonly = readonly;
+  return req;
+}
+
 class volume_csi_test : public test::volume_fixture {
 protected:
   /// Longer than any hang in these tests, which are about order, not timeouts.
@@ -33,27 +58,15 @@ protected:
   }
 
   static volume_spec spec(uint64_t required, uint64_t limit = 0) {
-    volume_spec out;
-    out.backend = "local";
-    out.parameters = {{"fsType", "ext4"}};
-    out.required_bytes = required;
-    out.limit_bytes = limit;
-    return out;
+    return csi_spec(required, limit);
   }
 
   static stage_request stage_req(const std::string& path = "/stage/pvc-1") {
-    stage_request req;
-    req.staging_path = path;
-    req.flags = {"noatime"};
-    return req;
+    return csi_stage(path);
   }
 
   static publish_request publish_req(const std::string& target, bool readonly = false) {
-    publish_request req;
-    req.target = target;
-    req.staging_path = "/stage/pvc-1";
-    req.how.readonly = readonly;
-    return req;
+    return csi_publish(target, readonly);
   }
 
   volume_record create(uint64_t required = 10 * mib) {
@@ -80,11 +93,4 @@ protected:
 };
 
 /// A backend timeout short enough to let calls outlive it.
-class volume_csi_timeout_test : public volume_csi_test {
-protected:
-  volume_csi_timeout_test() {
-    backend_timeout = 200ms;
-  }
-};
-
 } // namespace berth::test

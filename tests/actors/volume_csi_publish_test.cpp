@@ -1,6 +1,6 @@
-// The volume actor's CSI publish and unpublish (actors/volume_csi.cpp), one transition
-// at a time, and calls that land after their timeout, against the fakes of
-// tests/actors/fakes.hpp.
+// The volume actor's CSI publish and unpublish (actors/volume_csi.cpp) against the fakes
+// of tests/actors/fakes.hpp. One transition at a time, and calls that land after their
+// timeout, are in volume_csi_driver_test.cpp.
 
 #include "tests/actors/volume_csi_fixture.hpp"
 
@@ -146,68 +146,4 @@ TEST_F(volume_csi_test, a_failed_persist_after_unpublish_publishes_again) {
   EXPECT_EQ(storage->targets(), std::set<std::string>{"/pods/a"});
   disk->fail = false;
   EXPECT_EQ(get().published.count("/pods/a"), 1u);
-}
-
-// -- one at a time ----------------------------------------------------------------------------
-
-TEST_F(volume_csi_test, a_publish_waits_for_a_hanging_stage_and_then_succeeds) {
-  create();
-  storage->hang_stage = true;
-  caf::scoped_actor stager{*ts.sys};
-  caf::scoped_actor publisher{*ts.sys};
-  auto staged = stager->request(vol, 5s, atom::stage_v, stage_req());
-  for (int i = 0; i < 200 && storage->stages == 0; ++i) {
-    std::this_thread::sleep_for(5ms);
-  }
-  ASSERT_EQ(storage->stages, 1) << "the stage is running";
-  auto published = publisher->request(vol, 5s, atom::publish_v, publish_req("/pods/a"));
-  // The volume reads its mailbox in order: the get is answered after the publish was
-  // read and queued behind the stage that holds the volume.
-  (void)get();
-  EXPECT_EQ(storage->publishes, 0) << "the publish must wait for the stage in progress";
-  storage->release();
-  caf::error stage_err;
-  staged.receive([](atom::ok) {}, [&](caf::error& err) { stage_err = err; });
-  EXPECT_FALSE(stage_err) << describe(stage_err);
-  caf::error publish_err;
-  published.receive([](atom::ok) {}, [&](caf::error& err) { publish_err = err; });
-  EXPECT_FALSE(publish_err) << "the publish ran after the stage: " << describe(publish_err);
-  EXPECT_EQ(storage->publishes, 1);
-  EXPECT_EQ(get().published.count("/pods/a"), 1u);
-}
-
-// -- a call that lands after its timeout ----------------------------------------------------
-
-TEST_F(volume_csi_timeout_test, a_stage_that_lands_after_its_timeout_is_undone) {
-  create();
-  storage->hang_stage = true;
-  auto err = stage();
-  ASSERT_TRUE(err) << "the stage must time out";
-  EXPECT_EQ(err.code(), code_of(ec::timeout)) << describe(err);
-  storage->release(); // the stage now succeeds, after its caller was told it failed
-  EXPECT_TRUE(eventually([&] { return storage->sweeps == 1; }))
-    << "a staging the record lacks must be undone";
-  EXPECT_EQ(storage->attached(), "") << "and its device detached: no staging uses it";
-  EXPECT_TRUE(storage->staged_paths().empty());
-  EXPECT_TRUE(get().staging_path.empty());
-}
-
-TEST_F(volume_csi_timeout_test, a_retry_while_a_stage_hangs_starts_no_second_stage) {
-  create();
-  storage->hang_stage = true;
-  ASSERT_TRUE(stage()) << "the first stage must time out";
-  // A hung call blocks only its own volume (docs/design.md): the retry must not start a
-  // second call while the first hangs.
-  auto retry = stage();
-  ASSERT_TRUE(retry) << "a retry while the first stage hangs must not succeed";
-  EXPECT_EQ(retry.code(), code_of(ec::aborted)) << describe(retry);
-  EXPECT_NE(describe(retry).find("stage started at"), std::string::npos) << describe(retry);
-  EXPECT_EQ(storage->stages, 1) << "one stage call, ever, while it hangs";
-  storage->release(); // the first stage lands late and is undone: the record lacks it
-  EXPECT_TRUE(eventually([&] { return storage->sweeps == 1; }))
-    << "undone by a sweep with the record as it is then (it keeps a device that "
-       "a recorded staging uses)";
-  EXPECT_FALSE(stage()) << "once the late call settled, the retry stages";
-  EXPECT_EQ(get().staging_path, "/stage/pvc-1");
-  EXPECT_EQ(storage->max_in_flight, 1);
 }
