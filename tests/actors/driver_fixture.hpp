@@ -41,6 +41,8 @@ protected:
   std::shared_ptr<fake_backend> storage = std::make_shared<fake_backend>();
   std::shared_ptr<fake_disk> disk = std::make_shared<fake_disk>();
   std::shared_ptr<manual_runner> runner = std::make_shared<manual_runner>();
+  /// What the volume counts (its env's stats).
+  std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
   persistence_actor persistence;
   volume_actor vol;
 
@@ -49,8 +51,9 @@ protected:
   void spawn(volume_record rec, bool exists,
              std::shared_ptr<const std::set<std::string>> seen = nullptr) {
     persistence = sys.spawn(fake_persistence, disk);
-    vol = sys.spawn(volume, env_of(storage, runner, persistence, timeout, std::move(seen)),
-                    std::move(rec), exists);
+    auto env = env_of(storage, runner, persistence, timeout, std::move(seen));
+    env.stats = stats;
+    vol = sys.spawn(volume, std::move(env), std::move(rec), exists);
     sched.run();
   }
 

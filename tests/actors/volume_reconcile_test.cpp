@@ -87,3 +87,40 @@ TEST_F(volume_reconcile_test, a_reconciliation_that_changes_nothing_saves_nothin
   EXPECT_FALSE(ask<atom::ok>(atom::unmount_v, std::string{"c9"}).err);
   EXPECT_EQ(disk->writes, 0);
 }
+
+TEST_F(volume_reconcile_test, a_hung_reconcile_is_pending_then_uncertain_until_it_returns) {
+  // Counted, but the host mount vanished: reconciliation mounts again, and hangs.
+  auto rec = mounted_record("old");
+  rec.backend = "local";
+  rec.owner = record_owner::docker;
+  rec.mounts = {{"c1", 1}};
+  load(rec);
+  ASSERT_TRUE(runner->start_next());
+  EXPECT_EQ(stats->volumes.reconcile_pending.value(), 1);
+  EXPECT_EQ(stats->volumes.uncertain.value(), 0);
+  auto calls = [&] {
+    return stats->backends.call_duration.at("local", "reconcile").snapshot().count;
+  };
+
+  // Past the backend timeout: reconciliation counts as finished, the volume as uncertain.
+  advance(timeout + 1ms);
+  EXPECT_EQ(stats->volumes.uncertain.value(), 1);
+  EXPECT_EQ(stats->volumes.reconcile_pending.value(), 0);
+  EXPECT_EQ(stats->backends.timeouts.value("local"), 1U);
+  EXPECT_EQ(stats->reconcile_actions.value("reconcile_failed"), 1U);
+  EXPECT_EQ(calls(), 0U) << "not returned yet";
+
+  // It returns 200 ms later: certain again, and its duration is counted then, whole.
+  advance(200ms);
+  runner->finish_running();
+  sched.run();
+  EXPECT_EQ(stats->volumes.uncertain.value(), 0);
+  EXPECT_EQ(calls(), 1U);
+  EXPECT_DOUBLE_EQ(stats->backends.call_duration.at("local", "reconcile").snapshot().sum, 0.301)
+    << "a late call counts with its whole duration, on the volume's clock";
+  while (runner->run_next()) {
+    sched.run();
+  }
+  EXPECT_GE(stats->reconcile_actions.value("remounted"), 1U);
+  EXPECT_TRUE(record().mounted);
+}
