@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/actors/machine_records.hpp"
+
 using namespace berth;
+using test::named;
 
 namespace {
 
@@ -15,14 +18,6 @@ int64_t counted(const volume_gauges& g) {
     n += row.volumes;
   }
   return n;
-}
-
-volume_record named(std::string name) {
-  volume_record r;
-  r.name = std::move(name);
-  r.backend = "local";
-  r.owner = record_owner::docker;
-  return r;
 }
 
 } // namespace

@@ -76,9 +76,7 @@ protected:
   answer<R> ask(Ts&&... xs) {
     auto h = self->request(vol, caf::infinite, std::forward<Ts>(xs)...);
     sched.run();
-    while (runner->run_next()) {
-      sched.run();
-    }
+    run_all_calls();
     return answer_of<R>(h);
   }
 
@@ -108,6 +106,25 @@ protected:
   }
 
   volume_record record() { return ask<volume_record>(atom::get_v).value; }
+
+  /// The call held running returns (late, if its deadline passed); its report runs.
+  void return_held() {
+    runner->finish_running();
+    sched.run();
+  }
+
+  /// Runs the oldest waiting call and its report; false: none waits.
+  bool run_call() {
+    bool ran = runner->run_next();
+    sched.run();
+    return ran;
+  }
+
+  /// Runs every waiting call, and each call their reports lead to.
+  void run_all_calls() {
+    while (run_call()) {
+    }
+  }
 
   /// Moves the clock by `d` and runs what became due.
   void advance(std::chrono::milliseconds d) {

@@ -6,19 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/actors/machine_records.hpp"
+
 using namespace berth;
+using test::named;
 
 namespace {
 
 using tx = record_transaction;
-
-volume_record named(std::string name) {
-  volume_record r;
-  r.name = std::move(name);
-  r.backend = "local";
-  r.owner = record_owner::docker;
-  return r;
-}
 
 /// The record after a first mount of id c89a.
 volume_record mounted(const volume_record& before) {

@@ -44,14 +44,12 @@ TEST_F(volume_csi_driver_test, a_publish_waits_for_a_stage_in_progress_and_then_
   auto published = start(atom::publish_v, test::csi_publish("/pods/a"));
   EXPECT_EQ(runner->waiting(), 0U) << "the publish must wait for the stage in progress";
   EXPECT_EQ(storage->publishes, 0);
-  runner->finish_running();
-  sched.run();
+  return_held();
   auto stage_done = answer_of<atom::ok>(staged);
   ASSERT_TRUE(stage_done.given);
   EXPECT_FALSE(stage_done.err) << describe(stage_done.err);
   ASSERT_EQ(runner->waiting(), 1U) << "the publish starts once the stage is committed";
-  runner->run_next();
-  sched.run();
+  run_call();
   auto publish_done = answer_of<atom::ok>(published);
   ASSERT_TRUE(publish_done.given);
   EXPECT_FALSE(publish_done.err) << "the publish ran after the stage: "
@@ -66,11 +64,9 @@ TEST_F(volume_csi_driver_test, a_stage_that_lands_after_its_timeout_is_undone) {
   auto first = time_out(h);
   ASSERT_TRUE(first.given);
   EXPECT_TRUE(is(first.err, ec::timeout)) << describe(first.err);
-  runner->finish_running(); // the stage succeeds, after its caller was told it failed
-  sched.run();
+  return_held(); // the stage succeeds, after its caller was told it failed
   ASSERT_EQ(runner->waiting(), 1U) << "a staging the record lacks is undone, in turn";
-  runner->run_next();
-  sched.run();
+  run_call();
   EXPECT_EQ(storage->sweeps, 1);
   EXPECT_EQ(storage->attached(), "") << "and its device detached: no staging uses it";
   EXPECT_TRUE(storage->staged_paths().empty());
@@ -87,10 +83,8 @@ TEST_F(volume_csi_driver_test, a_retry_while_a_stage_hangs_starts_no_second_stag
   EXPECT_TRUE(is(retry.err, ec::aborted)) << describe(retry.err);
   EXPECT_NE(describe(retry.err).find("stage started at"), std::string::npos) << describe(retry.err);
   EXPECT_EQ(runner->waiting(), 0U) << "no second stage while the first hangs";
-  runner->finish_running(); // the first stage lands late and is undone: the record lacks it
-  sched.run();
-  runner->run_next();
-  sched.run();
+  return_held(); // the first stage lands late and is undone: the record lacks it
+  run_call();
   EXPECT_EQ(storage->sweeps, 1)
     << "undone by a sweep with the record as it is then (it keeps a device that a recorded "
        "staging uses)";

@@ -36,11 +36,9 @@ TEST_F(volume_driver_test, a_mount_that_reports_after_its_deadline_times_out_and
   auto first = answer_of<std::string>(h);
   ASSERT_TRUE(first.given) << "the caller is answered at the deadline";
   EXPECT_TRUE(is(first.err, ec::timeout)) << describe(first.err);
-  runner->finish_running(); // the mount lands, after its caller was told it failed
-  sched.run();
+  return_held(); // the mount lands, after its caller was told it failed
   EXPECT_EQ(runner->waiting(), 1U) << "the volume settles it in turn: an unmount";
-  runner->run_next();
-  sched.run();
+  run_call();
   EXPECT_EQ(storage->unmounts, 1);
   EXPECT_FALSE(storage->host_mounted);
   EXPECT_FALSE(record().mounted);
@@ -80,11 +78,9 @@ TEST_F(volume_driver_test, a_retry_beside_a_hung_call_is_refused_at_once_and_sta
   auto cr = start(atom::create_v, option_map{}, uint64_t{0});
   EXPECT_TRUE(is(answer_of<atom::ok>(cr).err, ec::aborted)) << "nor a create";
   EXPECT_EQ(runner->waiting(), 0U);
-  runner->finish_running();
-  sched.run();
+  return_held();
   EXPECT_EQ(storage->mounts, 1) << "one mount ran, not two";
-  runner->run_next(); // the late mount's undo
-  sched.run();
+  run_call(); // the late mount's undo
   EXPECT_FALSE(mount("c1").err) << "once it returned, the volume serves again";
 }
 
@@ -97,8 +93,7 @@ TEST_F(volume_driver_test, a_timer_armed_for_an_earlier_call_is_armed_again_for_
   EXPECT_EQ(runner->waiting(), 1U) << "nor abandoned";
   advance(timeout / 2); // the current call's own deadline
   ASSERT_EQ(runner->waiting(), 1U);
-  runner->run_next();
-  sched.run();
+  run_call();
   EXPECT_EQ(storage->unmounts, 0) << "the unmount timed out before it started";
   EXPECT_EQ(storage->lazy_unmounts, 1) << "and the lazy detach that stands in for it ran";
   auto done = answer_of<atom::ok>(h);
@@ -108,8 +103,7 @@ TEST_F(volume_driver_test, a_timer_armed_for_an_earlier_call_is_armed_again_for_
 
 TEST_F(volume_driver_test, a_call_that_reports_in_time_is_answered_and_its_timer_does_nothing) {
   auto h = start(atom::mount_v, std::string{"c1"}, std::string{}, caller{});
-  runner->run_next();
-  sched.run();
+  run_call();
   auto first = answer_of<std::string>(h);
   ASSERT_TRUE(first.given);
   EXPECT_FALSE(first.err) << describe(first.err);
@@ -132,8 +126,7 @@ TEST_F(volume_driver_test, a_timed_out_remove_keeps_the_volume_until_its_late_de
   auto again = ask<atom::ok>(atom::create_v, option_map{}, uint64_t{0});
   EXPECT_TRUE(is(again.err, ec::aborted))
     << "a re-create is not told the half-deleted volume exists: " << describe(again.err);
-  runner->finish_running(); // the deletion lands, late
-  sched.run();
+  return_held(); // the deletion lands, late
   EXPECT_EQ(disk->records.count("v1"), 0U) << "the late deletion is adopted: the record goes";
   EXPECT_TRUE(is(ask<volume_record>(atom::get_v).err, ec::not_found)) << "the volume is gone";
   EXPECT_FALSE(ask<atom::ok>(atom::create_v, option_map{}, uint64_t{0}).err)
@@ -147,8 +140,7 @@ TEST_F(volume_driver_test, a_mount_whose_caller_left_before_its_turn_is_not_star
   auto from = caller::tracked();
   auto second = start(atom::mount_v, std::string{"c2"}, std::string{}, from);
   from.leave("connection closed"); // c2 waits behind c1, and its client leaves meanwhile
-  runner->finish_running();
-  sched.run();
+  return_held();
   EXPECT_FALSE(answer_of<std::string>(first).err);
   auto refused = answer_of<std::string>(second);
   ASSERT_TRUE(refused.given);

@@ -47,11 +47,8 @@ TEST_F(volume_reconcile_test, a_loaded_volume_reconciles_with_the_host_before_it
   EXPECT_TRUE(is(refused.err, ec::aborted)) << describe(refused.err);
   EXPECT_NE(describe(refused.err).find("reconcile started at"), std::string::npos)
     << describe(refused.err);
-  runner->finish_running(); // the remount lands: the volume reconciles again and serves
-  sched.run();
-  while (runner->run_next()) {
-    sched.run();
-  }
+  return_held(); // the remount lands: the volume reconciles again and serves
+  run_all_calls();
   auto counted = ask<std::string>(atom::mount_v, std::string{"c2"}, std::string{}, caller{});
   EXPECT_FALSE(counted.err) << "once reconciled, a Mount is counted: " << describe(counted.err);
   // (The fake's mounts never show in /proc/self/mountinfo, so the second reconcile
@@ -112,15 +109,12 @@ TEST_F(volume_reconcile_test, a_hung_reconcile_is_pending_then_uncertain_until_i
 
   // It returns 200 ms later: certain again, and its duration is counted then, whole.
   advance(200ms);
-  runner->finish_running();
-  sched.run();
+  return_held();
   EXPECT_EQ(stats->volumes.uncertain.value(), 0);
   EXPECT_EQ(calls(), 1U);
   EXPECT_DOUBLE_EQ(stats->backends.call_duration.at("local", "reconcile").snapshot().sum, 0.301)
     << "a late call counts with its whole duration, on the volume's clock";
-  while (runner->run_next()) {
-    sched.run();
-  }
+  run_all_calls();
   EXPECT_GE(stats->reconcile_actions.value("remounted"), 1U);
   EXPECT_TRUE(record().mounted);
 }
