@@ -8,7 +8,6 @@
 
 #include "actors/actors.hpp"
 #include "actors/volume.hpp"
-#include "backends/executor.hpp"
 
 namespace berth {
 
@@ -17,7 +16,7 @@ struct registry_config {
   /// Backends by name ("local"); a volume record names its backend.
   std::map<std::string, std::shared_ptr<backend>> backends;
   std::string default_backend = "local";
-  std::shared_ptr<executor> exec;
+  std::shared_ptr<task_runner> exec; ///< where the volumes run their backend calls
   persistence_actor persistence;
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
   /// The host's mount points read at start; each loaded volume reconciles

@@ -71,21 +71,30 @@ protected:
     R value{};
   };
 
-  /// Sends a request and runs every message and every backend call it leads to.
-  template <class R, class... Ts>
-  answer<R> ask(Ts&&... xs) {
-    auto h = self->request(vol, caf::infinite, std::forward<Ts>(xs)...);
-    sched.run();
+  /// Sends `dest` a request and runs every message and every backend call it leads to.
+  template <class R, class Dest, class... Ts>
+  answer<R> ask_to(const Dest& dest, Ts&&... xs) {
+    auto h = start_to(dest, std::forward<Ts>(xs)...);
     run_all_calls();
     return answer_of<R>(h);
   }
 
-  /// Sends a request and runs the messages, but not the backend call it starts.
-  template <class... Ts>
-  auto start(Ts&&... xs) {
-    auto h = self->request(vol, caf::infinite, std::forward<Ts>(xs)...);
+  /// Sends `dest` a request and runs the messages, but not the backend call it starts.
+  template <class Dest, class... Ts>
+  auto start_to(const Dest& dest, Ts&&... xs) {
+    auto h = self->request(dest, caf::infinite, std::forward<Ts>(xs)...);
     sched.run();
     return h;
+  }
+
+  /// ask_to and start_to, to the volume.
+  template <class R, class... Ts>
+  answer<R> ask(Ts&&... xs) {
+    return ask_to<R>(vol, std::forward<Ts>(xs)...);
+  }
+  template <class... Ts>
+  auto start(Ts&&... xs) {
+    return start_to(vol, std::forward<Ts>(xs)...);
   }
 
   /// The answer to `h`, if the volume gave it. Every other request sent is answered

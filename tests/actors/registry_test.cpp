@@ -1,7 +1,5 @@
 #include "actors/registry.hpp"
 
-#include <thread>
-
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
@@ -75,39 +73,6 @@ TEST_F(registry_test, a_failed_create_leaves_no_name_behind) {
   EXPECT_TRUE(
     test::call<std::string>(self, reg, atom::mount_v,
                             std::string{"v"}, std::string{"c"}, std::string{}, caller{}));
-}
-
-// One backend call per volume, ever (docs/design.md, "A hung call blocks only its own
-// volume"): a create whose call hangs past its timeout fails, and a retry must reach the
-// actor that knows of the hung call, not a fresh one that would start a second.
-TEST_F(registry_test, a_create_retried_while_its_first_call_hangs_starts_no_second_call) {
-  start({}, 100ms);
-  storage->hang_create = true;
-  auto first = test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"}, option_map{});
-  ASSERT_TRUE(first);
-  EXPECT_EQ(first.code(), static_cast<uint8_t>(ec::timeout)) << describe(first);
-  for (int retry = 0; retry < 3; ++retry) {
-    auto again = test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"}, option_map{});
-    ASSERT_TRUE(again) << "a create beside a hung one must not succeed";
-    EXPECT_NE(describe(again).find("has not returned"), std::string::npos) << describe(again);
-  }
-  EXPECT_EQ(storage->creates, 1) << "the retries started no second create";
-  EXPECT_EQ(storage->max_in_flight, 1);
-  EXPECT_TRUE(list().empty()) << "the name is not a volume while its create hangs";
-
-  // Once the hung call returns, the name serves a create again.
-  storage->release();
-  caf::error err = make_error(ec::aborted, "never tried");
-  for (int i = 0; i < 500 && err; ++i) {
-    err = test::call<atom::ok>(self, reg, atom::create_v, std::string{"v"}, option_map{});
-    if (err && describe(err).find("has not returned") == std::string::npos) {
-      break; // any other refusal is the answer to judge
-    }
-    std::this_thread::sleep_for(10ms); // the hung call is returning: poll until it has
-  }
-  EXPECT_FALSE(err) << describe(err);
-  EXPECT_EQ(storage->max_in_flight, 1) << "never two calls at once";
-  EXPECT_EQ(list().size(), 1u);
 }
 
 TEST_F(registry_test, serves_loaded_state_with_its_counts) {

@@ -1,0 +1,71 @@
+// The registry and its volumes driven by the test (tests/actors/driver_fixture.hpp): one
+// backend call per volume, ever (docs/design.md, "A hung call blocks only its own
+// volume"), through the registry: a create whose call hangs past its deadline fails, a
+// retry reaches the actor that knows of the hung call, and once it returns the name
+// serves a create again.
+
+#include <gtest/gtest.h>
+
+#include "actors/registry.hpp"
+#include "tests/actors/driver_fixture.hpp"
+
+using namespace berth;
+using namespace std::chrono_literals;
+
+namespace {
+
+class registry_driver_test : public test::volume_driver_fixture {
+protected:
+  registry_actor reg;
+
+  void SetUp() override {
+    registry_config cfg;
+    cfg.backends["local"] = storage;
+    cfg.exec = runner;
+    cfg.persistence = persistence = sys.spawn(test::fake_persistence, disk);
+    cfg.backend_timeout = timeout;
+    cfg.stats = stats;
+    reg = sys.spawn(registry, cfg, std::vector<volume_record>{});
+    sched.run();
+  }
+
+  void TearDown() override {
+    self->send_exit(reg, caf::exit_reason::user_shutdown); // it stops its volumes
+    volume_driver_fixture::TearDown();
+  }
+
+  auto start_create() { return start_to(reg, atom::create_v, std::string{"v"}, option_map{}); }
+
+  std::vector<volume_record> list() {
+    return ask_to<std::vector<volume_record>>(reg, atom::list_v).value;
+  }
+};
+
+} // namespace
+
+TEST_F(registry_driver_test, a_create_retried_while_its_first_call_hangs_starts_no_second_call) {
+  auto first = start_create();
+  ASSERT_TRUE(runner->start_next()) << "the create runs, and does not return";
+  advance(timeout + 1ms);
+  auto timed_out = answer_of<atom::ok>(first);
+  ASSERT_TRUE(timed_out.given);
+  EXPECT_TRUE(is(timed_out.err, ec::timeout)) << describe(timed_out.err);
+  for (int retry = 0; retry < 3; ++retry) {
+    auto h = start_create();
+    auto again = answer_of<atom::ok>(h);
+    ASSERT_TRUE(again.given) << "refused without moving the clock";
+    EXPECT_NE(describe(again.err).find("has not returned"), std::string::npos)
+      << "a create beside a hung one must not succeed: " << describe(again.err);
+  }
+  EXPECT_EQ(runner->waiting(), 0U) << "the retries started no second create";
+  EXPECT_TRUE(list().empty()) << "the name is not a volume while its create hangs";
+
+  return_held(); // the hung create returns, late: the volume settles it in turn
+  run_all_calls();
+  auto h = start_create();
+  run_all_calls();
+  auto created = answer_of<atom::ok>(h);
+  ASSERT_TRUE(created.given);
+  EXPECT_FALSE(created.err) << "the name serves a create again: " << describe(created.err);
+  EXPECT_EQ(list().size(), 1U);
+}
