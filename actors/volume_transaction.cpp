@@ -7,9 +7,9 @@
 namespace berth::detail {
 
 void transition_words::log_failure(const std::string& name, const std::string& line,
-                                   const char* fallback, const caf::error& err) const {
+                                   const caf::error& err) const {
   if (logs_failures) {
-    spdlog::error("volume {}: {}: {}", name, line.empty() ? what + fallback : line, describe(err));
+    spdlog::error("volume {}: {}: {}", name, line, describe(err));
   }
 }
 
@@ -23,10 +23,9 @@ void on_stored(self_ptr self, const std::shared_ptr<record_transaction>& tx, con
   auto step = tx->persisted(err, self->state.rec);
   const auto& name = tx->pending().name;
   if (std::holds_alternative<record_transaction::undo>(step)) {
-    auto line = words->unsaved.empty() ? words->what + " not saved" : words->unsaved;
-    words->log_failure(name, line + ", " + words->undoing, "", err);
+    words->log_failure(name, words->unsaved_line() + ", " + words->undoing, err);
   } else if (err) {
-    words->log_failure(name, words->unsaved, " not saved", err);
+    words->log_failure(name, words->unsaved_line(), err);
   }
   carry_out(self, tx, std::move(step), words, undo, end);
 }

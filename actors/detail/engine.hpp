@@ -240,9 +240,12 @@ struct transition_words {
   /// says why).
   bool logs_failures = true;
 
-  /// Logs `err` after "volume NAME: ": with `line`, else "<what><fallback>".
-  void log_failure(const std::string& name, const std::string& line, const char* fallback,
-                   const caf::error& err) const;
+  /// The line of a failed work, and of a record not saved.
+  std::string failed_line() const { return failed.empty() ? what + " failed" : failed; }
+  std::string unsaved_line() const { return unsaved.empty() ? what + " not saved" : unsaved; }
+
+  /// Logs `err` after "volume NAME: " and `line`, unless failures are not logged here.
+  void log_failure(const std::string& name, const std::string& line, const caf::error& err) const;
 };
 
 /// One transition that changes the host and then the record, all or nothing
@@ -285,7 +288,7 @@ void transact_then(self_ptr self, transition<T> t,
     auto& st = self->state;
     record_transaction::plan plan{desc->change, desc->creates, static_cast<bool>(desc->undo)};
     if (!out) {
-      desc->log_failure(st.rec->name, desc->failed, " failed", out.error());
+      desc->log_failure(st.rec->name, desc->failed_line(), out.error());
       auto ended =
         std::get<record_transaction::ended>(record_transaction{plan}.work_failed(out.error()));
       next(std::move(ended.err), ended.how);
