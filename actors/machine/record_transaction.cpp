@@ -54,7 +54,7 @@ record_transaction::next_step record_transaction::persisted(const caf::error& er
     if (plan_.undoable) {
       store_error_ = err;
       phase_ = phase::undoing;
-      return undo{pending_};
+      return undo{std::cref(pending_)};
     }
     phase_ = phase::over;
     return ended{ending::unsaved, err};

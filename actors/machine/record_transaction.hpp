@@ -60,10 +60,10 @@ public:
   struct erase {
     std::string name;
   };
-  /// Undo the side effect (`unsaved` is the record that was not saved), then call
-  /// undone().
+  /// Undo the side effect (`unsaved`, the machine's own, is the record that was not
+  /// saved), then call undone().
   struct undo {
-    volume_record unsaved;
+    std::reference_wrapper<const volume_record> unsaved;
   };
   /// The transition is over: `err` is empty only when it ended committed.
   struct ended {

@@ -63,7 +63,7 @@ TEST_F(record_transaction_test,
   t.work_succeeded(rec, mounted);
   auto step = t.persisted(disk_gone(), rec);
   ASSERT_TRUE(std::holds_alternative<tx::undo>(step)) << "the mount is undone first";
-  EXPECT_EQ(std::get<tx::undo>(step).unsaved.mounts.at("c89a"), 1U);
+  EXPECT_EQ(std::get<tx::undo>(step).unsaved.get().mounts.at("c89a"), 1U);
   EXPECT_TRUE(rec->mounts.empty()) << "the unsaved record is never committed";
   auto end = t.undone();
   ASSERT_TRUE(std::holds_alternative<tx::ended>(end));
