@@ -117,6 +117,10 @@ void describe_options(CLI::App& app, bench_args& a) {
   d.text("--state-dir", "DIR", "berthd's --state-dir, for the journal size", a.common.state_dir);
   docker->add_flag("--mixed", a.common.docker.mixed,
                    "every 32nd round of each client also Creates and\nRemoves a fresh volume");
+  d.integer("--lists", "N",
+            "once the pairs end, time N VolumeDriver.List calls\n"
+            "one after another (default 0)",
+            a.common.docker.lists, 0);
 
   auto* restart = app.add_subcommand(
     "restart", "Populates DIR with N volumes mounted by K IDs each (when it holds fewer),\n"

@@ -15,6 +15,7 @@ namespace berth::bench {
 struct docker_extras {
   double report_every = 0; ///< seconds between reports; 0: none
   bool mixed = false;      ///< every 32nd round of a client also Creates and Removes a volume
+  long lists = 0;          ///< Lists timed one after another once the pairs end; 0: none
 };
 
 /// Command-line options of every mode (each mode uses a subset).

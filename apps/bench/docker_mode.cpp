@@ -220,6 +220,21 @@ int run_docker(const options& opt) {
     stalled_client.join();
   }
 
+  // -- lists ------------------------------------------------------------------
+  latency_recorder lists;
+  for (long i = 0; i < opt.docker.lists; ++i) {
+    std::vector<std::string> listed_now;
+    auto t0 = bench_clock::now();
+    auto r = lister.list(listed_now);
+    lists.add(elapsed_ms(t0, bench_clock::now()));
+    if (!r.ok) {
+      errors.add("List: " + r.err);
+    } else if (listed_now.size() < names.size()) {
+      errors.add("List shows " + std::to_string(listed_now.size()) + " volumes, fewer than the "
+                 + std::to_string(names.size()) + " the run uses");
+    }
+  }
+
   // -- report -----------------------------------------------------------------
   client_stats all;
   for (auto& s : stats) {
@@ -235,6 +250,11 @@ int run_docker(const options& opt) {
     print_line("stalled pair", stalled_stats.pair, seconds);
     std::printf("stalled volume %s: %" PRIu64 " errors\n", opt.stalled.c_str(),
                 stalled_errors.count());
+  }
+  if (opt.docker.lists > 0) {
+    std::printf("list             lists=%-6zu p50=%.3f ms  p99=%.3f ms  max=%.3f ms (one client, "
+                "after the pairs)\n",
+                lists.count(), lists.percentile(50), lists.percentile(99), lists.max());
   }
   std::printf("errors: %" PRIu64 "\n", errors.count());
   std::optional<double> rss;
@@ -259,6 +279,10 @@ int run_docker(const options& opt) {
     std::printf(",\"stalled\":%s,\"stalled_pairs\":%zu,\"stalled_errors\":%" PRIu64,
                 json_quote(opt.stalled).c_str(), stalled_stats.pair.count(),
                 stalled_errors.count());
+  }
+  if (opt.docker.lists > 0) {
+    std::printf(",\"lists\":%zu,\"list_p50_ms\":%.3f,\"list_p99_ms\":%.3f", lists.count(),
+                lists.percentile(50), lists.percentile(99));
   }
   if (rss) {
     std::printf(",\"rss_mb\":%.1f", *rss);
