@@ -148,9 +148,9 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::grow, std::string, std::string>::with<uint64_t>,
   replies_to<atom::stats, std::string, std::string>::with<volume_stats>,
   /// Every record, sorted by name (admin API).
-  replies_to<atom::list>::with<std::vector<volume_record>>,
+  replies_to<atom::list>::with<shared_records>,
   /// The records of one owner (Docker or CSI), sorted by name.
-  replies_to<atom::list, record_owner>::with<std::vector<volume_record>>,
+  replies_to<atom::list, record_owner>::with<shared_records>,
   /// Waits until every volume is idle (graceful stop).
   replies_to<atom::drain>::with<atom::ok>,
   /// Answers at once: the registry is alive and reads its mailbox (/healthz).

@@ -1,5 +1,7 @@
 #include "actors/registry.hpp"
 
+#include <algorithm>
+
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
@@ -27,6 +29,7 @@ volume_actor spawn_volume(self_ptr self, volume_record rec, bool exists) {
   env.coalesce_window = cfg.coalesce_window;
   env.timer = cfg.timer;
   env.stats = cfg.stats;
+  env.directory = cfg.directory;
   if (exists) {
     env.reconcile_with = cfg.host_mounts;
   }
@@ -116,46 +119,16 @@ caf::result<atom::ok> remove(self_ptr self, const std::string& name, record_owne
   return rp;
 }
 
-/// Asks every created volume for its record, collecting them sorted by name;
-/// with an `owner`, only that owner's records.
-caf::result<std::vector<volume_record>> list(self_ptr self, record_owner owner) {
-  auto rp = self->make_response_promise<std::vector<volume_record>>();
-  auto out = std::make_shared<std::map<std::string, volume_record>>();
-  auto left = std::make_shared<size_t>(0);
-  for (auto& [name, entry] : self->state.volumes) {
-    if (entry.created) {
-      ++*left;
-    }
+/// Every volume's committed record, sorted by name, from the directory the volumes keep
+/// current; with an `owner`, only that owner's records.
+shared_records list(self_ptr self, record_owner owner) {
+  auto all = self->state.cfg.directory->all();
+  if (owner != record_owner::unset) {
+    all.erase(std::remove_if(all.begin(), all.end(),
+                             [owner](const auto& rec) { return owner_of(*rec) != owner; }),
+              all.end());
   }
-  if (*left == 0) {
-    rp.deliver(std::vector<volume_record>{});
-    return rp;
-  }
-  auto settle = [out, left, rp, owner]() mutable {
-    if (--*left == 0) {
-      std::vector<volume_record> all;
-      all.reserve(out->size());
-      for (auto& [name, rec] : *out) {
-        if (owner == record_owner::unset || owner_of(rec) == owner) {
-          all.push_back(std::move(rec));
-        }
-      }
-      rp.deliver(std::move(all));
-    }
-  };
-  for (auto& [name, entry] : self->state.volumes) {
-    if (!entry.created) {
-      continue;
-    }
-    self->request(entry.hdl, caf::infinite, atom::get_v)
-      .then([out, settle](volume_record& rec) mutable {
-              auto key = rec.name;
-              out->emplace(std::move(key), std::move(rec));
-              settle();
-            },
-            [settle](caf::error&) mutable { settle(); });
-  }
-  return rp;
+  return all;
 }
 
 caf::result<atom::ok> drain(self_ptr self) {
@@ -183,6 +156,9 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
                                        registry_config cfg, std::vector<volume_record> initial) {
   self->state.cfg = std::move(cfg);
   for (auto& rec : initial) {
+    // Listed now, not once its actor first runs: a list right after start shows every
+    // volume of the durable state, as it did when it asked each actor.
+    self->state.cfg.directory->put(std::make_shared<const volume_record>(rec));
     auto name = rec.name;
     auto& entry = self->state.volumes[name];
     entry.hdl = spawn_volume(self, std::move(rec), true);

@@ -28,6 +28,8 @@ struct registry_config {
   /// What berthd counts (every volume's env gets it). Null only in tests that do not
   /// look: each volume then counts into a private one.
   std::shared_ptr<telemetry> stats;
+  /// Every volume's committed record, which its volume keeps current: a list reads it.
+  std::shared_ptr<record_directory> directory = std::make_shared<record_directory>();
 };
 
 /// One name: its actor, and creations not yet answered.

@@ -3,10 +3,12 @@
 #include <string>
 #include <vector>
 
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/type_id.hpp>
 
 #include "core/csi_types.hpp"
 #include "core/mount_release.hpp"
+#include "core/record_directory.hpp"
 #include "core/volume_record.hpp"
 
 // One block for every atom and message type berth sends between actors.
@@ -59,3 +61,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_ATOM(berth, berth::atom, import_check, "impcheck")
 
 CAF_END_TYPE_ID_BLOCK(berth)
+
+// A list's answer shares the records of the record directory: it never leaves the
+// process, so it needs no serialization.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(berth::shared_records)

@@ -28,7 +28,8 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     // Only a test leaves it out; counting into a private one keeps every use safe.
     stats = std::make_shared<telemetry>(std::vector<std::string>{self->state.env.storage->name()});
   }
-  self->state.rec = committed_record{std::move(rec), exists, stats->volumes};
+  self->state.rec =
+    committed_record{std::move(rec), exists, stats->volumes, self->state.env.directory.get()};
   if (exists && self->state.env.reconcile_with) {
     // Loaded from state: it agrees with the host before it serves anything.
     self->state.reconciled = false;

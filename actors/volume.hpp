@@ -19,6 +19,7 @@
 #include "actors/machine/turns.hpp"
 #include "backends/backend.hpp"
 #include "backends/task_runner.hpp"
+#include "core/record_directory.hpp"
 #include "core/telemetry/telemetry.hpp"
 
 namespace berth {
@@ -43,6 +44,8 @@ struct volume_env {
   /// What berthd counts, shared by all volumes: the mailbox's counts, the volume
   /// gauges (kept equal to the committed records), backend call durations.
   std::shared_ptr<telemetry> stats;
+  /// Where the volume's committed record is listed (the registry's); null: nowhere.
+  std::shared_ptr<record_directory> directory;
 };
 
 struct volume_state {

@@ -1,18 +1,18 @@
 #pragma once
 
 // Hands the pages the allocator keeps after a burst of short-lived allocations back to the
-// kernel. A List of every volume, or a snapshot's copy of the state, allocates megabytes
-// that are freed a moment later; glibc keeps the freed pages in the arena of the thread that
-// used them, and jemalloc (berthd's allocator) keeps them until their decay time ends, so RSS
-// climbed with each burst (docs/benchmarks.md, "Why RSS grew" and "jemalloc"). The callers
-// are the places such a burst ends, and berthd's signal wait every
+// kernel. A snapshot's copy of the state allocates megabytes that are freed a moment later
+// (a List did too, while it copied every record); glibc keeps the freed pages in the arena of
+// the thread that used them, and jemalloc (berthd's allocator) keeps them until their decay
+// time ends, so RSS climbed with each burst (docs/benchmarks.md, "Why RSS grew" and
+// "jemalloc"). The callers are the places such a burst ends, and berthd's signal wait every
 // free_memory_sweep_interval, for what steady load frees between bursts.
 
 #include <chrono>
 
 namespace berth {
 
-/// The shortest time between two trims: a burst of Lists trims once, not once each.
+/// The shortest time between two trims: a burst of compactions trims once, not once each.
 inline constexpr std::chrono::milliseconds free_memory_min_interval{1000};
 
 /// How often berthd trims when nothing else did: what steady load frees is returned too,

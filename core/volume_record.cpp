@@ -34,4 +34,22 @@ std::string now_rfc3339() {
   return rfc3339(std::chrono::system_clock::now());
 }
 
+shared_records share(std::vector<volume_record> recs) {
+  shared_records out;
+  out.reserve(recs.size());
+  for (auto& rec : recs) {
+    out.push_back(std::make_shared<const volume_record>(std::move(rec)));
+  }
+  return out;
+}
+
+std::vector<volume_record> copies(const shared_records& recs) {
+  std::vector<volume_record> out;
+  out.reserve(recs.size());
+  for (const auto& rec : recs) {
+    out.push_back(*rec);
+  }
+  return out;
+}
+
 } // namespace berth

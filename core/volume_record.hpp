@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -153,6 +154,15 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, export_view& x) {
   return f(caf::meta::type_name("export_view"), x.path, x.consistency);
 }
+
+/// Records as a list answers them: shared, never changed in place.
+using shared_records = std::vector<std::shared_ptr<const volume_record>>;
+
+/// `recs`, shared (a test's records, say).
+shared_records share(std::vector<volume_record> recs);
+
+/// Copies of `recs`, for a caller that keeps or changes them.
+std::vector<volume_record> copies(const shared_records& recs);
 
 /// Sum of all mount-ID counts.
 uint64_t total_mounts(const volume_record& rec);

@@ -4,8 +4,12 @@
 // judged against. Only commit() and forget() change it, and they run only once the
 // change is durable (the engine's persist step); everything else reads it. Each change
 // moves the volume gauges (telemetry's volume_gauges) from the old record to the new,
-// so the gauges always equal a recount over the records.
+// so the gauges always equal a recount over the records, and puts the new one in the
+// record directory, where lists read it.
 
+#include <memory>
+
+#include "core/record_directory.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "core/volume_record.hpp"
 
@@ -16,16 +20,19 @@ public:
   committed_record() = default;
 
   /// `rec`, loaded from the durable state (`exists`) or the name of a volume not created
-  /// yet, counted in `gauges` while it exists.
-  committed_record(volume_record rec, bool exists, volume_gauges& gauges)
-      : rec_(std::move(rec)), exists_(exists), gauges_(&gauges) {
+  /// yet, counted in `gauges` and listed in `directory` (if any) while it exists.
+  committed_record(volume_record rec, bool exists, volume_gauges& gauges,
+                   record_directory* directory = nullptr)
+      : rec_(std::make_shared<const volume_record>(std::move(rec))), exists_(exists),
+        gauges_(&gauges), directory_(directory) {
     if (exists_) {
-      gauges_->replace(nullptr, &rec_);
+      gauges_->replace(nullptr, rec_.get());
+      list();
     }
   }
 
-  const volume_record& operator*() const { return rec_; }
-  const volume_record* operator->() const { return &rec_; }
+  const volume_record& operator*() const { return *rec_; }
+  const volume_record* operator->() const { return rec_.get(); }
 
   /// Created and durable, not removed.
   bool exists() const { return exists_; }
@@ -35,25 +42,40 @@ public:
   void commit(volume_record next, bool creates = false) {
     bool existed = exists_;
     exists_ = existed || creates;
-    gauges_->replace(existed ? &rec_ : nullptr, exists_ ? &next : nullptr);
-    rec_ = std::move(next);
+    // Shared with the directory, never changed in place: a list may still hold the old one.
+    auto committed = std::make_shared<const volume_record>(std::move(next));
+    gauges_->replace(existed ? rec_.get() : nullptr, exists_ ? committed.get() : nullptr);
+    rec_ = std::move(committed);
+    if (exists_) {
+      list();
+    }
   }
 
   /// The volume's erasure is durable: it holds no record from now on, only its name.
   void forget() {
     if (exists_) {
-      gauges_->replace(&rec_, nullptr);
+      gauges_->replace(rec_.get(), nullptr);
+      if (directory_ != nullptr) {
+        directory_->erase(rec_->name);
+      }
     }
-    auto name = std::move(rec_.name);
+    volume_record named;
+    named.name = rec_->name;
     exists_ = false;
-    rec_ = volume_record{};
-    rec_.name = std::move(name);
+    rec_ = std::make_shared<const volume_record>(std::move(named));
   }
 
 private:
-  volume_record rec_;
+  void list() {
+    if (directory_ != nullptr) {
+      directory_->put(rec_);
+    }
+  }
+
+  std::shared_ptr<const volume_record> rec_ = std::make_shared<const volume_record>();
   bool exists_ = false;
-  volume_gauges* gauges_ = nullptr; ///< berthd's, which outlives every volume
+  volume_gauges* gauges_ = nullptr;       ///< berthd's, which outlives every volume
+  record_directory* directory_ = nullptr; ///< the registry's, which outlives its volumes
 };
 
 } // namespace berth

@@ -354,8 +354,12 @@ int run_daemon(const daemon_options& opts) {
   if (opts.usage_series > 0) {
     usage = std::make_unique<usage_sampler>(
       [&sys, reg]() -> caf::expected<std::vector<volume_record>> {
-        return blocking_ask<std::vector<volume_record>>(sys, reg, std::chrono::seconds(10),
-                                                        "the registry", atom::list_v);
+        auto shared = blocking_ask<shared_records>(sys, reg, std::chrono::seconds(10),
+                                                   "the registry", atom::list_v);
+        if (!shared) {
+          return shared.error();
+        }
+        return berth::copies(*shared);
       },
       stats, opts.usage_series, opts.usage_interval, used_bytes_at,
       image_figures_of(block_backend_of(backends)));

@@ -6,7 +6,6 @@
 #include <rapidjson/writer.h>
 
 #include "core/errors.hpp"
-#include "core/free_memory.hpp"
 #include "core/json_text.hpp"
 #include "core/names.hpp"
 #include "core/record_json.hpp"
@@ -278,22 +277,25 @@ std::string admin_json(const telemetry& stats, volume_record& rec) {
   return {buf.GetString(), buf.GetSize()};
 }
 
-/// `recs` as the admin API shows them, those that `keep` keeps, as a JSON array. The
-/// records are freed afterwards, and the pages they held.
-std::string admin_array(const telemetry& stats, std::vector<volume_record>& recs,
+/// `recs` as the admin API shows them, those that `keep` keeps, as a JSON array.
+std::string admin_array(const telemetry& stats, const shared_records& recs,
                         const std::function<bool(const volume_record&)>& keep) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w{buf};
   w.StartArray();
-  for (auto& rec : recs) {
-    if (keep(rec)) {
-      rec.owner = owner_of(rec); // shown also for records of older state
-      write_record(w, rec, record_shape::full, usage_of(stats, rec));
+  for (const auto& rec : recs) {
+    if (!keep(*rec)) {
+      continue;
+    }
+    if (rec->owner == record_owner::unset) {
+      auto shown = *rec;
+      shown.owner = owner_of(shown); // shown also for records of older state
+      write_record(w, shown, record_shape::full, usage_of(stats, shown));
+    } else {
+      write_record(w, *rec, record_shape::full, usage_of(stats, *rec));
     }
   }
   w.EndArray();
-  recs = {};
-  release_free_memory();
   return {buf.GetString(), buf.GetSize()};
 }
 
@@ -313,7 +315,7 @@ auto on_error(admin_api::responder r) {
 void admin_api::list(responder r) {
   gw_.ask(
     registry_, query_timeout,
-    [r, stats = stats_](std::vector<volume_record>& recs) {
+    [r, stats = stats_](shared_records& recs) {
       r.ok(admin_array(*stats, recs, [](const volume_record&) { return true; }));
     },
     on_error(r), atom::list_v);
@@ -322,7 +324,7 @@ void admin_api::list(responder r) {
 void admin_api::snapshots(responder r) {
   gw_.ask(
     registry_, query_timeout,
-    [r, stats = stats_](std::vector<volume_record>& recs) {
+    [r, stats = stats_](shared_records& recs) {
       r.ok(admin_array(*stats, recs, [](const volume_record& rec) {
         return rec.kind == record_kind::snapshot;
       }));

@@ -179,7 +179,7 @@ grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerCo
   }
   gw_.ask(
     registry_, query_timeout,
-    [this, r, req, resp](std::vector<volume_record>& all) {
+    [this, r, req, resp](shared_records& all) {
       finish(r, [&] {
         auto recs = select_kind(std::move(all), record_kind::volume);
         page pg;
@@ -189,7 +189,7 @@ grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerCo
         }
         for (auto i = pg.begin; i < pg.end; ++i) {
           auto* entry = resp->add_entries();
-          encode_volume(recs[i], env_, entry->mutable_volume());
+          encode_volume(*recs[i], env_, entry->mutable_volume());
           // VOLUME_CONDITION is advertised, so the status is set; no published
           // node ids (berth has no ControllerPublish).
           entry->mutable_status()->mutable_volume_condition()->set_abnormal(false);
@@ -355,7 +355,7 @@ grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServer
   }
   gw_.ask(
     registry_, query_timeout,
-    [r, req, resp](std::vector<volume_record>& all) {
+    [r, req, resp](shared_records& all) {
       finish(r, [&] {
         auto recs = filter_snapshots(std::move(all), req->snapshot_id(), req->source_volume_id());
         page pg;
@@ -364,7 +364,7 @@ grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServer
           return st;
         }
         for (auto i = pg.begin; i < pg.end; ++i) {
-          encode_snapshot(recs[i], resp->add_entries()->mutable_snapshot());
+          encode_snapshot(*recs[i], resp->add_entries()->mutable_snapshot());
         }
         resp->set_next_token(pg.next_token);
         return grpc::Status::OK;

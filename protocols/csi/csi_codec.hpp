@@ -148,17 +148,16 @@ grpc::Status paginate(const std::vector<std::string>& names, int32_t max_entries
                       const std::string& starting_token, page& out);
 
 /// paginate() over records sorted by name (their names are the tokens).
-grpc::Status paginate_records(const std::vector<volume_record>& recs, int32_t max_entries,
+grpc::Status paginate_records(const shared_records& recs, int32_t max_entries,
                               const std::string& starting_token, page& out);
 
 /// Records of `kind`, sorted by name.
-std::vector<volume_record> select_kind(std::vector<volume_record> recs, record_kind kind);
+shared_records select_kind(shared_records recs, record_kind kind);
 
 /// ListSnapshots filters: snapshots whose name is `snapshot_id` (when set) and
 /// whose source is the volume `source_volume_id` (when set).
-std::vector<volume_record> filter_snapshots(std::vector<volume_record> recs,
-                                            const std::string& snapshot_id,
-                                            const std::string& source_volume_id);
+shared_records filter_snapshots(shared_records recs, const std::string& snapshot_id,
+                                const std::string& source_volume_id);
 
 // -- node -----------------------------------------------------------------------
 

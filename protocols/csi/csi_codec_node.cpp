@@ -38,34 +38,33 @@ grpc::Status paginate(const std::vector<std::string>& names, int32_t max_entries
   return grpc::Status::OK;
 }
 
-grpc::Status paginate_records(const std::vector<volume_record>& recs, int32_t max_entries,
+grpc::Status paginate_records(const shared_records& recs, int32_t max_entries,
                               const std::string& starting_token, page& out) {
   std::vector<std::string> names;
   names.reserve(recs.size());
   for (const auto& rec : recs) {
-    names.push_back(rec.name);
+    names.push_back(rec->name);
   }
   return paginate(names, max_entries, starting_token, out);
 }
 
-std::vector<volume_record> select_kind(std::vector<volume_record> recs, record_kind kind) {
-  recs.erase(std::remove_if(recs.begin(), recs.end(),
-                            [&](const volume_record& r) { return r.kind != kind; }),
-             recs.end());
+shared_records select_kind(shared_records recs, record_kind kind) {
+  recs.erase(
+    std::remove_if(recs.begin(), recs.end(), [&](const auto& r) { return r->kind != kind; }),
+    recs.end());
   std::sort(recs.begin(), recs.end(),
-            [](const volume_record& a, const volume_record& b) { return a.name < b.name; });
+            [](const auto& a, const auto& b) { return a->name < b->name; });
   return recs;
 }
 
-std::vector<volume_record> filter_snapshots(std::vector<volume_record> recs,
-                                            const std::string& snapshot_id,
-                                            const std::string& source_volume_id) {
+shared_records filter_snapshots(shared_records recs, const std::string& snapshot_id,
+                                const std::string& source_volume_id) {
   recs = select_kind(std::move(recs), record_kind::snapshot);
   const content_source source{record_kind::volume, source_volume_id};
   recs.erase(std::remove_if(recs.begin(), recs.end(),
-                            [&](const volume_record& r) {
-                              return (!snapshot_id.empty() && r.name != snapshot_id)
-                                     || (!source_volume_id.empty() && r.source != source);
+                            [&](const auto& r) {
+                              return (!snapshot_id.empty() && r->name != snapshot_id)
+                                || (!source_volume_id.empty() && r->source != source);
                             }),
              recs.end());
   return recs;

@@ -4,7 +4,6 @@
 #include <atomic>
 
 #include "core/errors.hpp"
-#include "core/free_memory.hpp"
 #include "core/text.hpp"
 #include "protocols/docker/docker_codec.hpp"
 #include "protocols/gateway/gateway.hpp"
@@ -244,17 +243,12 @@ void docker_api::handle(const std::string& method, const std::string& target, st
   } else { // "/VolumeDriver.List"
     gw_.ask(
       registry_, query_timeout,
-      [a](std::vector<volume_record>& recs) {
+      [a](shared_records& recs) {
         // Docker's snapshots share its namespace but are no volumes (berthctl snapshot ls).
         recs.erase(std::remove_if(recs.begin(), recs.end(),
-                                  [](const volume_record& rec) {
-                                    return rec.kind != record_kind::volume;
-                                  }),
+                                  [](const auto& rec) { return rec->kind != record_kind::volume; }),
                    recs.end());
         a.ok(docker::encode_list(recs));
-        // Every record was copied for this answer: free them, and the pages they held.
-        recs = {};
-        release_free_memory();
       },
       a.on_error(), atom::list_v, record_owner::docker);
   }

@@ -243,7 +243,7 @@ std::string encode_get(const volume_record& rec) {
   return finish(buf);
 }
 
-std::string encode_list(const std::vector<volume_record>& recs) {
+std::string encode_list(const shared_records& recs) {
   rapidjson::StringBuffer buf;
   writer w{buf};
   w.StartObject();
@@ -252,9 +252,9 @@ std::string encode_list(const std::vector<volume_record>& recs) {
   for (const auto& rec : recs) {
     w.StartObject();
     key(w, "Name");
-    put(w, rec.name);
+    put(w, rec->name);
     key(w, "Mountpoint");
-    put(w, rec.mounted ? std::string_view{rec.mountpoint} : std::string_view{});
+    put(w, rec->mounted ? std::string_view{rec->mountpoint} : std::string_view{});
     w.EndObject();
   }
   w.EndArray();

@@ -57,7 +57,7 @@ std::string encode_mountpoint(std::string_view mountpoint);
 std::string encode_get(const volume_record& rec);
 
 /// {"Volumes":[{"Name","Mountpoint"}...],"Err":""}
-std::string encode_list(const std::vector<volume_record>& recs);
+std::string encode_list(const shared_records& recs);
 
 /// {"Capabilities":{"Scope":"local"}}
 std::string encode_capabilities();

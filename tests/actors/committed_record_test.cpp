@@ -1,5 +1,6 @@
 // The committed record of a volume (actors/machine/committed_record.hpp): only commit()
-// and forget() change it, and the volume gauges follow every change.
+// and forget() change it, and the volume gauges and the record directory follow every
+// change.
 
 #include "actors/machine/committed_record.hpp"
 
@@ -58,4 +59,39 @@ TEST(committed_record, a_commit_without_creation_does_not_make_a_volume_exist) {
   rec.commit(named("v3"));
   EXPECT_FALSE(rec.exists());
   EXPECT_EQ(counted(g), 0);
+}
+
+namespace {
+
+std::vector<std::string> listed(const record_directory& d) {
+  std::vector<std::string> names;
+  for (const auto& rec : d.all()) {
+    names.push_back(rec->name);
+  }
+  return names;
+}
+
+} // namespace
+
+TEST(committed_record, the_directory_lists_what_exists_and_a_list_keeps_the_record_it_read) {
+  volume_gauges g{{"local"}};
+  record_directory dir;
+  committed_record loaded{named("b-loaded"), true, g, &dir};
+  committed_record fresh{named("a-fresh"), false, g, &dir};
+  fresh.commit(named("a-fresh"));
+  EXPECT_EQ(listed(dir), std::vector<std::string>{"b-loaded"})
+    << "a name whose creation is not committed is not listed";
+  fresh.commit(named("a-fresh"), true);
+  EXPECT_EQ(listed(dir), (std::vector<std::string>{"a-fresh", "b-loaded"})) << "sorted by name";
+
+  auto before = dir.all();
+  auto next = named("b-loaded");
+  next.mounts["c89a"] = 1;
+  loaded.commit(next);
+  EXPECT_EQ(dir.all()[1]->mounts.at("c89a"), 1U) << "the directory has the committed record";
+  EXPECT_TRUE(before[1]->mounts.empty()) << "a list holds the record it read, unchanged";
+
+  loaded.forget();
+  EXPECT_EQ(listed(dir), std::vector<std::string>{"a-fresh"});
+  EXPECT_EQ(before[1]->name, "b-loaded") << "and still holds it after the erasure";
 }

@@ -37,7 +37,7 @@ protected:
   auto start_create() { return start_to(reg, atom::create_v, std::string{"v"}, option_map{}); }
 
   std::vector<volume_record> list() {
-    return ask_to<std::vector<volume_record>>(reg, atom::list_v).value;
+    return copies(ask_to<shared_records>(reg, atom::list_v).value);
   }
 };
 

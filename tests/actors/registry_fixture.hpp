@@ -48,10 +48,20 @@ protected:
     exec->stop();
   }
 
+  /// Returns once the actor of each volume in `names` has started: each answers a get
+  /// itself (a list answers from the record directory, without asking them).
+  void wait_started(const std::vector<std::string>& names) {
+    for (const auto& name : names) {
+      self->request(reg, 5s, atom::get_v, name)
+        .receive([](volume_record&) {},
+                 [&](caf::error& err) { ADD_FAILURE() << name << ": " << describe(err); });
+    }
+  }
+
   std::vector<volume_record> list() {
     std::vector<volume_record> out;
     self->request(reg, 5s, atom::list_v)
-      .receive([&](std::vector<volume_record>& xs) { out = xs; },
+      .receive([&](shared_records& xs) { out = copies(xs); },
                [&](caf::error& err) { ADD_FAILURE() << describe(err); });
     return out;
   }

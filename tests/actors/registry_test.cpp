@@ -217,11 +217,10 @@ TEST_F(registry_test, docker_sees_and_touches_no_csi_volume) {
   start();
   ASSERT_TRUE(test::ask<volume_record>(self, reg, atom::create_v, std::string{"pv1"}, csi_spec(0)));
   ASSERT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"d1"}, option_map{}));
-  auto docker_list = test::ask<std::vector<volume_record>>(self, reg, atom::list_v,
-                                                            record_owner::docker);
+  auto docker_list = test::ask<shared_records>(self, reg, atom::list_v, record_owner::docker);
   ASSERT_TRUE(docker_list);
   ASSERT_EQ(docker_list->size(), 1u);
-  EXPECT_EQ((*docker_list)[0].name, "d1");
+  EXPECT_EQ((*docker_list)[0]->name, "d1");
   auto removed = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"pv1"},
                                       record_owner::docker, record_kind::volume);
   ASSERT_TRUE(removed);
@@ -251,8 +250,7 @@ TEST_F(registry_test, docker_sees_and_touches_no_csi_volume) {
 TEST_F(registry_test, csi_sees_and_touches_no_docker_volume) {
   start();
   ASSERT_FALSE(test::call<atom::ok>(self, reg, atom::create_v, std::string{"d1"}, option_map{}));
-  auto csi_list = test::ask<std::vector<volume_record>>(self, reg, atom::list_v,
-                                                         record_owner::csi);
+  auto csi_list = test::ask<shared_records>(self, reg, atom::list_v, record_owner::csi);
   ASSERT_TRUE(csi_list);
   EXPECT_TRUE(csi_list->empty());
   auto taken = test::ask<volume_record>(self, reg, atom::create_v, std::string{"d1"}, csi_spec(0));
@@ -294,11 +292,10 @@ TEST_F(registry_test, an_older_record_without_owner_is_placed_by_its_fields) {
   csi_vol.name = "old-csi";
   csi_vol.capacity_bytes = 1 << 20;
   start({docker_vol, csi_vol});
-  auto docker_list = test::ask<std::vector<volume_record>>(self, reg, atom::list_v,
-                                                            record_owner::docker);
+  auto docker_list = test::ask<shared_records>(self, reg, atom::list_v, record_owner::docker);
   ASSERT_TRUE(docker_list);
   ASSERT_EQ(docker_list->size(), 1u);
-  EXPECT_EQ((*docker_list)[0].name, "old-docker");
+  EXPECT_EQ((*docker_list)[0]->name, "old-docker");
   EXPECT_EQ(code_of_error(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"old-csi"},
                                          record_owner::docker, record_kind::volume)),
             ec::not_found);

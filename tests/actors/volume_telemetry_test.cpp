@@ -139,7 +139,8 @@ TEST_F(volume_telemetry_test, every_gauge_equals_a_recount_of_the_records_after_
   auto host = std::make_shared<const std::set<std::string>>(
     std::set<std::string>{"/fake/old", "/stage/pvc-old", "/pods/x", "/stage/pvc-lost"});
   start({docker_old, csi_old, csi_lost}, host);
-  ASSERT_EQ(list().size(), 3u); // every volume actor has started (and counted itself)
+  ASSERT_EQ(list().size(), 3u);
+  wait_started({"old", "pvc-old", "pvc-lost"}); // and counted itself
   ASSERT_TRUE(eventually([&] { return stats->volumes.reconcile_pending.value() == 0; }));
   storage->fail_publish = false;
   EXPECT_EQ(stats->reconcile_actions.value("republish_failed"), 1u);

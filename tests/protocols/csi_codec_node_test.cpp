@@ -42,21 +42,20 @@ TEST(csi_codec, paginates_by_name_tokens) {
 }
 
 TEST(csi_codec, selects_and_filters_records) {
-  std::vector<volume_record> recs{rec("v2", record_kind::volume),
-                                  rec("s2", record_kind::snapshot, volume_source("v1")),
-                                  rec("v1", record_kind::volume),
-                                  rec("s1", record_kind::snapshot, volume_source("v2"))};
+  auto recs =
+    share({rec("v2", record_kind::volume), rec("s2", record_kind::snapshot, volume_source("v1")),
+           rec("v1", record_kind::volume), rec("s1", record_kind::snapshot, volume_source("v2"))});
   auto vols = select_kind(recs, record_kind::volume);
   ASSERT_EQ(vols.size(), 2u);
-  EXPECT_EQ(vols[0].name, "v1");
-  EXPECT_EQ(vols[1].name, "v2");
+  EXPECT_EQ(vols[0]->name, "v1");
+  EXPECT_EQ(vols[1]->name, "v2");
   EXPECT_EQ(filter_snapshots(recs, "", "").size(), 2u);
   auto by_id = filter_snapshots(recs, "s2", "");
   ASSERT_EQ(by_id.size(), 1u);
-  EXPECT_EQ(by_id[0].name, "s2");
+  EXPECT_EQ(by_id[0]->name, "s2");
   auto by_source = filter_snapshots(recs, "", "v2");
   ASSERT_EQ(by_source.size(), 1u);
-  EXPECT_EQ(by_source[0].name, "s1");
+  EXPECT_EQ(by_source[0]->name, "s1");
   EXPECT_TRUE(filter_snapshots(recs, "s2", "v2").empty());
   EXPECT_TRUE(filter_snapshots(recs, "v1", "").empty());
 }

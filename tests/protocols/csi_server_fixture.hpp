@@ -91,7 +91,7 @@ inline caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<
           out.push_back(rec);
         }
       }
-      return out;
+      return share(std::move(out));
     },
     [recs, missing](atom::stage, const std::string& name,
                     const stage_request& req) -> caf::result<atom::ok> {

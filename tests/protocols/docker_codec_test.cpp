@@ -173,7 +173,7 @@ TEST(docker_codec, encodes_list) {
   volume_record b;
   b.name = "b";
   b.mountpoint = "/stale";
-  EXPECT_EQ(encode_list({a, b}),
+  EXPECT_EQ(encode_list(share({a, b})),
             R"({"Volumes":[{"Name":"a","Mountpoint":"/mnt/a"},{"Name":"b","Mountpoint":""}],)"
             R"("Err":""})");
   EXPECT_EQ(encode_list({}), R"({"Volumes":[],"Err":""})");

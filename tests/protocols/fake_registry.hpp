@@ -96,8 +96,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       rec->mountpoint = "/mnt/berth/" + name;
       return rec->mountpoint;
     },
-    [find, missing](atom::release, std::string& name,
-                    mount_release& r) -> caf::result<uint32_t> {
+    [find, missing](atom::release, std::string& name, mount_release& r) -> caf::result<uint32_t> {
       // As a volume does, without the origin check: drops the ID's whole count.
       auto* rec = find(name);
       if (!rec) {
@@ -119,8 +118,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       }
       return dropped;
     },
-    [find, missing](atom::unmount, std::string& name,
-                    std::string& id) -> caf::result<atom::ok> {
+    [find, missing](atom::unmount, std::string& name, std::string& id) -> caf::result<atom::ok> {
       auto* rec = find(name);
       if (!rec) {
         return missing(name);
@@ -163,7 +161,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       for (const auto& [name, rec] : self->state.volumes) {
         out.push_back(rec);
       }
-      return out;
+      return share(std::move(out));
     },
     [self](atom::list, record_owner owner) {
       std::vector<volume_record> out;
@@ -172,7 +170,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
           out.push_back(rec);
         }
       }
-      return out;
+      return share(std::move(out));
     },
     [](atom::drain) { return atom::ok_v; },
     [](atom::ping) { return atom::ok_v; },
@@ -188,12 +186,8 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       self->state.volumes[name] = rec;
       return rec;
     },
-    [](atom::stage, std::string&, stage_request&) -> caf::result<atom::ok> {
-      return not_served();
-    },
-    [](atom::unstage, std::string&, std::string&) -> caf::result<atom::ok> {
-      return not_served();
-    },
+    [](atom::stage, std::string&, stage_request&) -> caf::result<atom::ok> { return not_served(); },
+    [](atom::unstage, std::string&, std::string&) -> caf::result<atom::ok> { return not_served(); },
     [](atom::publish, std::string&, publish_request&) -> caf::result<atom::ok> {
       return not_served();
     },

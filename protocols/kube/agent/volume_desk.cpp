@@ -79,14 +79,14 @@ caf::expected<std::vector<volume_record>> volume_desk::snapshots() {
 }
 
 caf::expected<std::vector<volume_record>> volume_desk::records_of(record_kind kind) {
-  auto all = ask<std::vector<volume_record>>(sys_, registry_, atom::list_v, record_owner::csi);
+  auto all = ask<shared_records>(sys_, registry_, atom::list_v, record_owner::csi);
   if (!all) {
     return all.error();
   }
   std::vector<volume_record> out;
-  for (auto& rec : *all) {
-    if (rec.kind == kind) {
-      out.push_back(std::move(rec));
+  for (const auto& rec : *all) {
+    if (rec->kind == kind) {
+      out.push_back(*rec);
     }
   }
   return out;
