@@ -3,7 +3,7 @@
 // is written down (docs/design.md, "A hung call blocks only its own volume", "Clients that
 // give up"): a report after the deadline, a call dropped before it started, a retry beside a
 // hung call, a timer that fires for an earlier call, a remove that lands late, callers that
-// left.
+// left, and Mounts that wait in the queue behind a host mount.
 
 #include <gtest/gtest.h>
 
@@ -167,4 +167,40 @@ TEST_F(volume_driver_test, a_mount_past_its_callers_deadline_is_not_started) {
   EXPECT_TRUE(is(late.err, ec::aborted)) << describe(late.err);
   EXPECT_EQ(storage->mounts, 0);
   EXPECT_TRUE(record().mounts.empty());
+}
+
+TEST_F(volume_driver_test, mounts_that_arrive_while_the_host_mount_runs_wait_their_turn) {
+  auto mount_of = [this](int i) {
+    return start(atom::mount_v, "id" + std::to_string(i), std::string{}, caller{});
+  };
+  auto first = mount_of(0);
+  std::vector<decltype(first)> rest;
+  for (int i = 1; i < 8; ++i) {
+    rest.push_back(mount_of(i));
+  }
+  EXPECT_EQ(runner->waiting(), 1U) << "one host mount; seven Mounts wait in the volume's queue";
+  run_call();
+  EXPECT_EQ(runner->waiting(), 0U) << "each of the seven only counts its ID";
+  EXPECT_FALSE(answer_of<std::string>(first).err);
+  for (auto& h : rest) {
+    auto a = answer_of<std::string>(h);
+    ASSERT_TRUE(a.given);
+    EXPECT_FALSE(a.err) << describe(a.err);
+  }
+  EXPECT_EQ(storage->mounts, 1) << "one host mount for eight IDs";
+  EXPECT_EQ(total_mounts(record()), 8U);
+
+  std::vector<decltype(start(atom::unmount_v, std::string{}))> unmounts;
+  for (int i = 0; i < 8; ++i) {
+    unmounts.push_back(start(atom::unmount_v, "id" + std::to_string(i)));
+  }
+  EXPECT_EQ(runner->waiting(), 1U) << "seven Unmounts only count; the last unmounts the host";
+  run_call();
+  for (auto& h : unmounts) {
+    auto a = answer_of<atom::ok>(h);
+    ASSERT_TRUE(a.given);
+    EXPECT_FALSE(a.err) << describe(a.err);
+  }
+  EXPECT_EQ(storage->unmounts, 1) << "one host unmount, at the last ID";
+  EXPECT_EQ(total_mounts(record()), 0U);
 }

@@ -1,18 +1,15 @@
 // One Docker volume actor over a fake backend: create, mount counts per ID, unmount,
-// remove, failed persists and their undo, serialized requests. Calls past their timeout,
+// remove, failed persists and their undo. Serialized requests, calls past their timeout,
 // hung calls and callers that give up are in volume_driver_test.cpp, under CAF's test
 // coordinator.
 
 #include "actors/volume.hpp"
-
-#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
 #include "tests/actors/fakes.hpp"
 #include "tests/actors/volume_test_fixture.hpp"
-#include "tests/support/latch.hpp"
 
 using namespace berth;
 using namespace std::chrono_literals;
@@ -221,53 +218,6 @@ TEST_F(volume_test, operations_on_a_missing_volume_say_not_found) {
   ASSERT_TRUE(err);
   EXPECT_EQ(code(err), static_cast<uint8_t>(ec::not_found));
   EXPECT_NE(describe(err).find("v1"), std::string::npos);
-}
-
-TEST_F(volume_test, concurrent_requests_are_serialized) {
-  create();
-  // Eight clients on their own threads mount at once, each with its own ID, while the
-  // first host mount is held open: all eight wait in the volume's queue behind it.
-  storage->hang_mount = true;
-  std::vector<std::thread> clients;
-  std::atomic<int> failures{0};
-  test::latch sent{8};
-  for (int i = 0; i < 8; ++i) {
-    clients.emplace_back([&, i] {
-      caf::scoped_actor client{*ts.sys};
-      auto reply = client->request(vol, 5s, atom::mount_v, "id" + std::to_string(i),
-                                   std::string{}, caller{});
-      sent.count_down();
-      reply.receive([](std::string&) {}, [&](caf::error&) { ++failures; });
-    });
-  }
-  ASSERT_TRUE(eventually([&] { return storage->mounts == 1; }));
-  sent.wait();
-  // The volume reads its mailbox in order: once it answers a get sent after every
-  // client's Mount, each of those Mounts waits in its queue.
-  (void)get();
-  storage->release();
-  for (auto& c : clients) {
-    c.join();
-  }
-  EXPECT_EQ(failures, 0);
-  EXPECT_EQ(storage->mounts, 1) << "one host mount for eight IDs";
-  EXPECT_EQ(storage->max_in_flight, 1) << "never two backend calls at once";
-  EXPECT_EQ(total_mounts(get()), 8u);
-  clients.clear();
-  for (int i = 0; i < 8; ++i) {
-    clients.emplace_back([&, i] {
-      caf::scoped_actor client{*ts.sys};
-      if (test::call<atom::ok>(client, vol, atom::unmount_v, "id" + std::to_string(i))) {
-        ++failures;
-      }
-    });
-  }
-  for (auto& c : clients) {
-    c.join();
-  }
-  EXPECT_EQ(failures, 0);
-  EXPECT_EQ(storage->unmounts, 1) << "one host unmount, at the last ID";
-  EXPECT_EQ(total_mounts(get()), 0u);
 }
 
 TEST_F(volume_test, a_remove_limited_to_another_kind_is_not_found_and_changes_nothing) {
