@@ -1,8 +1,6 @@
 // The registry's copies of Docker volumes: snapshots taken in Docker's namespace,
-// -o from-snapshot and -o clone-of, and a source that cannot be removed while a copy of
-// it is being made.
-
-#include <future>
+// -o from-snapshot and -o clone-of. A source that cannot be removed while a copy of it is
+// being made is in registry_driver_test.cpp, under CAF's test coordinator.
 
 #include "tests/actors/registry_fixture.hpp"
 
@@ -130,30 +128,6 @@ TEST_F(registry_test, a_copy_is_refused_another_backend_and_a_backend_that_canno
                                   docker_snapshot_of("v"));
   EXPECT_EQ(err.code(), code_of(ec::unsupported)) << describe(err);
   EXPECT_EQ(storage->creates, 0);
-}
-
-TEST_F(registry_test, a_source_cannot_be_removed_while_a_copy_of_it_is_made) {
-  start({docker_volume("v", 64 * mib)}, 5s);
-  storage->hang_create = true;
-  auto copy = std::async(std::launch::async, [this] {
-    caf::scoped_actor other{*ts.sys};
-    return docker_create(other, reg, "c", {{"clone-of", "v"}});
-  });
-  for (int i = 0; i < 500 && storage->creates == 0; ++i) {
-    std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_EQ(storage->creates, 1) << "the copy is running";
-  auto err = test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
-                                  record_owner::docker, record_kind::volume);
-  ASSERT_TRUE(err);
-  EXPECT_EQ(err.code(), code_of(ec::in_use)) << describe(err);
-  EXPECT_NE(describe(err).find("is being copied"), std::string::npos) << describe(err);
-  storage->release();
-  EXPECT_FALSE(copy.get());
-  EXPECT_FALSE(test::call<atom::ok>(self, reg, atom::remove_v, std::string{"v"},
-                                    record_owner::docker, record_kind::volume))
-    << "removed once the copy has finished";
-  EXPECT_EQ(storage->removes, 1);
 }
 
 TEST_F(registry_test, a_copy_records_what_its_backend_says_of_its_consistency) {

@@ -2,7 +2,7 @@
 // backend call per volume, ever (docs/design.md, "A hung call blocks only its own
 // volume"), through the registry: a create whose call hangs past its deadline fails, a
 // retry reaches the actor that knows of the hung call, and once it returns the name
-// serves a create again.
+// serves a create again. And a source is not removed while a copy of it is made.
 
 #include <gtest/gtest.h>
 
@@ -18,14 +18,15 @@ class registry_driver_test : public test::volume_driver_fixture {
 protected:
   registry_actor reg;
 
-  void SetUp() override {
+  /// Starts the registry on the records of `initial`, as loaded from the durable state.
+  void start_registry(std::vector<volume_record> initial = {}) {
     registry_config cfg;
     cfg.backends["local"] = storage;
     cfg.exec = runner;
     cfg.persistence = persistence = sys.spawn(test::fake_persistence, disk);
     cfg.backend_timeout = timeout;
     cfg.stats = stats;
-    reg = sys.spawn(registry, cfg, std::vector<volume_record>{});
+    reg = sys.spawn(registry, cfg, std::move(initial));
     sched.run();
   }
 
@@ -44,6 +45,7 @@ protected:
 } // namespace
 
 TEST_F(registry_driver_test, a_create_retried_while_its_first_call_hangs_starts_no_second_call) {
+  start_registry();
   auto first = start_create();
   ASSERT_TRUE(runner->start_next()) << "the create runs, and does not return";
   advance(timeout + 1ms);
@@ -68,4 +70,36 @@ TEST_F(registry_driver_test, a_create_retried_while_its_first_call_hangs_starts_
   ASSERT_TRUE(created.given);
   EXPECT_FALSE(created.err) << "the name serves a create again: " << describe(created.err);
   EXPECT_EQ(list().size(), 1U);
+}
+
+TEST_F(registry_driver_test, a_source_cannot_be_removed_while_a_copy_of_it_is_made) {
+  volume_record source;
+  source.name = "v";
+  source.owner = record_owner::docker;
+  source.capacity_bytes = 64 * test::fake_backend::mib;
+  start_registry({source});
+  auto copy = start_to(reg, atom::create_v, std::string{"c"}, option_map{{"clone-of", "v"}});
+  EXPECT_EQ(runner->waiting(), 1U) << "the copy's call waits to run";
+  auto remove_source = [this] {
+    return ask_to<atom::ok>(reg, atom::remove_v, std::string{"v"}, record_owner::docker,
+                            record_kind::volume);
+  };
+  // Not ask_to's run_all_calls: the copy's call stays where it is.
+  auto h =
+    start_to(reg, atom::remove_v, std::string{"v"}, record_owner::docker, record_kind::volume);
+  auto refused = answer_of<atom::ok>(h);
+  ASSERT_TRUE(refused.given) << "refused at once";
+  EXPECT_TRUE(is(refused.err, ec::in_use)) << describe(refused.err);
+  EXPECT_NE(describe(refused.err).find("is being copied"), std::string::npos)
+    << describe(refused.err);
+  EXPECT_EQ(storage->removes, 0);
+
+  run_all_calls(); // the copy ends
+  auto copied = answer_of<atom::ok>(copy);
+  ASSERT_TRUE(copied.given);
+  EXPECT_FALSE(copied.err) << describe(copied.err);
+  auto removed = remove_source();
+  ASSERT_TRUE(removed.given);
+  EXPECT_FALSE(removed.err) << "removed once the copy has finished: " << describe(removed.err);
+  EXPECT_EQ(storage->removes, 1);
 }
