@@ -5,6 +5,7 @@
 // calls run when the test runs them (manual_runner). No thread, no sleep.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -45,6 +46,8 @@ protected:
   std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
   persistence_actor persistence;
   volume_actor vol;
+  /// Set before spawn(): changes the volume's env (its coalescing window, say).
+  std::function<void(volume_env&)> adjust_env;
 
   /// Spawns the volume of `rec` (loaded from state when `exists`, reconciled against
   /// the host's mount points `seen` when they are given) and runs what it starts with.
@@ -53,6 +56,9 @@ protected:
     persistence = sys.spawn(fake_persistence, disk);
     auto env = env_of(storage, runner, persistence, timeout, std::move(seen));
     env.stats = stats;
+    if (adjust_env) {
+      adjust_env(env);
+    }
     vol = sys.spawn(volume, std::move(env), std::move(rec), exists);
     sched.run();
   }
