@@ -92,6 +92,8 @@ asan_binaries=(
   "persistence/recovery/recovery_test:.*"
   "backends/backends_test:.*"
   "actors/actors_test:.*"
+  "actors/volume_machine_test:.*"
+  "actors/volume_driver_test:.*"
   "actors/release_rules_test:.*"
   "actors/persistence_actor_test:.*"
   "protocols/protocols_test:.*"
