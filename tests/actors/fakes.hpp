@@ -49,6 +49,13 @@ struct fake_disk {
   std::atomic<int> writes{0};
 };
 
+/// The record `disk` holds for volume `name` (empty when none).
+inline volume_record record_on(fake_disk& disk, const std::string& name) {
+  std::lock_guard<std::mutex> guard{disk.mtx};
+  auto it = disk.records.find(name);
+  return it == disk.records.end() ? volume_record{} : it->second;
+}
+
 inline persistence_actor::behavior_type fake_persistence(persistence_actor::pointer,
                                                          std::shared_ptr<fake_disk> disk) {
   return {
@@ -144,11 +151,7 @@ protected:
   }
 
   /// The volume's record as the fake persistence holds it (empty when none).
-  volume_record on_disk() {
-    std::lock_guard<std::mutex> guard{disk->mtx};
-    auto it = disk->records.find(volume_name);
-    return it == disk->records.end() ? volume_record{} : it->second;
-  }
+  volume_record on_disk() { return record_on(*disk, volume_name); }
 
   /// Waits up to 3 s for `pred`.
   template <class Pred>

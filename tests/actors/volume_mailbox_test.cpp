@@ -101,11 +101,7 @@ protected:
   }
 
   /// The volume's record as the fake persistence holds it (empty when none).
-  volume_record on_disk() {
-    std::lock_guard<std::mutex> guard{disk->mtx};
-    auto it = disk->records.find("pvc-1");
-    return it == disk->records.end() ? volume_record{} : it->second;
-  }
+  volume_record on_disk() { return test::record_on(*disk, "pvc-1"); }
 };
 
 class volume_mailbox_off_test : public volume_mailbox_test {
