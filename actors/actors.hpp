@@ -15,6 +15,7 @@
 #include <caf/typed_actor.hpp>
 #include <caf/replies_to.hpp>
 
+#include "actors/direct_reply.hpp"
 #include "actors/type_ids.hpp"
 #include "core/caller.hpp"
 
@@ -58,6 +59,11 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::mount, std::string, std::string, caller>::with<std::string>,
   /// Uncounts one Mount for a mount ID; unmounts at the last.
   replies_to<atom::unmount, std::string>::with<atom::ok>,
+  /// The Mount and Unmount above, sent straight from an adapter's thread: the volume
+  /// answers through the direct_reply instead of to a sender (docs/design.md, "Three
+  /// hops").
+  reacts_to<atom::mount, std::string, std::string, caller, direct_reply<std::string>>,
+  reacts_to<atom::unmount, std::string, direct_reply<atom::ok>>,
   /// Drops the whole count of one mount ID dockerd forgot, decided again at its turn on
   /// the committed record: an ID not counted is 0 when automatic (if_unchanged), else
   /// ec::not_found; an automatic release whose origin changed since (a Mount came) is

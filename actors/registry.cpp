@@ -111,6 +111,7 @@ caf::result<atom::ok> remove(self_ptr self, const std::string& name, record_owne
         auto it = self->state.volumes.find(name);
         if (it != self->state.volumes.end() && it->second.hdl == hdl) {
           it->second.created = false;
+          self->state.cfg.handles->erase(name);
         }
         forget_if_unused(self, name, hdl);
         rp.deliver(atom::ok_v);
@@ -163,6 +164,7 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
     auto& entry = self->state.volumes[name];
     entry.hdl = spawn_volume(self, std::move(rec), true);
     entry.created = true;
+    self->state.cfg.handles->put(name, entry.hdl);
   }
   // Volumes are not linked (one failing volume must not take the registry down), so the
   // registry stops them itself; otherwise the actor system would wait for them forever.

@@ -8,6 +8,7 @@
 
 #include "actors/actors.hpp"
 #include "actors/volume.hpp"
+#include "actors/volume_handles.hpp"
 
 namespace berth {
 
@@ -30,6 +31,9 @@ struct registry_config {
   std::shared_ptr<telemetry> stats;
   /// Every volume's committed record, which its volume keeps current: a list reads it.
   std::shared_ptr<record_directory> directory = std::make_shared<record_directory>();
+  /// The actor of every created volume, which the registry keeps current: an adapter
+  /// sends a Mount or an Unmount straight to it.
+  std::shared_ptr<volume_handles> handles = std::make_shared<volume_handles>();
 };
 
 /// One name: its actor, and creations not yet answered.

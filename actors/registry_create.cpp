@@ -50,6 +50,7 @@ void create_entry(self_ptr self, const std::string& name, const std::string& bac
         if (it != self->state.volumes.end() && it->second.hdl == hdl) {
           --it->second.pending_creates;
           it->second.created = true;
+          self->state.cfg.handles->put(name, hdl);
         }
         rp.deliver(std::move(out));
       },

@@ -18,6 +18,24 @@ namespace berth {
 
 using namespace detail;
 
+namespace {
+
+void queue_mount(self_ptr self, std::string id, std::string dockerd, caller from,
+                 promise<std::string> rp) {
+  enqueue_answering<std::string>(
+    self, "mount (id " + short_id(id) + ")", admits::existing, record_owner::docker,
+    std::move(from), std::move(rp),
+    [self, id, dockerd](auto rp) { run_mount(self, rp, id, dockerd); });
+}
+
+void queue_unmount(self_ptr self, std::string id, promise<atom::ok> rp) {
+  enqueue_answering<atom::ok>(self, "unmount (id " + short_id(id) + ")", admits::existing,
+                              record_owner::docker, {}, std::move(rp),
+                              [self, id](auto rp) { run_unmount(self, rp, id); });
+}
+
+} // namespace
+
 volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
                                    volume_env env, volume_record rec, bool exists) {
   self->state.env = std::move(env);
@@ -71,16 +89,21 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     },
     [self](atom::mount, std::string& id, std::string& dockerd,
            caller& from) -> caf::result<std::string> {
-      return enqueue_request<std::string>(self, "mount (id " + short_id(id) + ")",
-                                          admits::existing, record_owner::docker, std::move(from),
-                                          [self, id, dockerd](auto rp) {
-                                            run_mount(self, rp, id, dockerd);
-                                          });
+      auto rp = self->make_response_promise<std::string>();
+      queue_mount(self, std::move(id), std::move(dockerd), std::move(from), rp);
+      return rp;
+    },
+    [self](atom::mount, std::string& id, std::string& dockerd, caller& from,
+           direct_reply<std::string>& reply) {
+      queue_mount(self, std::move(id), std::move(dockerd), std::move(from), std::move(reply));
     },
     [self](atom::unmount, std::string& id) -> caf::result<atom::ok> {
-      return enqueue_request<atom::ok>(self, "unmount (id " + short_id(id) + ")",
-                                       admits::existing, record_owner::docker, {},
-                                       [self, id](auto rp) { run_unmount(self, rp, id); });
+      auto rp = self->make_response_promise<atom::ok>();
+      queue_unmount(self, std::move(id), rp);
+      return rp;
+    },
+    [self](atom::unmount, std::string& id, direct_reply<atom::ok>& reply) {
+      queue_unmount(self, std::move(id), std::move(reply));
     },
     [self](atom::release, mount_release& r) -> caf::result<uint32_t> {
       // No caller: like an Unmount, a release runs even when its client left.

@@ -10,9 +10,9 @@
 
 #include <caf/actor_clock.hpp>
 #include <caf/message.hpp>
-#include <caf/typed_response_promise.hpp>
 
 #include "actors/actors.hpp"
+#include "actors/direct_reply.hpp"
 #include "actors/machine/call_slot.hpp"
 #include "actors/machine/coalescing_window.hpp"
 #include "actors/machine/committed_record.hpp"
@@ -65,12 +65,12 @@ struct volume_state {
   const caf::actor_clock* clock = nullptr;
   std::chrono::steady_clock::time_point now() const { return clock->now(); }
 
-  std::vector<caf::typed_response_promise<atom::ok>> drain_waiters;
+  std::vector<reply_to<atom::ok>> drain_waiters;
   /// Wait for the hung calls to return (then, as drain_waiters, for idle).
-  std::vector<caf::typed_response_promise<atom::ok>> settle_waiters;
+  std::vector<reply_to<atom::ok>> settle_waiters;
 
   /// The expands and modifies merged into one backend call.
-  using modify_window = coalescing_window<caf::typed_response_promise<volume_record>>;
+  using modify_window = coalescing_window<reply_to<volume_record>>;
   using modify_batch = modify_window::batch;
   modify_window window;
 };

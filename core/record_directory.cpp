@@ -26,6 +26,12 @@ void record_directory::erase(const std::string& name) {
   }
 }
 
+record_directory::entry record_directory::find(const std::string& name) const {
+  std::shared_lock lock{mtx_};
+  auto it = records_.find(name);
+  return it != records_.end() ? it->second : entry{};
+}
+
 shared_records record_directory::all() const {
   shared_records out;
   std::shared_lock lock{mtx_};

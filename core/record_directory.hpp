@@ -24,6 +24,9 @@ public:
   /// The volume `name` holds no record any more.
   void erase(const std::string& name);
 
+  /// The record of `name`; null when no volume of that name exists.
+  entry find(const std::string& name) const;
+
   /// Every record, sorted by name: shared, not copied, so a list of 10,000 holds the lock
   /// only while it copies 10,000 pointers.
   shared_records all() const;

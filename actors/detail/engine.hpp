@@ -46,13 +46,12 @@ using done_fn = std::function<void(caf::error)>;
 /// The result of a side effect that reports only success.
 using none = std::monostate;
 
-/// The promise of a request answered with an R (the R of its replies_to<...>::with<R>
-/// in actors.hpp): delivering anything else does not compile.
+/// Where the answer of a request answered with an R goes (the R of its
+/// replies_to<...>::with<R> in actors.hpp): delivering anything else does not compile.
 template <class R>
-using promise = caf::typed_response_promise<R>;
+using promise = reply_to<R>;
 
-/// Delivers a value or its error. CAF 0.17's typed promise has no deliver(expected<R>)
-/// (its untyped one has), so this unwraps it.
+/// Delivers a value or its error.
 template <class R>
 void deliver(promise<R>& rp, caf::expected<R> x) {
   if (x) {
@@ -69,12 +68,11 @@ void deliver(promise<R>& rp, caf::expected<R> x) {
 /// the transition; it answers and ends with finish().
 void enqueue(self_ptr self, queued_step step);
 
-/// enqueue for a request from a client answered with an R: makes the promise `run`
+/// enqueue for a request from a client answered with an R through `rp`, which `run`
 /// answers.
 template <class R, class Run>
-promise<R> enqueue_request(self_ptr self, std::string what, admits who, record_owner owner,
-                           caller from, Run run) {
-  auto rp = self->make_response_promise<R>();
+void enqueue_answering(self_ptr self, std::string what, admits who, record_owner owner, caller from,
+                       promise<R> rp, Run run) {
   queued_step step;
   step.what = std::move(what);
   step.who = who;
@@ -83,6 +81,15 @@ promise<R> enqueue_request(self_ptr self, std::string what, admits who, record_o
   step.refuse = [rp](const caf::error& err) mutable { rp.deliver(err); };
   step.run = [rp, run = std::move(run)]() mutable { run(rp); };
   enqueue(self, std::move(step));
+}
+
+/// enqueue_answering for a request from an actor: makes the response promise `run`
+/// answers.
+template <class R, class Run>
+caf::typed_response_promise<R> enqueue_request(self_ptr self, std::string what, admits who,
+                                               record_owner owner, caller from, Run run) {
+  auto rp = self->make_response_promise<R>();
+  enqueue_answering<R>(self, std::move(what), who, owner, std::move(from), rp, std::move(run));
   return rp;
 }
 

@@ -2,7 +2,8 @@
 // backend call per volume, ever (docs/design.md, "A hung call blocks only its own
 // volume"), through the registry: a create whose call hangs past its deadline fails, a
 // retry reaches the actor that knows of the hung call, and once it returns the name
-// serves a create again. And a source is not removed while a copy of it is made.
+// serves a create again. A source is not removed while a copy of it is made. And the
+// handles an adapter sends Mounts through name created volumes only.
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@ namespace {
 class registry_driver_test : public test::volume_driver_fixture {
 protected:
   registry_actor reg;
+  std::shared_ptr<volume_handles> handles = std::make_shared<volume_handles>();
 
   /// Starts the registry on the records of `initial`, as loaded from the durable state.
   void start_registry(std::vector<volume_record> initial = {}) {
@@ -26,6 +28,7 @@ protected:
     cfg.persistence = persistence = sys.spawn(test::fake_persistence, disk);
     cfg.backend_timeout = timeout;
     cfg.stats = stats;
+    cfg.handles = handles;
     reg = sys.spawn(registry, cfg, std::move(initial));
     sched.run();
   }
@@ -102,4 +105,26 @@ TEST_F(registry_driver_test, a_source_cannot_be_removed_while_a_copy_of_it_is_ma
   ASSERT_TRUE(removed.given);
   EXPECT_FALSE(removed.err) << "removed once the copy has finished: " << describe(removed.err);
   EXPECT_EQ(storage->removes, 1);
+}
+
+TEST_F(registry_driver_test, the_handles_name_the_created_volumes_and_no_other) {
+  volume_record loaded;
+  loaded.name = "old";
+  loaded.owner = record_owner::docker;
+  loaded.capacity_bytes = 64 * test::fake_backend::mib;
+  start_registry({loaded});
+  EXPECT_TRUE(handles->find("old")) << "a volume of the durable state is served at once";
+
+  auto h = start_create();
+  EXPECT_FALSE(handles->find("v")) << "while it is being created, the registry answers for it";
+  run_all_calls();
+  auto created = answer_of<atom::ok>(h);
+  ASSERT_TRUE(created.given && !created.err) << describe(created.err);
+  EXPECT_TRUE(handles->find("v"));
+
+  auto removed = ask_to<atom::ok>(reg, atom::remove_v, std::string{"v"}, record_owner::docker,
+                                  record_kind::volume);
+  ASSERT_TRUE(removed.given && !removed.err) << describe(removed.err);
+  EXPECT_FALSE(handles->find("v")) << "a removed name goes back to the registry";
+  EXPECT_TRUE(handles->find("old"));
 }
