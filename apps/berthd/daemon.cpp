@@ -314,6 +314,7 @@ int run_daemon(const daemon_options& opts) {
     records.push_back(std::move(rec));
   }
   state->volumes.clear();
+  volume_routes routes{rc.handles, rc.directory};
   auto reg = sys.spawn(registry, std::move(rc), std::move(records));
   if (metrics) {
     metrics->attach(reg, persistence);
@@ -331,7 +332,8 @@ int run_daemon(const daemon_options& opts) {
     agent = std::make_shared<kube::agent::node_agent>(sys, reg, std::move(cluster_api), ac);
   }
   servers srv;
-  if (auto err = start_servers(srv, sys, reg, backends, opts, stats, sync, agent, *passed)) {
+  if (auto err =
+        start_servers(srv, sys, reg, routes, backends, opts, stats, sync, agent, *passed)) {
     spdlog::critical("{}", describe(err));
     stop_servers(srv, std::chrono::steady_clock::now());
     srv.guard.reset();

@@ -51,12 +51,12 @@ caf::error serve(unix_http_server& server, const std::string& path, passed_socke
 } // namespace
 
 caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
-                         const backend_map& backends, const daemon_options& opts,
-                         const std::shared_ptr<telemetry>& stats,
+                         volume_routes routes, const backend_map& backends,
+                         const daemon_options& opts, const std::shared_ptr<telemetry>& stats,
                          std::shared_ptr<operator_release_desk> desk,
                          std::shared_ptr<unclaimed_desk> unclaimed, passed_sockets& passed) {
   if (!opts.docker_socket.empty()) {
-    srv.docker = std::make_unique<docker_api>(sys, reg, stats);
+    srv.docker = std::make_unique<docker_api>(sys, reg, stats, std::move(routes));
     auto* api = srv.docker.get();
     srv.listeners.push_back(std::make_unique<unix_http_server>(
       srv.io,

@@ -123,11 +123,42 @@ dockerd_key dockerd_of(const caller& from) {
 }
 
 docker_api::docker_api(caf::actor_system& sys, registry_actor registry,
-                       std::shared_ptr<telemetry> stats)
-  : registry_(std::move(registry)), gw_(sys), stats_(std::move(stats)) {
+                       std::shared_ptr<telemetry> stats, volume_routes routes)
+    : registry_(std::move(registry)), routes_(std::move(routes)),
+      gw_(std::make_shared<gateway>(sys)), stats_(std::move(stats)) {
   if (!stats_) {
     stats_ = std::make_shared<telemetry>(std::vector<std::string>{});
   }
+}
+
+template <class R, class OnOk, class OnErr, class Op, class... Ts>
+void docker_api::ask_volume(const std::string& name, OnOk on_ok, OnErr on_err, Op op, Ts... xs) {
+  // Holds the gateway, not this: a request dropped at shutdown may ask after this is gone.
+  auto via_registry = [gw = gw_, registry = registry_, name, on_ok, on_err, op, xs...] {
+    gw->ask(registry, transition_timeout, on_ok, on_err, op, name, xs...);
+  };
+  auto hdl = routes_.handles ? routes_.handles->find(name) : volume_actor{};
+  if (!hdl) {
+    via_registry();
+    return;
+  }
+  direct_reply<R> reply{[on_ok, on_err](caf::expected<R> out) mutable {
+                          if (out) {
+                            on_ok(*out);
+                          } else {
+                            on_err(out.error());
+                          }
+                        },
+                        std::move(via_registry)};
+  caf::anon_send(hdl, op, std::move(xs)..., std::move(reply));
+}
+
+record_directory::entry docker_api::docker_record(const std::string& name) const {
+  if (!routes_.directory) {
+    return nullptr;
+  }
+  auto rec = routes_.directory->find(name);
+  return rec && owner_of(*rec) == record_owner::docker ? rec : nullptr;
 }
 
 void docker_api::handle(const std::string& method, const std::string& target, std::string body,
@@ -155,9 +186,9 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       return;
     }
     a.about(req->name);
-    gw_.ask(
-      registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); },
-      a.on_error(), atom::create_v, std::move(req->name), std::move(req->options));
+    gw_->ask(
+      registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); }, a.on_error(),
+      atom::create_v, std::move(req->name), std::move(req->options));
   } else if (endpoint == "/VolumeDriver.Remove") {
     auto req = docker::decode_name(body);
     if (!req) {
@@ -165,10 +196,9 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       return;
     }
     a.about(req->name);
-    gw_.ask(
-      registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); },
-      a.on_error(), atom::remove_v, std::move(req->name), record_owner::docker,
-      record_kind::volume);
+    gw_->ask(
+      registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); }, a.on_error(),
+      atom::remove_v, std::move(req->name), record_owner::docker, record_kind::volume);
   } else if (endpoint == "/VolumeDriver.Mount") {
     auto req = docker::decode_mount(body);
     if (!req) {
@@ -180,7 +210,7 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       // dockerd took the Mount as failed and will never Unmount this ID.
       spdlog::warn("volume {}: Mount (id {}) done, but its answer did not reach dockerd ({}); "
                    "unmounting it again", name, short_id(id), why);
-      gw_.ask(
+      gw_->ask(
         registry_, transition_timeout, [](atom::ok) {},
         [name, id](caf::error& err) {
           spdlog::error("volume {}: undoing the undelivered Mount (id {}) failed: {}", name,
@@ -188,14 +218,13 @@ void docker_api::handle(const std::string& method, const std::string& target, st
         },
         atom::unmount_v, name, id);
     };
-    gw_.ask(
-      registry_, transition_timeout,
+    ask_volume<std::string>(
+      req->name,
       [a, from, undo](std::string& mountpoint) {
         from.on_gone(undo);
         a.ok(docker::encode_mountpoint(mountpoint));
       },
-      a.on_error(), atom::mount_v, std::move(req->name), std::move(req->id), dockerd_of(from),
-      from);
+      a.on_error(), atom::mount_v, std::move(req->id), dockerd_of(from), from);
   } else if (endpoint == "/VolumeDriver.Unmount") {
     auto req = docker::decode_mount(body);
     if (!req) {
@@ -203,9 +232,9 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       return;
     }
     a.about(req->name);
-    gw_.ask(
-      registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); },
-      a.on_error(), atom::unmount_v, std::move(req->name), std::move(req->id));
+    ask_volume<atom::ok>(
+      req->name, [a](atom::ok) { a.ok(docker::encode_ok()); }, a.on_error(), atom::unmount_v,
+      std::move(req->id));
   } else if (endpoint == "/VolumeDriver.Path") {
     auto req = docker::decode_name(body);
     if (!req) {
@@ -213,16 +242,20 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       return;
     }
     a.about(req->name);
-    gw_.ask(
-      registry_, query_timeout,
-      [a](volume_record& rec) {
-        if (rec.kind != record_kind::volume) {
-          a.fail(not_a_volume(rec));
-          return;
-        }
-        a.ok(docker::encode_mountpoint(rec.mounted ? rec.mountpoint : std::string{}));
-      },
-      a.on_error(), atom::get_v, std::move(req->name), record_owner::docker);
+    auto path = [a](const volume_record& rec) {
+      if (rec.kind != record_kind::volume) {
+        a.fail(not_a_volume(rec));
+        return;
+      }
+      a.ok(docker::encode_mountpoint(rec.mounted ? rec.mountpoint : std::string{}));
+    };
+    if (auto rec = docker_record(req->name)) {
+      path(*rec);
+      return;
+    }
+    gw_->ask(
+      registry_, query_timeout, [path](volume_record& rec) { path(rec); }, a.on_error(),
+      atom::get_v, std::move(req->name), record_owner::docker);
   } else if (endpoint == "/VolumeDriver.Get") {
     auto req = docker::decode_name(body);
     if (!req) {
@@ -230,18 +263,22 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       return;
     }
     a.about(req->name);
-    gw_.ask(
-      registry_, query_timeout,
-      [a](volume_record& rec) {
-        if (rec.kind != record_kind::volume) {
-          a.fail(not_a_volume(rec));
-          return;
-        }
-        a.ok(docker::encode_get(rec));
-      },
-      a.on_error(), atom::get_v, std::move(req->name), record_owner::docker);
+    auto get = [a](const volume_record& rec) {
+      if (rec.kind != record_kind::volume) {
+        a.fail(not_a_volume(rec));
+        return;
+      }
+      a.ok(docker::encode_get(rec));
+    };
+    if (auto rec = docker_record(req->name)) {
+      get(*rec);
+      return;
+    }
+    gw_->ask(
+      registry_, query_timeout, [get](volume_record& rec) { get(rec); }, a.on_error(), atom::get_v,
+      std::move(req->name), record_owner::docker);
   } else { // "/VolumeDriver.List"
-    gw_.ask(
+    gw_->ask(
       registry_, query_timeout,
       [a](shared_records& recs) {
         // Docker's snapshots share its namespace but are no volumes (berthctl snapshot ls).

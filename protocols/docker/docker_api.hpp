@@ -7,6 +7,8 @@
 
 #include "actors/actors.hpp"
 #include "actors/release_rules.hpp"
+#include "actors/volume_handles.hpp"
+#include "core/record_directory.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "protocols/gateway/gateway.hpp"
 #include "protocols/http/unix_http_server.hpp"
@@ -20,6 +22,14 @@ namespace berth {
 /// mount IDs are then never released automatically.
 dockerd_key dockerd_of(const caller& from);
 
+/// What lets the Docker API go around the registry (docs/design.md, "Three hops"): Mount
+/// and Unmount go straight to the volume's actor, Path and Get read its committed record.
+/// Empty: every request goes through the registry (tests with a stand-in registry).
+struct volume_routes {
+  std::shared_ptr<const volume_handles> handles;
+  std::shared_ptr<const record_directory> directory;
+};
+
 /// The Docker volume plugin endpoints (POST /Plugin.Activate,
 /// /VolumeDriver.{Create,Remove,Mount,Unmount,Path,Get,List,Capabilities}).
 /// Decodes, sends one message to the registry, encodes the reply. Handled
@@ -30,8 +40,9 @@ dockerd_key dockerd_of(const caller& from);
 class docker_api {
 public:
   /// @param stats where requests are counted; null: a private one (tests).
+  /// @param routes the registry's handles and directory; empty: always the registry.
   docker_api(caf::actor_system& sys, registry_actor registry,
-             std::shared_ptr<telemetry> stats = nullptr);
+             std::shared_ptr<telemetry> stats = nullptr, volume_routes routes = {});
 
   /// A handler_fn for unix_http_server; never blocks. A Mount from a client that
   /// left before its turn is not started; one whose answer cannot reach `from` is
@@ -40,8 +51,19 @@ public:
               reply_fn reply, const caller& from);
 
 private:
+  /// Sends `xs...` straight to the actor of Docker volume `name` when the handles know
+  /// it, else (or when that actor had quit) to the registry with `name` before them;
+  /// `on_ok(result)` or `on_err(error)` once either way.
+  template <class R, class OnOk, class OnErr, class Op, class... Ts>
+  void ask_volume(const std::string& name, OnOk on_ok, OnErr on_err, Op op, Ts... xs);
+
+  /// The committed record of Docker volume `name` when the directory holds it; else null,
+  /// and the registry answers (no such volume, another owner's record).
+  record_directory::entry docker_record(const std::string& name) const;
+
   registry_actor registry_;
-  gateway gw_;
+  volume_routes routes_;
+  std::shared_ptr<gateway> gw_;
   std::shared_ptr<telemetry> stats_;
 };
 
