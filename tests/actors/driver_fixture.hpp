@@ -63,6 +63,15 @@ protected:
     sched.run();
   }
 
+  /// Spawns the new Docker volume "v1" and creates it.
+  void spawn_created() {
+    volume_record rec;
+    rec.name = "v1";
+    spawn(rec, false);
+    auto created = ask<atom::ok>(atom::create_v, option_map{}, uint64_t{0});
+    ASSERT_TRUE(created.given && !created.err) << describe(created.err);
+  }
+
   void TearDown() override {
     self->send_exit(vol, caf::exit_reason::user_shutdown);
     self->send_exit(persistence, caf::exit_reason::user_shutdown);

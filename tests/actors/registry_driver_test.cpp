@@ -40,6 +40,15 @@ protected:
 
   auto start_create() { return start_to(reg, atom::create_v, std::string{"v"}, option_map{}); }
 
+  /// A Docker volume `name` as the durable state holds it.
+  static volume_record durable(const std::string& name) {
+    volume_record rec;
+    rec.name = name;
+    rec.owner = record_owner::docker;
+    rec.capacity_bytes = 64 * test::fake_backend::mib;
+    return rec;
+  }
+
   std::vector<volume_record> list() {
     return copies(ask_to<shared_records>(reg, atom::list_v).value);
   }
@@ -76,11 +85,7 @@ TEST_F(registry_driver_test, a_create_retried_while_its_first_call_hangs_starts_
 }
 
 TEST_F(registry_driver_test, a_source_cannot_be_removed_while_a_copy_of_it_is_made) {
-  volume_record source;
-  source.name = "v";
-  source.owner = record_owner::docker;
-  source.capacity_bytes = 64 * test::fake_backend::mib;
-  start_registry({source});
+  start_registry({durable("v")});
   auto copy = start_to(reg, atom::create_v, std::string{"c"}, option_map{{"clone-of", "v"}});
   EXPECT_EQ(runner->waiting(), 1U) << "the copy's call waits to run";
   auto remove_source = [this] {
@@ -108,11 +113,7 @@ TEST_F(registry_driver_test, a_source_cannot_be_removed_while_a_copy_of_it_is_ma
 }
 
 TEST_F(registry_driver_test, the_handles_name_the_created_volumes_and_no_other) {
-  volume_record loaded;
-  loaded.name = "old";
-  loaded.owner = record_owner::docker;
-  loaded.capacity_bytes = 64 * test::fake_backend::mib;
-  start_registry({loaded});
+  start_registry({durable("old")});
   EXPECT_TRUE(handles->find("old")) << "a volume of the durable state is served at once";
 
   auto h = start_create();

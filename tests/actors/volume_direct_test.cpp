@@ -15,13 +15,7 @@ namespace {
 
 class volume_direct_test : public test::volume_driver_fixture {
 protected:
-  void SetUp() override {
-    volume_record rec;
-    rec.name = "v1";
-    spawn(rec, false);
-    auto created = ask<atom::ok>(atom::create_v, option_map{}, uint64_t{0});
-    ASSERT_TRUE(created.given && !created.err) << describe(created.err);
-  }
+  void SetUp() override { spawn_created(); }
 
   /// What became of one direct request.
   template <class R>
