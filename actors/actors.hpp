@@ -2,8 +2,8 @@
 
 // The vocabulary of berth: every typed actor interface in one place.
 //
-//   protocols/docker ─┐
-//   protocols/csi    ─┤
+//   protocols/docker ─┬─ Mount, Unmount (volume_handles) ─┐
+//   protocols/csi    ─┤                                    ▼
 //   protocols/admin  ─┴─▶ registry_actor ──delegate──▶ volume_actor (one per volume)
 //                                                          │        │
 //                                       persistence_actor ◀┘        ▼ backend on the executor

@@ -32,7 +32,9 @@ struct volume_routes {
 
 /// The Docker volume plugin endpoints (POST /Plugin.Activate,
 /// /VolumeDriver.{Create,Remove,Mount,Unmount,Path,Get,List,Capabilities}).
-/// Decodes, sends one message to the registry, encodes the reply. Handled
+/// Decodes, sends one message (a Mount or an Unmount to the volume, when the routes
+/// know it; anything else to the registry) or reads the record directory (Path, Get),
+/// encodes the reply. Handled
 /// errors answer 200 {"Err":"..."} like dockerd's own plugins; an unknown
 /// endpoint 404, a method other than POST 405 (both with Err). Every request
 /// counts once in `stats->operations` ("docker", the call without its prefix, the
