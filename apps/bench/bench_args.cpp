@@ -160,6 +160,9 @@ void describe_options(CLI::App& app, bench_args& a) {
          a.csi.backend);
   c.text("--work-dir", "DIR", "below which staging dirs and targets go (default /tmp)",
          a.csi.work_dir);
+  csi->add_flag("--one-volume", a.csi.one_volume,
+                "the publish phase stages one volume, which every client\n"
+                "publishes to its own targets (default: one volume per client)");
 
   auto* burst = app.add_subcommand(
     "csi-burst", "Creates one block volume, then for R rounds releases K clients at once:\n"

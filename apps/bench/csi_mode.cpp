@@ -3,7 +3,8 @@
 //   phase 1, S seconds: C clients, each on its own connection, loop
 //            CreateVolume(<prefix>-<run>-<k>-<seq>, 1 GiB) then DeleteVolume(id)
 //   setup:   each client creates <prefix>-<run>-node-<k> and stages it once
-//            (block backend: loop device + mkfs; not timed in the pairs)
+//            (block backend: loop device + mkfs; not timed in the pairs);
+//            --one-volume: only client 0 does, and every client uses that volume
 //   phase 2, S seconds: each client loops NodePublish(fresh target) then
 //            NodeUnpublish(same target): a bind mount of its staging dir
 //   teardown: unstage and delete the node volumes, remove the work dir
@@ -176,12 +177,13 @@ int run_csi(const csi_options& opt) {
     }
   });
 
-  // -- setup of phase 2: one staged volume per client ------------------------------------
+  // -- setup of phase 2: one staged volume per client, or one for all ---------------------
   error_log setup_errors;
   std::vector<std::string> node_ids(static_cast<size_t>(opt.concurrency));
   std::vector<std::string> stagings(static_cast<size_t>(opt.concurrency));
+  long staged_volumes = opt.one_volume ? 1 : opt.concurrency;
   auto setup_start = bench_clock::now();
-  parallel_for(opt.concurrency, opt.concurrency, [&](long, long k) {
+  parallel_for(staged_volumes, staged_volumes, [&](long, long k) {
     auto& c = *clients[static_cast<size_t>(k)];
     auto name = opt.prefix + "-" + run_id + "-node-" + std::to_string(k);
     v1::CreateVolumeResponse created;
@@ -207,6 +209,10 @@ int run_csi(const csi_options& opt) {
     }
     stagings[static_cast<size_t>(k)] = staging;
   });
+  for (long k = staged_volumes; k < opt.concurrency; ++k) {
+    node_ids[static_cast<size_t>(k)] = node_ids[0];
+    stagings[static_cast<size_t>(k)] = stagings[0];
+  }
   double setup_s = elapsed_ms(setup_start, bench_clock::now()) / 1000.0;
 
   // -- phase 2: NodePublish + NodeUnpublish ------------------------------------------------
@@ -272,7 +278,14 @@ int run_csi(const csi_options& opt) {
         teardown_errors.add("NodeUnpublishVolume " + target + ": " + err);
       }
     }
-    if (!stagings[static_cast<size_t>(k)].empty()) {
+  });
+  // Every target is gone before a volume is unstaged: with --one-volume the clients past
+  // staged_volumes published volume 0, which its own client tears down.
+  parallel_for(opt.concurrency, opt.concurrency, [&](long, long k) {
+    auto& c = *clients[static_cast<size_t>(k)];
+    auto& id = node_ids[static_cast<size_t>(k)];
+    bool owns_volume = k < staged_volumes;
+    if (owns_volume && !stagings[static_cast<size_t>(k)].empty()) {
       v1::NodeUnstageVolumeRequest unstage;
       unstage.set_volume_id(id);
       unstage.set_staging_target_path(stagings[static_cast<size_t>(k)]);
@@ -283,7 +296,7 @@ int run_csi(const csi_options& opt) {
       }
     }
     auto leftovers = undeleted[static_cast<size_t>(k)];
-    if (!id.empty()) {
+    if (owns_volume && !id.empty()) {
       leftovers.push_back(id);
     }
     for (auto& vol : leftovers) {
@@ -313,7 +326,7 @@ int run_csi(const csi_options& opt) {
   print_line("delete", cd.second, create_delete.seconds);
   print_line("create+delete", cd.pair, create_delete.seconds);
   std::printf("setup: %ld volumes created and staged in %.2f s, %" PRIu64 " errors\n",
-              opt.concurrency, setup_s, setup_errors.count());
+              staged_volumes, setup_s, setup_errors.count());
   print_line("publish", pu.first, publish_unpublish.seconds);
   print_line("unpublish", pu.second, publish_unpublish.seconds);
   print_line("publish+unpublish", pu.pair, publish_unpublish.seconds);
@@ -329,23 +342,22 @@ int run_csi(const csi_options& opt) {
       std::printf("rss: cannot read /proc/%ld/status\n", opt.pid);
     }
   }
-  std::printf("{\"mode\":\"csi\",\"endpoint\":%s,\"node_endpoint\":%s,"
-              "\"create_delete_pairs_per_s\":%.1f,\"create_delete_pairs\":%zu,"
-              "\"create_delete_p50_ms\":%.3f,\"create_delete_p99_ms\":%.3f,"
-              "\"create_delete_max_ms\":%.3f,\"create_p99_ms\":%.3f,\"delete_p99_ms\":%.3f,"
-              "\"publish_unpublish_pairs_per_s\":%.1f,\"publish_unpublish_pairs\":%zu,"
-              "\"publish_unpublish_p50_ms\":%.3f,\"publish_unpublish_p99_ms\":%.3f,"
-              "\"publish_unpublish_max_ms\":%.3f,\"publish_p99_ms\":%.3f,"
-              "\"unpublish_p99_ms\":%.3f,\"setup_s\":%.2f,\"errors\":%" PRIu64
-              ",\"concurrency\":%ld,\"seconds\":%.2f",
-              json_quote(opt.endpoint).c_str(), json_quote(opt.node_endpoint).c_str(),
-              per_s(cd.pair.count(), create_delete.seconds),
-              cd.pair.count(), cd.pair.percentile(50), cd.pair.percentile(99), cd.pair.max(),
-              cd.first.percentile(99), cd.second.percentile(99),
-              per_s(pu.pair.count(), publish_unpublish.seconds), pu.pair.count(),
-              pu.pair.percentile(50), pu.pair.percentile(99), pu.pair.max(),
-              pu.first.percentile(99), pu.second.percentile(99), setup_s, total_errors,
-              opt.concurrency, opt.seconds);
+  std::printf(
+    "{\"mode\":\"csi\",\"endpoint\":%s,\"node_endpoint\":%s,"
+    "\"create_delete_pairs_per_s\":%.1f,\"create_delete_pairs\":%zu,"
+    "\"create_delete_p50_ms\":%.3f,\"create_delete_p99_ms\":%.3f,"
+    "\"create_delete_max_ms\":%.3f,\"create_p99_ms\":%.3f,\"delete_p99_ms\":%.3f,"
+    "\"publish_unpublish_pairs_per_s\":%.1f,\"publish_unpublish_pairs\":%zu,"
+    "\"publish_unpublish_p50_ms\":%.3f,\"publish_unpublish_p99_ms\":%.3f,"
+    "\"publish_unpublish_max_ms\":%.3f,\"publish_p99_ms\":%.3f,"
+    "\"unpublish_p99_ms\":%.3f,\"setup_s\":%.2f,\"errors\":%" PRIu64
+    ",\"concurrency\":%ld,\"one_volume\":%s,\"seconds\":%.2f",
+    json_quote(opt.endpoint).c_str(), json_quote(opt.node_endpoint).c_str(),
+    per_s(cd.pair.count(), create_delete.seconds), cd.pair.count(), cd.pair.percentile(50),
+    cd.pair.percentile(99), cd.pair.max(), cd.first.percentile(99), cd.second.percentile(99),
+    per_s(pu.pair.count(), publish_unpublish.seconds), pu.pair.count(), pu.pair.percentile(50),
+    pu.pair.percentile(99), pu.pair.max(), pu.first.percentile(99), pu.second.percentile(99),
+    setup_s, total_errors, opt.concurrency, opt.one_volume ? "true" : "false", opt.seconds);
   if (rss) {
     std::printf(",\"rss_mb\":%.1f", *rss);
   }

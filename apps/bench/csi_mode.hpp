@@ -17,6 +17,8 @@ struct csi_options {
   std::string prefix = "bench";    ///< volume names start with it
   std::string backend;             ///< StorageClass parameter "backend" ("" = berth's default)
   std::string work_dir = "/tmp";   ///< staging dirs and targets go in a fresh dir below it
+  /// Every client publishes one shared volume (each to its own targets), instead of its own.
+  bool one_volume = false;
 };
 
 int run_csi(const csi_options& opt);
