@@ -141,18 +141,19 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                        [self, path](auto rp) { run_unstage(self, rp, path); });
     },
     [self](atom::publish, publish_request& req) -> caf::result<atom::ok> {
+      auto rp = self->make_response_promise<atom::ok>();
+      auto what = "publish at " + req.target;
       auto from = req.from;
-      return enqueue_request<atom::ok>(self, "publish at " + req.target, admits::existing,
-                                       record_owner::csi, std::move(from),
-                                       [self, req = std::move(req)](auto rp) {
-                                         run_publish(self, rp, req);
-                                       });
+      path_change change{req.target, req};
+      enqueue_path_change(self, std::move(what), std::move(from), std::move(change), rp,
+                          [self, req = std::move(req)](auto rp) { run_publish(self, rp, req); });
+      return rp;
     },
     [self](atom::unpublish, std::string& target) -> caf::result<atom::ok> {
-      return enqueue_request<atom::ok>(self, "unpublish of " + target, admits::existing,
-                                       record_owner::csi, {}, [self, target](auto rp) {
-                                         run_unpublish(self, rp, target);
-                                       });
+      auto rp = self->make_response_promise<atom::ok>();
+      enqueue_path_change(self, "unpublish of " + target, {}, path_change{target, std::nullopt}, rp,
+                          [self, target](auto rp) { run_unpublish(self, rp, target); });
+      return rp;
     },
     // -- the coalescing mailbox ---------------------------------------------------
     [self](atom::modify, modify_request& req) -> caf::result<volume_record> {

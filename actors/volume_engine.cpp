@@ -64,6 +64,26 @@ caf::error refusal(self_ptr self, const queued_step& step) {
   return {};
 }
 
+/// `first`, a path change that passed its guards, with the path changes that join its
+/// turn and pass theirs (a refused one is answered now): run alone when none does.
+void start_path_changes(self_ptr self, queued_step first) {
+  auto joining = self->state.steps.take_joining(first.change->target, max_shared_turn - 1);
+  std::vector<queued_step> shared;
+  for (auto& step : joining) {
+    if (auto err = refusal(self, step)) {
+      step.refuse(err);
+    } else {
+      shared.push_back(std::move(step));
+    }
+  }
+  if (shared.empty()) {
+    first.run();
+    return;
+  }
+  shared.insert(shared.begin(), std::move(first));
+  run_path_changes(self, std::move(shared));
+}
+
 void start(self_ptr self, queued_step step) {
   if (step.who == admits::internal) {
     if (!self->state.rec.exists()) {
@@ -73,6 +93,10 @@ void start(self_ptr self, queued_step step) {
   } else if (auto err = refusal(self, step)) {
     step.refuse(err);
     finish(self);
+    return;
+  }
+  if (step.change) {
+    start_path_changes(self, std::move(step));
     return;
   }
   step.run();

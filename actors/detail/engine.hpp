@@ -68,11 +68,11 @@ void deliver(promise<R>& rp, caf::expected<R> x) {
 /// the transition; it answers and ends with finish().
 void enqueue(self_ptr self, queued_step step);
 
-/// enqueue for a request from a client answered with an R through `rp`, which `run`
+/// The step of a request from a client answered with an R through `rp`, which `run`
 /// answers.
 template <class R, class Run>
-void enqueue_answering(self_ptr self, std::string what, admits who, record_owner owner, caller from,
-                       promise<R> rp, Run run) {
+queued_step answering_step(std::string what, admits who, record_owner owner, caller from,
+                           promise<R> rp, Run run) {
   queued_step step;
   step.what = std::move(what);
   step.who = who;
@@ -80,6 +80,29 @@ void enqueue_answering(self_ptr self, std::string what, admits who, record_owner
   step.from = std::move(from);
   step.refuse = [rp](const caf::error& err) mutable { rp.deliver(err); };
   step.run = [rp, run = std::move(run)]() mutable { run(rp); };
+  return step;
+}
+
+/// enqueue for a request from a client answered with an R through `rp`, which `run`
+/// answers.
+template <class R, class Run>
+void enqueue_answering(self_ptr self, std::string what, admits who, record_owner owner, caller from,
+                       promise<R> rp, Run run) {
+  enqueue(
+    self,
+    answering_step<R>(std::move(what), who, owner, std::move(from), std::move(rp), std::move(run)));
+}
+
+/// enqueue for a CSI publish or unpublish, `change`: `run` runs it alone; when others
+/// wait behind it, they share its turn instead (run_path_changes), and `rp` gets
+/// its own outcome.
+template <class Run>
+void enqueue_path_change(self_ptr self, std::string what, caller from, path_change change,
+                         promise<atom::ok> rp, Run run) {
+  auto step = answering_step<atom::ok>(std::move(what), admits::existing, record_owner::csi,
+                                       std::move(from), rp, std::move(run));
+  step.change.emplace(std::move(change));
+  step.acknowledge = [rp]() mutable { rp.deliver(atom::ok_v); };
   enqueue(self, std::move(step));
 }
 
@@ -268,7 +291,8 @@ struct transition : transition_words {
   std::function<volume_record(const volume_record&, const T&)> apply;
   undo_fn undo; ///< empty: the effect cannot or need not be undone
   /// The log line once committed, e.g. "volume v1 mounted at /m (id c89a…, count 1)",
-  /// from the committed record (erased: the record that was). Empty: no line.
+  /// from the committed record (erased: the record that was). Empty, or an empty line: no
+  /// line.
   std::function<std::string(const volume_record& next, const T&)> committed;
   bool creates = false; ///< committing it makes the volume exist
 };
@@ -311,7 +335,9 @@ void transact_then(self_ptr self, transition<T> t,
         return;
       }
       if (desc->committed) {
-        spdlog::info("{}", desc->committed(tx->pending(), *result));
+        if (auto line = desc->committed(tx->pending(), *result); !line.empty()) {
+          spdlog::info("{}", line);
+        }
       }
       next(std::move(*result), ending::committed);
     };

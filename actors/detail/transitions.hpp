@@ -3,8 +3,10 @@
 // The transitions of a volume, each a description the engine runs
 // (detail/engine.hpp). The behaviour (actors/volume.cpp) queues them.
 
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "actors/detail/engine.hpp"
 #include "actors/release_rules.hpp"
@@ -57,6 +59,17 @@ void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req);
 void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target);
 void run_grow(self_ptr self, promise<uint64_t> rp, std::string path);
 void run_stats(self_ptr self, promise<volume_stats> rp, std::string path);
+
+// -- publishes and unpublishes that share a turn (actors/volume_paths.cpp) --------------
+
+/// The most path changes one turn carries out (one backend call, one saved record).
+inline constexpr size_t max_shared_turn = 64;
+
+/// Carries out `steps`, publishes and unpublishes of distinct node paths, in one turn:
+/// one backend call makes each change, one record saves every change that succeeded,
+/// and each caller gets its own outcome. A record that cannot be saved undoes every
+/// change, and each caller gets that error.
+void run_path_changes(self_ptr self, std::vector<queued_step> steps);
 
 // -- the coalescing mailbox (actors/volume_mailbox.cpp) -------------------------------
 

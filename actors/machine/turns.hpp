@@ -5,13 +5,17 @@
 // in it. The driver (actors/volume_engine.cpp) pushes steps, starts what next() gives,
 // and calls finish() when a step ends.
 
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/caller.hpp"
+#include "core/csi_types.hpp"
 #include "core/errors.hpp"
 #include "core/volume_record.hpp"
 
@@ -24,6 +28,13 @@ enum class admits {
   internal, ///< the volume's own work (reconcile, settle): no guards; dropped once removed
 };
 
+/// A publish or an unpublish of one node path: steps of these waiting in a row, each of
+/// another path, share one turn (turns::take_joining).
+struct path_change {
+  std::string target;
+  std::optional<publish_request> publish; ///< none: an unpublish of `target`
+};
+
 /// One step waiting for its turn.
 struct queued_step {
   std::string what; ///< "mount (id c89a…)", for logs and refusals
@@ -33,6 +44,10 @@ struct queued_step {
   /// Answers the waiting caller(s) when a guard refuses the step (internal steps: none).
   std::function<void(const caf::error&)> refuse;
   std::function<void()> run; ///< the transition; it answers and ends with detail::finish()
+  /// Set for a publish or unpublish, which may share its turn; then `acknowledge`
+  /// answers its caller's success when it ran in a shared turn (`refuse`, its failure).
+  std::optional<path_change> change;
+  std::function<void()> acknowledge;
 };
 
 class turns {
@@ -49,6 +64,21 @@ public:
     auto step = std::move(queue_.front());
     queue_.pop_front();
     return step;
+  }
+
+  /// The path changes waiting right behind the running one, whose path is `running`,
+  /// that change other paths than it and than each other, in order, at most `max`:
+  /// they run in its turn. Whatever waits behind the first step that cannot join
+  /// keeps waiting, so no step overtakes one of another kind or of the same path.
+  std::vector<queued_step> take_joining(const std::string& running, size_t max) {
+    std::vector<queued_step> joined;
+    std::set<std::string> paths{running};
+    while (running_ && !queue_.empty() && joined.size() < max && queue_.front().change
+           && paths.insert(queue_.front().change->target).second) {
+      joined.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    return joined;
   }
 
   /// The running step ended.

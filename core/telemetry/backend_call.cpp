@@ -19,6 +19,7 @@ std::string_view label_of(backend_call call) noexcept {
     case backend_call::node_expand: return "node_expand";
     case backend_call::reconcile: return "reconcile";
     case backend_call::export_copy: return "export";
+    case backend_call::path_changes: return "path_changes";
   }
   return "other"; // not reached: -Wswitch names a call left out above
 }
@@ -27,6 +28,7 @@ std::string_view words_of(backend_call call) noexcept {
   switch (call) {
     case backend_call::lazy_unmount: return "lazy unmount";
     case backend_call::node_expand: return "grow";
+    case backend_call::path_changes: return "publish and unpublish";
     default: return label_of(call);
   }
 }

@@ -25,16 +25,18 @@ enum class backend_call : uint8_t {
   stats,
   node_expand, ///< NodeExpandVolume's filesystem grow
   reconcile,
-  export_copy, ///< an export's copy, made or removed
+  export_copy,  ///< an export's copy, made or removed
+  path_changes, ///< publishes and unpublishes of several paths in one call
 };
 
 /// Every backend_call, in the order above.
-inline constexpr std::array<backend_call, 15> all_backend_calls{
+inline constexpr std::array<backend_call, 16> all_backend_calls{
   backend_call::create,      backend_call::snapshot,  backend_call::remove,
   backend_call::mount,       backend_call::unmount,   backend_call::lazy_unmount,
   backend_call::stage,       backend_call::unstage,   backend_call::publish,
   backend_call::unpublish,   backend_call::modify,    backend_call::stats,
-  backend_call::node_expand, backend_call::reconcile, backend_call::export_copy};
+  backend_call::node_expand, backend_call::reconcile, backend_call::export_copy,
+  backend_call::path_changes};
 
 /// Its metric label: "lazy_unmount", "node_expand".
 std::string_view label_of(backend_call call) noexcept;

@@ -48,3 +48,67 @@ TEST(turns, a_retiring_volume_takes_what_waits_and_the_running_step_still_ends) 
   t.finish();
   EXPECT_TRUE(t.idle());
 }
+
+namespace {
+
+queued_step changing(std::string target, bool publish = true) {
+  auto s = named((publish ? "publish at " : "unpublish of ") + target);
+  s.change = path_change{target, std::nullopt};
+  if (publish) {
+    s.change->publish = publish_request{};
+  }
+  return s;
+}
+
+std::vector<std::string> whats(const std::vector<queued_step>& steps) {
+  std::vector<std::string> out;
+  for (auto& s : steps) {
+    out.push_back(s.what);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(turns, path_changes_of_other_paths_join_the_running_one_in_order) {
+  turns t;
+  t.push(changing("/t/a"));
+  t.push(changing("/t/b", false));
+  t.push(changing("/t/c"));
+  t.push(named("unstage of /s"));
+  t.push(changing("/t/d"));
+  auto first = t.next();
+  ASSERT_TRUE(first && first->change);
+  auto joined = t.take_joining(first->change->target, 8);
+  EXPECT_EQ(whats(joined), (std::vector<std::string>{"unpublish of /t/b", "publish at /t/c"}))
+    << "the unstage does not join, and /t/d does not overtake it";
+  t.finish();
+  EXPECT_EQ(t.next()->what, "unstage of /s");
+}
+
+TEST(turns, a_change_of_a_path_already_in_the_turn_waits_for_the_next) {
+  turns t;
+  t.push(changing("/t/a"));
+  t.push(changing("/t/b"));
+  t.push(changing("/t/a", false));
+  t.push(changing("/t/c"));
+  auto first = t.next();
+  auto joined = t.take_joining(first->change->target, 8);
+  EXPECT_EQ(whats(joined), (std::vector<std::string>{"publish at /t/b"}))
+    << "the unpublish of /t/a runs after its publish, and nothing behind it overtakes it";
+  t.finish();
+  EXPECT_EQ(t.next()->what, "unpublish of /t/a");
+}
+
+TEST(turns, a_shared_turn_takes_at_most_max_and_nothing_while_none_runs) {
+  turns t;
+  EXPECT_TRUE(t.take_joining("/t/x", 8).empty()) << "nothing runs, nothing waits";
+  for (auto p : {"/t/a", "/t/b", "/t/c", "/t/d"}) {
+    t.push(changing(p));
+  }
+  EXPECT_TRUE(t.take_joining("/t/x", 8).empty()) << "no step runs: nothing joins one";
+  auto first = t.next();
+  EXPECT_EQ(t.take_joining(first->change->target, 2).size(), 2U);
+  t.finish();
+  EXPECT_EQ(t.next()->what, "publish at /t/d");
+}
