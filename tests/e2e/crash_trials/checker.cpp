@@ -271,6 +271,36 @@ std::vector<std::string> compare(const trial_model& model, const observed& seen)
       }
     }
   }
+  const auto& pubs = model.publications;
+  known_names.insert(pubs.volume);
+  if (auto* rec = find(seen, pubs.volume); rec == nullptr || rec->staging_path.empty()) {
+    out.push_back("shared CSI volume " + pubs.volume + ": "
+                  + (rec == nullptr ? "its record is gone" : "not staged any more"));
+  } else {
+    auto published = [rec](const std::string& name) {
+      for (const auto& [target, how] : rec->published) {
+        auto tail = shared_targets_dir + name;
+        if (target.size() > tail.size()
+            && target.compare(target.size() - tail.size(), tail.size(), tail) == 0) {
+          return true;
+        }
+      }
+      return false;
+    };
+    for (const auto& mine : pubs.targets) {
+      for (const auto& s : mine) {
+        bool has = published(s.name);
+        if (has != s.known && !(s.maybe && has == *s.maybe)) {
+          auto state = [](bool p) { return p ? "published" : "not published"; };
+          out.push_back("shared CSI volume " + pubs.volume + " target " + s.name + ": " + state(has)
+                        + ", the answered requests made it " + state(s.known)
+                        + (s.maybe ? " (the one in flight at the kill would make it "
+                               + std::string{state(*s.maybe)} + ")"
+                                   : std::string{}));
+        }
+      }
+    }
+  }
   // The host: what the records hold must be there, and nothing else.
   std::map<std::string, std::string> held; // mount point → whose
   std::map<std::string, std::string> devices; // loop device → whose

@@ -10,7 +10,8 @@
 //
 // The shared Docker volumes are mounted and unmounted by every worker at once, so
 // their counts are bounds: a count is the acknowledged Mounts minus the acknowledged
-// Unmounts, give or take the ones in flight.
+// Unmounts, give or take the ones in flight. The shared CSI volume is published by
+// every publisher at once, each at targets of its own, so each target is a slot.
 
 #include <cstdint>
 #include <map>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace berth::crash_trials {
 
@@ -79,6 +81,16 @@ struct shared_count {
   uint64_t highest() const {
     return base + acked_mounts - acked_unmounts + pending_mounts;
   }
+};
+
+/// The shared CSI volume, which every publisher publishes at targets of its own at once:
+/// bursts of publishes and unpublishes on one volume, which share its turns. Each target
+/// is one publisher's, so its state is exact: published or not as the answers left it,
+/// or as the request in flight at the kill would have.
+struct shared_publications {
+  std::string volume = "shared-csi";
+  /// [publisher][k]: each slot's name is its target's name below `pods/shared/`.
+  std::vector<std::vector<slot<bool>>> targets;
 };
 
 /// The shared volumes' counts, every worker's.

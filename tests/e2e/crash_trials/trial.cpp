@@ -25,6 +25,7 @@ constexpr int docker_workers = 3;
 constexpr int csi_workers = 2;
 constexpr int slots_per_worker = 2;
 constexpr int shared_volumes = 2;
+constexpr int publishers = 4; ///< of the shared CSI volume, each at slots_per_worker targets
 
 endpoints endpoints_of(const berthd_process& bp) {
   return {bp.state_dir() + "/docker.sock", bp.state_dir() + "/admin.sock", bp.endpoint(),
@@ -97,7 +98,7 @@ std::string wait_settled(const berthd_process& bp) {
          "status: " + last;
 }
 
-/// Creates the shared volumes (cycle A, before the workload).
+/// Creates the shared volumes, and stages the CSI one (cycle A, before the workload).
 std::string create_shared(const berthd_process& bp, const trial_model& model) {
   plugin_client plugin{endpoints_of(bp).plugin_socket};
   for (const auto& [name, ids] : model.shared.volumes) {
@@ -105,6 +106,9 @@ std::string create_shared(const berthd_process& bp, const trial_model& model) {
     if (!a.done()) {
       return "Create of shared volume " + name + ": " + a.detail;
     }
+  }
+  if (auto err = create_and_stage(endpoints_of(bp), model.publications.volume); !err.empty()) {
+    return "the shared CSI volume: " + err;
   }
   return "";
 }
@@ -134,7 +138,7 @@ trial_report run_trial(const trial_options& opts, uint64_t seed, const trial_pla
   std::mt19937_64 rng{seed};
   berthd_process bp;
   bp.extra_args = {"--docker-api", ""}; // never the host's dockerd
-  trial_model model{docker_workers, csi_workers, slots_per_worker, shared_volumes};
+  trial_model model{docker_workers, csi_workers, slots_per_worker, shared_volumes, publishers};
   auto fail = [&](std::string what) {
     r.problems.push_back(std::move(what) + "\n" + bp.log_tail(30));
     return r;

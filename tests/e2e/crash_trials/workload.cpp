@@ -249,7 +249,14 @@ std::vector<std::string> shared_ids() {
   return {"shared-id-0", "shared-id-1", "shared-id-2"};
 }
 
-trial_model::trial_model(int docker_workers, int csi_workers, int slots, int shared) {
+trial_model::trial_model(int docker_workers, int csi_workers, int slots, int shared,
+                         int publishers) {
+  for (int p = 0; p < publishers; ++p) {
+    auto& mine = publications.targets.emplace_back();
+    for (int k = 0; k < slots; ++k) {
+      mine.push_back({"p" + std::to_string(p) + "-t" + std::to_string(k), false, {}});
+    }
+  }
   for (int w = 0; w < docker_workers; ++w) {
     auto& mine = docker.emplace_back();
     for (int k = 0; k < slots; ++k) {
@@ -278,6 +285,34 @@ std::vector<std::string> target_paths(const endpoints& at, const std::string& na
   return {at.kubelet_dir + "/pods/t0/" + name, at.kubelet_dir + "/pods/t1/" + name};
 }
 
+std::string shared_target_path(const endpoints& at, const std::string& name) {
+  return at.kubelet_dir + shared_targets_dir + name;
+}
+
+std::string create_and_stage(const endpoints& at, const std::string& name) {
+  csi_client c{at.csi_endpoint};
+  v1::CreateVolumeRequest create;
+  create.set_name(name);
+  create.mutable_capacity_range()->set_required_bytes(static_cast<int64_t>(csi_volume_bytes));
+  *create.add_volume_capabilities() = mount_capability();
+  v1::CreateVolumeResponse created;
+  if (auto a = rpc(*c.controller, &v1::Controller::Stub::CreateVolume, create, created);
+      !a.done()) {
+    return "CreateVolume " + name + ": " + a.detail;
+  }
+  auto staging = staging_path(at, name);
+  std::filesystem::create_directories(staging); // as the CO does
+  v1::NodeStageVolumeRequest stage;
+  stage.set_volume_id(name);
+  stage.set_staging_target_path(staging);
+  *stage.mutable_volume_capability() = mount_capability();
+  v1::NodeStageVolumeResponse staged;
+  if (auto a = rpc(*c.node, &v1::Node::Stub::NodeStageVolume, stage, staged); !a.done()) {
+    return "NodeStageVolume " + name + ": " + a.detail;
+  }
+  return "";
+}
+
 workload::workload(trial_model& model, endpoints at, uint64_t seed)
   : model_(model), at_(std::move(at)), seed_(seed) {
 }
@@ -289,12 +324,16 @@ workload::~workload() {
 void workload::start() {
   std::filesystem::create_directories(at_.kubelet_dir + "/pods/t0");
   std::filesystem::create_directories(at_.kubelet_dir + "/pods/t1");
+  std::filesystem::create_directories(at_.kubelet_dir + shared_targets_dir);
   uint64_t n = 0;
   for (size_t w = 0; w < model_.docker.size(); ++w) {
     threads_.emplace_back([this, w, s = seed_ * 131 + ++n] { run_docker(w, s); });
   }
   for (size_t w = 0; w < model_.csi.size(); ++w) {
     threads_.emplace_back([this, w, s = seed_ * 131 + ++n] { run_csi(w, s); });
+  }
+  for (size_t p = 0; p < model_.publications.targets.size(); ++p) {
+    threads_.emplace_back([this, p, s = seed_ * 131 + ++n] { run_publisher(p, s); });
   }
 }
 
@@ -331,6 +370,42 @@ void workload::run_csi(size_t worker, uint64_t seed) {
     }
     if (!csi_step(rng, tally_, *s, client, at_)) {
       return;
+    }
+  }
+}
+
+void workload::run_publisher(size_t publisher, uint64_t seed) {
+  rng_t rng{seed};
+  csi_client c{at_.csi_endpoint};
+  const auto& volume = model_.publications.volume;
+  auto staging = staging_path(at_, volume);
+  while (!stopping_) {
+    auto* s = free_slot(rng, model_.publications.targets[publisher]);
+    if (s == nullptr) {
+      return; // every target of its own waits for the check
+    }
+    // Mostly the change its state calls for; now and then the one it is in already,
+    // which must succeed and change nothing (an unpublish of a target the record
+    // lacks is swept).
+    bool publish = chance(rng, 15) ? s->known : !s->known;
+    answer a;
+    if (publish) {
+      v1::NodePublishVolumeRequest req;
+      req.set_volume_id(volume);
+      req.set_staging_target_path(staging);
+      req.set_target_path(shared_target_path(at_, s->name));
+      *req.mutable_volume_capability() = mount_capability();
+      v1::NodePublishVolumeResponse resp;
+      a = rpc(*c.node, &v1::Node::Stub::NodePublishVolume, req, resp);
+    } else {
+      v1::NodeUnpublishVolumeRequest req;
+      req.set_volume_id(volume);
+      req.set_target_path(shared_target_path(at_, s->name));
+      v1::NodeUnpublishVolumeResponse resp;
+      a = rpc(*c.node, &v1::Node::Stub::NodeUnpublishVolume, req, resp);
+    }
+    if (!settle(tally_, *s, a, publish)) {
+      return; // its request in flight is the one left open
     }
   }
 }

@@ -3,7 +3,8 @@
 // The mixed concurrent workload of a crash trial: Docker workers (Create, Remove,
 // Mount and Unmount with repeated IDs, releases of mount IDs through the admin API,
 // and Mounts and Unmounts of the shared volumes beside the other workers) and CSI
-// workers (create, stage, publish, unpublish, unstage, delete, expand, modify).
+// workers (create, stage, publish, unpublish, unstage, delete, expand, modify), and
+// publishers of the shared CSI volume, each at targets of its own, all at once.
 // Every answer goes into the model as it comes (model.hpp); a worker stops at its
 // first request without an answer, which is then the one it had in flight.
 
@@ -19,13 +20,15 @@ namespace berth::crash_trials {
 
 /// Every volume of a trial, as its acknowledged requests left it.
 struct trial_model {
-  /// `docker_workers` × `slots` Docker volumes, as many CSI ones per CSI worker, and
-  /// `shared` shared Docker volumes (to be created before the first cycle).
-  trial_model(int docker_workers, int csi_workers, int slots, int shared);
+  /// `docker_workers` × `slots` Docker volumes, as many CSI ones per CSI worker,
+  /// `shared` shared Docker volumes, and the shared CSI volume with `slots` targets for
+  /// each of `publishers` (the shared volumes are made before the first cycle).
+  trial_model(int docker_workers, int csi_workers, int slots, int shared, int publishers);
 
   std::vector<std::vector<slot<docker_view>>> docker; ///< [worker][slot]
   std::vector<std::vector<slot<csi_view>>> csi;       ///< [worker][slot]
   shared_counts shared;
+  shared_publications publications;
 };
 
 /// Where berthd listens, and the kubelet directory CSI paths lie under.
@@ -42,6 +45,13 @@ std::vector<std::string> shared_ids();
 /// The staging path of a CSI volume, and its target paths.
 std::string staging_path(const endpoints& at, const std::string& name);
 std::vector<std::string> target_paths(const endpoints& at, const std::string& name);
+/// The path of the shared CSI volume's target `name`.
+std::string shared_target_path(const endpoints& at, const std::string& name);
+/// The directory below which the shared CSI volume's targets lie.
+inline constexpr const char* shared_targets_dir = "/pods/shared/";
+
+/// Creates and stages the CSI volume `name` (cycle A, for the shared one); else why not.
+std::string create_and_stage(const endpoints& at, const std::string& name);
 
 /// How many requests a cycle sent, by outcome.
 struct tally {
@@ -66,6 +76,7 @@ public:
 private:
   void run_docker(size_t worker, uint64_t seed);
   void run_csi(size_t worker, uint64_t seed);
+  void run_publisher(size_t publisher, uint64_t seed);
 
   trial_model& model_;
   endpoints at_;
