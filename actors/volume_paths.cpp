@@ -1,4 +1,4 @@
-// Publishes and unpublishes that share a turn (docs/design.md, "Path changes share a
+// Publishes and unpublishes that share a turn (docs/design.md, "Publishes share a
 // turn"): the ones waiting in a row behind a running one, each of another node path,
 // run with it as one transition:
 //
@@ -216,7 +216,10 @@ void run_path_changes(self_ptr self, std::vector<queued_step> steps) {
     },
     undo_late_changes(self, plan));
   t.change = record_change::save_if_changed; // every change failed: nothing to save
-  t.apply = [plan](const volume_record& rec, const path_results& results) {
+  // What the work reported, for the undo when the record it leads to is not saved.
+  auto reported = std::make_shared<path_results>();
+  t.apply = [plan, reported](const volume_record& rec, const path_results& results) {
+    *reported = results;
     auto next = rec;
     for (size_t i = 0; i < plan.size(); ++i) {
       if (results[i].err) {
@@ -232,19 +235,10 @@ void run_path_changes(self_ptr self, std::vector<queued_step> steps) {
     }
     return next;
   };
-  t.undo = [self, before, plan](const volume_record& unsaved, done_fn done) {
-    // The results are in the unsaved record: a target it publishes was published.
-    path_results results(plan.size());
-    for (size_t i = 0; i < plan.size(); ++i) {
-      bool in_record = unsaved.published.count(plan[i].target) > 0;
-      bool succeeded = plan[i].op == path_op::publish ? in_record : !in_record;
-      if (!succeeded) {
-        results[i].err = make_error(ec::aborted, "not changed");
-      }
-    }
+  t.undo = [self, before, plan, reported](const volume_record& unsaved, done_fn done) {
     call_backend(
       self, backend_call::path_changes,
-      [before, unsaved, plan, results](backend& b) {
+      [before, unsaved, plan, results = *reported](backend& b) {
         return undo_changes(b, before, unsaved, plan, results);
       },
       std::move(done));
