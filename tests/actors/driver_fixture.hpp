@@ -20,6 +20,7 @@
 #include "core/errors.hpp"
 #include "tests/actors/fakes.hpp"
 #include "tests/actors/manual_runner.hpp"
+#include "tests/actors/volume_csi_fixture.hpp"
 
 namespace berth::test {
 
@@ -69,6 +70,15 @@ protected:
     rec.name = "v1";
     spawn(rec, false);
     auto created = ask<atom::ok>(atom::create_v, option_map{}, uint64_t{0});
+    ASSERT_TRUE(created.given && !created.err) << describe(created.err);
+  }
+
+  /// Spawns the new CSI volume "pvc-1" and creates it (10 MiB).
+  void spawn_csi_created() {
+    volume_record rec;
+    rec.name = "pvc-1";
+    spawn(rec, false);
+    auto created = ask<volume_record>(atom::create_v, csi_spec(10 * mib));
     ASSERT_TRUE(created.given && !created.err) << describe(created.err);
   }
 

@@ -15,13 +15,7 @@ namespace {
 
 class volume_csi_driver_test : public test::volume_driver_fixture {
 protected:
-  void SetUp() override {
-    volume_record rec;
-    rec.name = "pvc-1";
-    spawn(rec, false);
-    auto created = ask<volume_record>(atom::create_v, test::csi_spec(10 * test::mib));
-    ASSERT_TRUE(created.given && !created.err) << describe(created.err);
-  }
+  void SetUp() override { spawn_csi_created(); }
 
   /// Sends a stage and runs the messages, but not its call.
   auto start_stage() { return start(atom::stage_v, test::csi_stage()); }

@@ -19,11 +19,7 @@ protected:
     std::declval<volume_actor&>(), caf::infinite, atom::publish_v, publish_request{}));
 
   void SetUp() override {
-    volume_record rec;
-    rec.name = "pvc-1";
-    spawn(rec, false);
-    auto created = ask<volume_record>(atom::create_v, test::csi_spec(10 * test::mib));
-    ASSERT_TRUE(created.given && !created.err) << describe(created.err);
+    spawn_csi_created();
     auto staged = ask<atom::ok>(atom::stage_v, test::csi_stage());
     ASSERT_TRUE(staged.given && !staged.err) << describe(staged.err);
   }
