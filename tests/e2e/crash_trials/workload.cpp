@@ -1,3 +1,7 @@
+// The crash trials' workload: the steps of its Docker workers, CSI workers and publishers of the
+// shared CSI volume. Over 400 lines because every kind of worker records its answers through the
+// same private helpers (settle, free_slot, chance); a file per kind would have to export them.
+
 #include "tests/e2e/crash_trials/workload.hpp"
 
 #include <filesystem>
