@@ -12,7 +12,6 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 
 #include <caf/all.hpp>
 
@@ -152,15 +151,6 @@ protected:
 
   /// The volume's record as the fake persistence holds it (empty when none).
   volume_record on_disk() { return record_on(*disk, volume_name); }
-
-  /// Waits up to 3 s for `pred`.
-  template <class Pred>
-  static bool eventually(Pred pred) {
-    for (int i = 0; i < 300 && !pred(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return pred();
-  }
 
   void TearDown() override {
     storage->release();

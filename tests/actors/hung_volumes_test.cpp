@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -53,13 +55,16 @@ protected:
 
   void TearDown() override {
     storage->release();
-    for (int i = 0; i < 300 && exec->hung_workers() > 0; ++i) {
-      std::this_thread::sleep_for(10ms);
+    // Each volume answers once its hung call returned and settled: then none is left.
+    caf::scoped_actor self{*ts.sys};
+    for (auto& [name, v] : vols) {
+      EXPECT_FALSE(test::call<atom::ok>(self, v, atom::settled_v)) << name << " settles";
     }
     for (auto& [name, v] : vols) {
       caf::anon_send_exit(v, caf::exit_reason::user_shutdown);
     }
-    exec->stop(100ms);
+    exec->stop(10s);
+    EXPECT_EQ(exec->hung_workers(), 0u) << "every hung call returned once released";
   }
 
   /// Mount+Unmount pairs on every healthy volume at once; the pairs' p99 in ms.
@@ -125,36 +130,51 @@ private:
 TEST_F(hung_volumes_test, retries_on_hung_volumes_do_not_hold_the_others_up) {
   auto baseline = healthy_p99(40);
   // Callers of the stalled volumes retry as fast as they are answered, as dockerd
-  // and kubelet do; each first call hangs for seconds.
+  // and kubelet do. Each volume's first call hangs and times out; from then on the
+  // volume refuses at once (ec::aborted) rather than start a second call.
   std::atomic<bool> stop{false};
   std::atomic<int> retries{0};
+  std::mutex mtx;
+  std::condition_variable cv;
+  size_t seen_hung = 0; // retriers whose volume refused them twice
   std::vector<std::thread> retriers;
   for (const auto& name : stalled) {
     retriers.emplace_back([&, name] {
       caf::scoped_actor self{*ts.sys};
+      int refused = 0;
       while (!stop) {
-        (void)test::call<std::string>(self, vols[name], atom::mount_v,
-                                      std::string{"r"}, std::string{}, caller{});
+        auto err = test::call<std::string>(self, vols[name], atom::mount_v, std::string{"r"},
+                                           std::string{}, caller{});
         ++retries;
-        std::this_thread::sleep_for(5ms);
+        if (err == ec::aborted && ++refused == 2) {
+          std::lock_guard<std::mutex> lock(mtx);
+          ++seen_hung;
+          cv.notify_all();
+        }
       }
     });
   }
-  // Every stalled volume has its call hung, and its caller was answered (timed out) and
-  // came back at least twice.
-  for (int i = 0; i < 6000 && (retries < 3 * static_cast<int>(stalled.size()) ||
-                               exec->hung_workers() < stalled.size());
-       ++i) {
-    std::this_thread::sleep_for(10ms);
+  auto stop_retriers = [&] {
+    stop = true;
+    for (auto& r : retriers) {
+      r.join();
+    }
+  };
+  {
+    // Every stalled volume has its call hung, and its caller was answered (timed out)
+    // and came back at least twice.
+    std::unique_lock<std::mutex> lock(mtx);
+    if (!cv.wait_for(lock, 60s, [&] { return seen_hung == stalled.size(); })) {
+      lock.unlock();
+      stop_retriers();
+      FAIL() << "the stalled volumes did not all hang and refuse their retries";
+    }
   }
-  ASSERT_EQ(exec->hung_workers(), stalled.size()) << "the stalled volumes' calls hang";
+  EXPECT_EQ(exec->hung_workers(), stalled.size()) << "the stalled volumes' calls hang";
   auto with_hung = healthy_p99(40);
   EXPECT_EQ(exec->hung_workers(), stalled.size())
     << "every healthy pair completed while the stalled calls were still hung";
-  stop = true;
-  for (auto& r : retriers) {
-    r.join();
-  }
+  stop_retriers();
   std::printf("healthy Mount+Unmount p99: %.2f ms alone, %.2f ms while %zu volumes hang "
               "(%d retries on them)\n",
               baseline, with_hung, stalled.size(), retries.load());
