@@ -13,6 +13,8 @@
 
 #include <fcntl.h>
 #include <libgen.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -294,6 +296,37 @@ std::string berthd_process::log_tail(size_t lines) const {
     out += "  | " + l + "\n";
   }
   return out;
+}
+
+bool berthd_process::wait_for_log(const std::string& needle, std::chrono::seconds limit) const {
+  auto holds = [&] {
+    std::ifstream in(log_path());
+    std::string all{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    return all.find(needle) != std::string::npos;
+  };
+  int fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (fd < 0) {
+    return holds();
+  }
+  // Watched before the first read, so a write between the two still wakes the wait.
+  ::inotify_add_watch(fd, log_path().c_str(), IN_MODIFY);
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  bool found = holds();
+  while (!found) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+      found = holds();
+      break;
+    }
+    std::array<char, 4096> events{};
+    while (::read(fd, events.data(), events.size()) > 0) {
+    }
+    found = holds();
+  }
+  ::close(fd);
+  return found;
 }
 
 } // namespace berth::csi_test

@@ -85,6 +85,10 @@ public:
   /// The last `lines` lines of berthd's output (all starts).
   std::string log_tail(size_t lines = 40) const;
 
+  /// Waits up to `limit` until berthd's output holds `needle`: true once it does. Woken
+  /// by each write to the log (inotify), so it reads no clock but the limit.
+  bool wait_for_log(const std::string& needle, std::chrono::seconds limit) const;
+
   /// Runs the berthctl beside binary() against this berthd's admin socket with `args`
   /// (split by the shell): its exit status and what it printed, stderr included.
   std::pair<int, std::string> berthctl(const std::string& args) const;
