@@ -14,6 +14,18 @@ caf::error still_hung(const volume_state& st, const std::string& what) {
   return st.calls.still_hung(st.rec->name, what, st.now());
 }
 
+bool refused_beside_hung(const volume_state& st, const caf::error& err) {
+  return !st.calls.certain() && err == ec::aborted;
+}
+
+void log_failed(const volume_state& st, const std::string& what, const caf::error& err) {
+  if (refused_beside_hung(st, err)) {
+    spdlog::debug("volume {}: {} refused: {}", st.rec->name, what, describe(err));
+  } else {
+    spdlog::error("volume {}: {} failed: {}", st.rec->name, what, describe(err));
+  }
+}
+
 // -- the queue --------------------------------------------------------------------
 
 caf::error state_refusal(const volume_state& st, record_owner owner, bool creates,

@@ -188,8 +188,7 @@ void answer_each(self_ptr self, std::vector<member>& members, const path_results
       members[i].step.acknowledge();
       continue;
     }
-    spdlog::error("volume {}: {} failed: {}", self->state.rec->name, members[i].step.what,
-                  describe(err));
+    log_failed(self->state, members[i].step.what, err);
     members[i].step.refuse(err);
   }
 }

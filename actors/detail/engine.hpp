@@ -139,6 +139,15 @@ void answer(self_ptr self, promise<R>& rp, Reply reply) {
 /// so `what` does not start.
 caf::error still_hung(const volume_state& st, const std::string& what);
 
+/// Whether `err` is the refusal of a call because an earlier one is hung (still_hung).
+/// The hang was logged once when it began: its refusals are logged at debug, not as a
+/// failure each, since clients retry a hung volume as fast as they are answered.
+bool refused_beside_hung(const volume_state& st, const caf::error& err);
+
+/// Logs the failure `err` of `what` after "volume NAME: ": as an error, or at debug
+/// when it is a refusal beside a hung call.
+void log_failed(const volume_state& st, const std::string& what, const caf::error& err);
+
 /// Answers `rp` once no step is running or queued (graceful stop).
 void when_idle(self_ptr self, promise<atom::ok> rp);
 
@@ -319,7 +328,11 @@ void transact_then(self_ptr self, transition<T> t,
     auto& st = self->state;
     record_transaction::plan plan{desc->change, desc->creates, static_cast<bool>(desc->undo)};
     if (!out) {
-      desc->log_failure(st.rec->name, desc->failed_line(), out.error());
+      if (refused_beside_hung(st, out.error())) {
+        log_failed(st, desc->what, out.error());
+      } else {
+        desc->log_failure(st.rec->name, desc->failed_line(), out.error());
+      }
       auto ended =
         std::get<record_transaction::ended>(record_transaction{plan}.work_failed(out.error()));
       next(std::move(ended.err), ended.how);

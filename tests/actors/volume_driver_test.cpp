@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/actors/driver_fixture.hpp"
+#include "tests/support/captured_log.hpp"
 
 using namespace berth;
 using namespace std::chrono_literals;
@@ -76,6 +77,27 @@ TEST_F(volume_driver_test, a_retry_beside_a_hung_call_is_refused_at_once_and_sta
   EXPECT_EQ(storage->mounts, 1) << "one mount ran, not two";
   run_call(); // the late mount's undo
   EXPECT_FALSE(mount("c1").err) << "once it returned, the volume serves again";
+}
+
+TEST_F(volume_driver_test, retries_beside_a_hung_call_are_not_logged_as_failures) {
+  test_support::captured_log log;
+  auto h = start(atom::mount_v, std::string{"c1"}, std::string{}, caller{});
+  runner->start_next();
+  advance(timeout + 1ms);
+  ASSERT_TRUE(is(answer_of<std::string>(h).err, ec::timeout));
+  auto warned = log.count("[warning]");
+  auto failed = log.count("[error]");
+  // Clients retry a hung volume as fast as they are answered: the hang was logged once,
+  // and a line per refusal would bury it.
+  for (int i = 0; i < 3; ++i) {
+    auto r = start(atom::mount_v, std::string{"c1"}, std::string{}, caller{});
+    ASSERT_TRUE(is(answer_of<std::string>(r).err, ec::aborted));
+  }
+  EXPECT_EQ(log.count("[error]"), failed) << log.out.str();
+  EXPECT_EQ(log.count("[warning]"), warned) << log.out.str();
+  EXPECT_EQ(log.count("has not returned"), 3) << "each refusal at debug: " << log.out.str();
+  return_held();
+  run_call(); // the late mount's undo
 }
 
 TEST_F(volume_driver_test, a_timer_armed_for_an_earlier_call_is_armed_again_for_the_current_one) {
