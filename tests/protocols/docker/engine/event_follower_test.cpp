@@ -1,7 +1,7 @@
 #include "protocols/docker/engine/event_follower.hpp"
 
 #include <deque>
-#include <thread>
+#include <future>
 
 #include <gtest/gtest.h>
 
@@ -21,10 +21,12 @@ struct scripted_api : engine_api {
     engine_instance who;            ///< else: open from this instance,
     std::vector<container_event> events; ///< send these, then end:
     events_end end = events_end::closed; ///< how the stream ends
+    bool stop = false;                   ///< raise the stop before this step ends
   };
   std::deque<step> script;
   std::vector<int64_t> since_asked;
   std::vector<std::chrono::steady_clock::time_point> calls;
+  std::promise<void> open_ended; ///< set when a call finds the script empty
 
   std::string describe() const override {
     return "unix:///scripted.sock";
@@ -42,11 +44,15 @@ struct scripted_api : engine_api {
     since_asked.push_back(since);
     calls.push_back(std::chrono::steady_clock::now());
     if (script.empty()) {
+      open_ended.set_value();
       stop.wait_for(10s); // the stream stays open until the test stops it
       return events_end::stopped;
     }
     auto s = script.front();
     script.pop_front();
+    if (s.stop) {
+      stop.request_stop();
+    }
     if (s.fail) {
       return make_error(ec::unavailable, "Docker API unix:///scripted.sock: connect: Connection refused");
     }
@@ -121,17 +127,15 @@ TEST(docker_engine_follower, reconnects_with_backoff_and_reports_new_instances) 
 
 TEST(docker_engine_follower, a_stop_during_the_backoff_returns_at_once) {
   scripted_api api;
-  for (int i = 0; i < 5; ++i) {
+  // The first call fails with the stop raised: the follower reaches its 10 s backoff with
+  // it, and must not wait there.
+  api.script.push_back({true, {}, {}, events_end::closed, true});
+  for (int i = 0; i < 4; ++i) {
     api.script.push_back({true, {}, {}});
   }
   stop_signal stop;
-  std::thread stopper{[&] {
-    std::this_thread::sleep_for(100ms);
-    stop.request_stop();
-  }};
   auto start = std::chrono::steady_clock::now();
   follow_events(api, {}, stop, follow_options{10s, 10s});
-  stopper.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   EXPECT_EQ(api.calls.size(), 1u);
 }
@@ -139,12 +143,14 @@ TEST(docker_engine_follower, a_stop_during_the_backoff_returns_at_once) {
 TEST(docker_engine_follower, a_stop_while_the_stream_is_open_returns) {
   scripted_api api; // empty script: the stream stays open until stopped
   stop_signal stop;
-  std::thread stopper{[&] {
-    std::this_thread::sleep_for(50ms);
+  auto opened = api.open_ended.get_future();
+  auto stopper = std::async(std::launch::async, [&] {
+    // Stops once the stream is open, not before.
+    ASSERT_EQ(opened.wait_for(10s), std::future_status::ready);
     stop.request_stop();
-  }};
+  });
   follow_events(api, {}, stop);
-  stopper.join();
+  stopper.get();
   EXPECT_EQ(api.calls.size(), 1u);
 }
 
