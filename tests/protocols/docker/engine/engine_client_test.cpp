@@ -161,12 +161,13 @@ TEST_F(docker_engine_client, events_are_split_across_chunks_and_stop_from_anothe
                       canned_server::write_all(fd, "HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Type: application/json\r\n"
                                                    "Transfer-Encoding: chunked\r\n\r\n");
                       // One event split over two chunks, then the rest in one, then silence.
+                      // The split is in the chunked framing, whatever reads the bytes arrive in.
                       canned_server::write_all(fd, chunk(all.substr(0, 100)));
-                      std::this_thread::sleep_for(20ms);
                       canned_server::write_all(fd, chunk(all.substr(100)));
                       srv.wait_for_close(fd);
                     }};
-  auto c = client(1000ms);
+  const auto call_timeout = 100ms;
+  auto c = client(call_timeout);
   stop_signal stop;
   std::thread stopper;
   std::vector<container_event> seen;
@@ -176,10 +177,11 @@ TEST_F(docker_engine_client, events_are_split_across_chunks_and_stop_from_anothe
   h.on_event = [&](const container_event& ev) {
     seen.push_back(ev);
     if (seen.size() == 7) {
-      // Stop from another thread while the stream waits for more: well past the call timeout,
+      // Stop from another thread while the stream waits for more, past the call timeout,
       // which must not apply once the stream is open.
-      stopper = std::thread{[&stop] {
-        std::this_thread::sleep_for(1500ms);
+      stopper = std::thread{[&stop, call_timeout] {
+        // Real time must pass the timeout: the deadline is on the steady clock.
+        std::this_thread::sleep_for(3 * call_timeout);
         stop.request_stop();
       }};
     }
@@ -192,7 +194,7 @@ TEST_F(docker_engine_client, events_are_split_across_chunks_and_stop_from_anothe
   }
   ASSERT_TRUE(r) << describe(r.error());
   EXPECT_EQ(*r, events_end::stopped);
-  EXPECT_GE(took, 1500ms);
+  EXPECT_GE(took, 3 * call_timeout);
   EXPECT_LT(took, 5s);
   ASSERT_EQ(seen.size(), 7u);
   EXPECT_EQ(seen[3].action, "die");
@@ -234,16 +236,15 @@ TEST_F(docker_engine_client, a_stop_raised_before_the_call_returns_at_once) {
 }
 
 TEST_F(docker_engine_client, a_stop_while_waiting_for_the_header_returns_stopped) {
-  canned_server silent{sock_, [&](int fd, const std::string&) { silent.wait_for_close(fd); }};
-  auto c = client(5000ms);
   stop_signal stop;
-  std::thread stopper{[&] {
-    std::this_thread::sleep_for(200ms);
-    stop.request_stop();
-  }};
+  // The request has arrived: the client has sent it and waits for the header, or is about to.
+  canned_server silent{sock_, [&](int fd, const std::string&) {
+                         stop.request_stop();
+                         silent.wait_for_close(fd);
+                       }};
+  auto c = client(5000ms);
   auto start = std::chrono::steady_clock::now();
   auto r = c.events({}, stop);
-  stopper.join();
   ASSERT_TRUE(r) << describe(r.error());
   EXPECT_EQ(*r, events_end::stopped);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
