@@ -2,8 +2,11 @@
 
 // Helpers for the protocol tests: a temp dir and an io_context on two threads.
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,10 +35,25 @@ struct io_threads {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
     io.get_executor()};
   std::vector<std::thread> threads;
+  std::mutex mtx;
+  std::condition_variable cv;
+  size_t returned = 0; ///< threads whose run() returned (under mtx)
   io_threads() {
     for (int i = 0; i < 2; ++i) {
-      threads.emplace_back([this] { io.run(); });
+      threads.emplace_back([this] {
+        io.run();
+        std::lock_guard<std::mutex> lock{mtx};
+        ++returned;
+        cv.notify_all();
+      });
     }
+  }
+  /// Lets run() return once no work is left: every handler started has run to its end
+  /// and none waits (a server must have stopped accepting). False past `limit`.
+  bool drain(std::chrono::milliseconds limit) {
+    guard.reset();
+    std::unique_lock<std::mutex> lock{mtx};
+    return cv.wait_for(lock, limit, [this] { return returned == threads.size(); });
   }
   void stop() {
     guard.reset();

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -33,35 +34,36 @@ TEST_F(unix_http_server_test, a_client_that_hangs_up_before_its_answer_is_gone) 
   std::mutex mtx;
   reply_fn held;
   caller from;
-  std::atomic<bool> entered{false};
+  std::promise<void> entered;
   unix_http_server srv{io.io, [&](const std::string&, const std::string&, std::string,
                                   reply_fn reply, const caller& who) {
                          std::lock_guard<std::mutex> guard{mtx};
                          held = std::move(reply);
                          from = who;
-                         entered = true;
+                         entered.set_value();
                        }};
   ASSERT_FALSE(srv.listen(path));
+  std::promise<std::string> left;
+  auto left_why = left.get_future();
   {
     boost::asio::io_context ctx;
     local::socket s{ctx};
     s.connect(local::endpoint{path});
     std::string req = "POST /VolumeDriver.Mount HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
     boost::asio::write(s, boost::asio::buffer(req));
-    for (int i = 0; i < 500 && !entered; ++i) {
-      std::this_thread::sleep_for(2ms);
-    }
-    ASSERT_TRUE(entered);
+    ASSERT_EQ(entered.get_future().wait_for(10s), std::future_status::ready);
     std::lock_guard<std::mutex> guard{mtx};
     EXPECT_EQ(from.gone(), "") << "the client still waits";
+    // Reports the leave, which can only come after this socket closes.
+    from.on_gone([&left](const std::string& why) { left.set_value(why); });
   } // the client gives up: its socket closes
-  std::string why;
-  for (int i = 0; i < 500 && why.empty(); ++i) {
-    std::this_thread::sleep_for(2ms);
-    std::lock_guard<std::mutex> guard{mtx};
-    why = from.gone();
-  }
+  ASSERT_EQ(left_why.wait_for(10s), std::future_status::ready) << "the close went unnoticed";
+  auto why = left_why.get();
   EXPECT_NE(why.find("closed the connection"), std::string::npos) << why;
+  {
+    std::lock_guard<std::mutex> guard{mtx};
+    EXPECT_EQ(from.gone(), why);
+  }
   std::atomic<int> undone{0};
   from.on_gone([&](const std::string&) { ++undone; });
   EXPECT_EQ(undone, 1) << "an effect whose answer cannot arrive is undone at once";
@@ -87,7 +89,10 @@ TEST_F(unix_http_server_test, a_written_answer_marks_its_caller_answered) {
     auto res = client.post("/VolumeDriver.Mount", "{}");
     ASSERT_TRUE(res) << describe(res.error());
   } // the client closes after its answer: that is no undo
-  std::this_thread::sleep_for(50ms);
+  // Once the server has stopped accepting and its io_context has no work left, it has
+  // handled that close to its end.
+  srv.stop();
+  ASSERT_TRUE(io.drain(10s)) << "the server still handles the connection";
   std::atomic<int> undone{0};
   std::lock_guard<std::mutex> guard{mtx};
   from.on_gone([&](const std::string&) { ++undone; });
@@ -127,13 +132,16 @@ TEST_F(unix_http_server_test, a_client_that_hangs_up_after_reading_its_answer_ne
     ASSERT_NE(out.find("200 OK"), std::string::npos) << out;
     s.close();
   }
-  std::this_thread::sleep_for(50ms);
   {
     std::lock_guard<std::mutex> guard{mtx};
     for (auto& t : repliers) {
       t.join();
     }
   }
+  // Every write's completion and every close has been handled once the server has
+  // stopped accepting and its io_context has no work left.
+  srv.stop();
+  ASSERT_TRUE(io.drain(10s)) << "the server still handles a connection";
   EXPECT_EQ(undone, 0) << "an answer the client read was taken as undelivered";
 }
 
