@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -72,27 +73,33 @@ TEST_F(unix_http_server_test, serves_requests_with_keep_alive) {
 }
 
 TEST_F(unix_http_server_test, delivers_a_reply_made_later_on_another_thread) {
-  std::atomic<size_t> seen_in_flight{0};
-  unix_http_server* server = nullptr;
-  unix_http_server srv{io.io, [&](const std::string&, const std::string&, std::string body,
-                                  reply_fn reply, const caller&) {
-                         std::thread{[&, body, reply] {
-                           std::this_thread::sleep_for(50ms);
-                           seen_in_flight = server->in_flight();
-                           reply(201, "text/plain", "late " + body);
-                         }}.detach();
-                       }};
-  server = &srv;
+  std::promise<std::pair<std::string, reply_fn>> handed;
+  unix_http_server srv{
+    io.io,
+    [&](const std::string&, const std::string&, std::string body, reply_fn reply, const caller&) {
+      handed.set_value({std::move(body), std::move(reply)});
+    }};
   ASSERT_FALSE(srv.listen(path));
-  unix_http_client client{path};
-  auto res = client.post("/late", "x");
-  ASSERT_TRUE(res) << describe(res.error());
-  EXPECT_EQ(res->status, 201u);
-  EXPECT_EQ(res->body, "late x");
-  EXPECT_EQ(seen_in_flight.load(), 1u);
-  for (int i = 0; i < 100 && srv.in_flight() > 0; ++i) {
-    std::this_thread::sleep_for(5ms);
-  }
+  // Replies once the handler has handed the request over, from a thread not the server's.
+  size_t seen_in_flight = 0;
+  std::thread replier{[&] {
+    auto got = handed.get_future();
+    ASSERT_EQ(got.wait_for(10s), std::future_status::ready);
+    auto [body, reply] = got.get();
+    seen_in_flight = srv.in_flight();
+    reply(201, "text/plain", "late " + body);
+  }};
+  // Connection: close, so the server closes after the write's completion, which counts the
+  // reply out of in_flight first: reading to the close orders this test after it.
+  auto out = raw_exchange(path,
+                          "POST /late HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                          "Content-Length: 1\r\n\r\nx");
+  replier.join();
+  EXPECT_EQ(out.rfind("HTTP/1.1 201 ", 0), 0u) << out;
+  auto body_at = out.find("\r\n\r\n");
+  ASSERT_NE(body_at, std::string::npos) << out;
+  EXPECT_EQ(out.substr(body_at + 4), "late x");
+  EXPECT_EQ(seen_in_flight, 1u);
   EXPECT_EQ(srv.in_flight(), 0u);
 }
 
@@ -224,25 +231,27 @@ TEST_F(unix_http_server_test, refuses_a_path_too_long_for_a_socket) {
 }
 
 TEST_F(unix_http_server_test, stop_refuses_new_connections_but_answers_in_flight_requests) {
-  std::atomic<bool> entered{false};
+  std::promise<void> entered;
   reply_fn held;
   std::mutex mtx;
   unix_http_server srv{io.io, [&](const std::string&, const std::string&, std::string,
                                   reply_fn reply, const caller&) {
                          std::lock_guard<std::mutex> guard{mtx};
                          held = std::move(reply);
-                         entered = true;
+                         entered.set_value();
                        }};
   ASSERT_FALSE(srv.listen(path));
   std::thread caller{[&] {
     unix_http_client client{path};
+    client.set_timeout(20s); // past the wait below: a request lost on the way cannot hang
     auto res = client.post("/slow", "");
     ASSERT_TRUE(res) << describe(res.error());
     EXPECT_EQ(res->status, 200u);
     EXPECT_EQ(res->body, "finished");
   }};
-  while (!entered) {
-    std::this_thread::sleep_for(1ms);
+  if (entered.get_future().wait_for(10s) != std::future_status::ready) {
+    caller.join(); // its client gives up at its own timeout
+    FAIL() << "the request never reached the handler";
   }
   srv.stop();
   EXPECT_FALSE(std::filesystem::exists(path));
