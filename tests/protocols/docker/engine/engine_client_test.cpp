@@ -166,7 +166,7 @@ TEST_F(docker_engine_client, events_are_split_across_chunks_and_stop_from_anothe
                       canned_server::write_all(fd, chunk(all.substr(100)));
                       srv.wait_for_close(fd);
                     }};
-  const auto call_timeout = 100ms;
+  const auto call_timeout = 300ms; // room to connect and read the header on a loaded machine
   auto c = client(call_timeout);
   stop_signal stop;
   std::thread stopper;
