@@ -134,7 +134,7 @@ void set_staged(volume_record& next, const stage_request& req, const std::string
 
 caf::expected<csi_action> check_unstage(const volume_record& rec, const std::string& path) {
   if (rec.staging_path.empty() || rec.staging_path != path) {
-    return csi_action::done;
+    return rec.kind == record_kind::volume ? csi_action::sweep : csi_action::done;
   }
   if (!rec.published.empty()) {
     return make_error(ec::failed_precondition, "volume " + rec.name + " is still published at "
@@ -183,7 +183,10 @@ caf::expected<csi_action> check_publish(const volume_record& rec, const publish_
 }
 
 csi_action check_unpublish(const volume_record& rec, const std::string& target) {
-  return rec.published.count(target) > 0 ? csi_action::run : csi_action::done;
+  if (rec.published.count(target) > 0) {
+    return csi_action::run;
+  }
+  return rec.kind == record_kind::volume ? csi_action::sweep : csi_action::done;
 }
 
 caf::error check_volume_path(const volume_record& rec, const std::string& path) {

@@ -18,8 +18,12 @@ namespace berth {
 
 /// What a CSI request needs after its check.
 enum class csi_action {
-  run,      ///< do the side effect, then persist
-  done,     ///< already in the requested state: succeed without side effect
+  run,  ///< do the side effect, then persist
+  done, ///< already in the requested state: succeed without side effect
+  /// unstage and unpublish: the record lacks the path, but the host may hold this
+  /// volume's own leftover there (a stage or publish that landed late); the backend
+  /// sweeps it, and the record is not touched
+  sweep,
 };
 
 /// CreateVolume/CreateSnapshot on an existing record: empty when `spec` asks for
@@ -46,7 +50,8 @@ caf::expected<csi_action> check_stage(const volume_record& rec, const stage_requ
 /// Marks `next` staged per `req` on `device` (also the fs_type asked for).
 void set_staged(volume_record& next, const stage_request& req, const std::string& device);
 
-/// NodeUnstageVolume: `done` when not staged at `path`; ec::failed_precondition
+/// NodeUnstageVolume: when not staged at `path`, `sweep` for a volume and `done` for a
+/// snapshot (never staged); ec::failed_precondition
 /// while a target is still published (unstaging would pull the mount from under it).
 caf::expected<csi_action> check_unstage(const volume_record& rec, const std::string& path);
 
@@ -56,8 +61,8 @@ caf::expected<csi_action> check_unstage(const volume_record& rec, const std::str
 /// ec::resource_exhausted for a new target when limits::max_targets are published.
 caf::expected<csi_action> check_publish(const volume_record& rec, const publish_request& req);
 
-/// NodeUnpublishVolume: `done` when the record does not publish `target` (the
-/// actor still lets the backend clean this volume's own leftovers there).
+/// NodeUnpublishVolume: `run` when the record publishes `target`; otherwise `sweep`
+/// for a volume, `done` for a snapshot (never published).
 csi_action check_unpublish(const volume_record& rec, const std::string& target);
 
 /// NodeExpandVolume / NodeGetVolumeStats at `path`: ec::not_found unless `path` is

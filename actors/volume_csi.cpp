@@ -188,7 +188,7 @@ void run_stage(self_ptr self, promise<atom::ok> rp, stage_request req) {
 void run_unstage(self_ptr self, promise<atom::ok> rp, std::string path) {
   auto before = *self->state.rec;
   auto action = check_unstage(before, path);
-  if (action && *action == csi_action::done && before.kind == record_kind::volume) {
+  if (action && *action == csi_action::sweep) {
     sweep_unrecorded(self, rp, backend_call::unstage, path,
                      [before, path](backend& b) { return b.sweep_staging(before, path); });
     return;
@@ -250,14 +250,13 @@ void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req) {
 
 void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target) {
   auto before = *self->state.rec;
-  if (check_unpublish(before, target) == csi_action::done) {
-    if (before.kind == record_kind::volume) {
+  switch (check_unpublish(before, target)) {
+    case csi_action::done: answer(self, rp, atom::ok_v); return;
+    case csi_action::sweep:
       sweep_unrecorded(self, rp, backend_call::unpublish, target,
                        [before, target](backend& b) { return b.unpublish(before, target); });
       return;
-    }
-    answer(self, rp, atom::ok_v);
-    return;
+    case csi_action::run: break;
   }
   transition<none> t;
   t.what = "unpublish of " + target;

@@ -59,11 +59,11 @@ std::vector<member> members_of(std::vector<queued_step> steps, const volume_reco
         projected.published[change.target] = change.publish->how;
         out.push_back({std::move(step), path_op::publish, change.target, change.publish->how});
       }
-    } else if (check_unpublish(projected, change.target) == csi_action::run) {
+    } else if (auto action = check_unpublish(projected, change.target); action == csi_action::run) {
       auto how = projected.published.at(change.target);
       projected.published.erase(change.target);
       out.push_back({std::move(step), path_op::unpublish, change.target, how});
-    } else if (before.kind == record_kind::volume) {
+    } else if (action == csi_action::sweep) {
       out.push_back({std::move(step), path_op::sweep, change.target, {}});
     } else {
       step.acknowledge();
