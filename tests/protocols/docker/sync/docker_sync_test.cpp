@@ -26,19 +26,6 @@ int64_t ms_now(std::chrono::milliseconds ago = 0ms) {
     .count();
 }
 
-/// Polls `done` every 5 ms for up to 5 s.
-template <class F>
-bool eventually(F done) {
-  auto until = std::chrono::steady_clock::now() + 5s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) {
-      return false;
-    }
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
 class docker_sync_test : public ::testing::Test {
 protected:
   std::shared_ptr<test::fake_engine> engine = std::make_shared<test::fake_engine>();
@@ -66,7 +53,7 @@ TEST_F(docker_sync_test, the_start_pass_runs_on_its_own_thread_and_stop_is_bound
   registry.records = {test::docker_record("kv", id_a, 1, "1111@500", ms_now(60s))};
   berth::docker_sync::docker_sync sync{config()};
   sync.start();
-  EXPECT_TRUE(eventually([&] { return registry.releases().size() == 1; }));
+  EXPECT_TRUE(registry.wait_for_releases(1));
   auto t0 = std::chrono::steady_clock::now();
   sync.stop(); // the events stream is open (the fake blocks until stopped)
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
@@ -85,7 +72,7 @@ TEST_F(docker_sync_test, a_die_is_released_once_its_grace_has_passed) {
   berth::docker_sync::docker_sync sync{config(60ms)};
   auto t0 = std::chrono::steady_clock::now();
   sync.start();
-  ASSERT_TRUE(eventually([&] { return registry.releases().size() == 1; }));
+  ASSERT_TRUE(registry.wait_for_releases(1));
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 50ms) << "not before the grace";
   EXPECT_EQ(registry.releases()[0].second.reason, release_reason::died);
   sync.stop();

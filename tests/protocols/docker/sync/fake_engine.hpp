@@ -3,6 +3,7 @@
 // Stand-ins for the dockerd reconciliation's tests: an Engine API that answers from what
 // the test sets (thread-safe, so docker_sync's threads may use it), and the registry's seams.
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -117,6 +118,7 @@ struct fake_engine : docker_engine::engine_api {
 /// The registry behind the seams: records the test sets, and every release sent.
 struct fake_registry_seams {
   std::mutex mutex;
+  std::condition_variable released; ///< notified at each release sent
   std::vector<volume_record> records;
   std::vector<std::pair<std::string, mount_release>> sent;
   bool list_fails = false;
@@ -135,6 +137,7 @@ struct fake_registry_seams {
     return [this](const std::string& volume, const mount_release& r) -> caf::expected<uint32_t> {
       std::lock_guard<std::mutex> lock{mutex};
       sent.emplace_back(volume, r);
+      released.notify_all();
       for (auto& rec : records) {
         if (rec.name == volume) {
           auto it = rec.mounts.find(r.id);
@@ -153,6 +156,11 @@ struct fake_registry_seams {
   std::vector<std::pair<std::string, mount_release>> releases() {
     std::lock_guard<std::mutex> lock{mutex};
     return sent;
+  }
+  /// Waits up to 5 s until `n` releases were sent: true once they were.
+  bool wait_for_releases(size_t n) {
+    std::unique_lock<std::mutex> lock{mutex};
+    return released.wait_for(lock, std::chrono::seconds(5), [&] { return sent.size() >= n; });
   }
 };
 
