@@ -22,16 +22,21 @@ namespace {
 
 void queue_mount(self_ptr self, std::string id, std::string dockerd, caller from,
                  promise<std::string> rp) {
-  enqueue_answering<std::string>(
-    self, "mount (id " + short_id(id) + ")", admits::existing, record_owner::docker,
-    std::move(from), std::move(rp),
-    [self, id, dockerd](auto rp) { run_mount(self, rp, id, dockerd); });
+  auto what = "mount (id " + short_id(id) + ")";
+  count_change change{id, dockerd};
+  enqueue_count_change<std::string>(
+    self, std::move(what), std::move(from), std::move(change), std::move(rp),
+    [self, id, dockerd](auto rp) { run_mount(self, rp, id, dockerd); },
+    [](const volume_record& rec) { return rec.mountpoint; });
 }
 
 void queue_unmount(self_ptr self, std::string id, promise<atom::ok> rp) {
-  enqueue_answering<atom::ok>(self, "unmount (id " + short_id(id) + ")", admits::existing,
-                              record_owner::docker, {}, std::move(rp),
-                              [self, id](auto rp) { run_unmount(self, rp, id); });
+  auto what = "unmount (id " + short_id(id) + ")";
+  count_change change{id, std::nullopt};
+  enqueue_count_change<atom::ok>(
+    self, std::move(what), {}, std::move(change), std::move(rp),
+    [self, id](auto rp) { run_unmount(self, rp, id); },
+    [](const volume_record&) { return atom::ok_v; });
 }
 
 } // namespace

@@ -145,18 +145,6 @@ void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_
   transact(self, rp, creation(self, std::move(next), std::move(tree)), reply_ok);
 }
 
-namespace {
-
-/// "; 2 count(s) of an older dockerd replaced" when a Mount replaced some, else "".
-std::string replaced_part(uint32_t replaced) {
-  if (replaced == 0) {
-    return "";
-  }
-  return "; " + std::to_string(replaced) + " count(s) of an older dockerd replaced";
-}
-
-} // namespace
-
 void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_key dockerd) {
   auto& st = self->state;
   if (auto err = check_mount(*st.rec, id)) {
@@ -167,8 +155,7 @@ void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_k
   auto next = *st.rec;
   auto effect = apply_mount(next, id, dockerd, now);
   if (effect.action == mount_action::count_only) {
-    auto line = "volume " + next.name + " mount counted (id " + short_id(id) + ", count "
-                + std::to_string(effect.count) + replaced_part(effect.replaced) + ")";
+    auto line = mount_counted_line(next, id, effect);
     auto mp = next.mountpoint;
     commit(self, rp, std::move(next), mp, line);
     return;
@@ -226,13 +213,12 @@ void run_unmount(self_ptr self, promise<atom::ok> rp, std::string id) {
   auto next = *st.rec;
   auto action = apply_unmount(next, id);
   if (action == unmount_action::unknown_id) {
-    spdlog::info("volume {}: unmount of unknown id {} ignored", next.name, short_id(id));
+    spdlog::info("{}", unknown_unmount_line(next, id));
     answer(self, rp, atom::ok_v);
     return;
   }
   if (action == unmount_action::count_only) {
-    auto line = "volume " + next.name + " unmount counted (id " + short_id(id) + ", "
-                + std::to_string(total_mounts(next)) + " mount(s) left)";
+    auto line = unmount_counted_line(next, id);
     commit(self, rp, std::move(next), atom::ok_v, line);
     return;
   }

@@ -96,6 +96,36 @@ void start_path_changes(self_ptr self, queued_step first) {
   run_path_changes(self, std::move(shared));
 }
 
+/// `first`, a Mount or Unmount that passed its guards, with the ones that join its turn
+/// because each only changes counts (one its guards refuse joins, and is answered with
+/// that): run alone when it needs the host or none joins.
+void start_count_changes(self_ptr self, queued_step first) {
+  // Made only when another count change waits: a Mount alone copies no record for it.
+  std::optional<count_turn> counts;
+  auto joining = self->state.steps.take_while(max_shared_turn - 1, [&](const queued_step& step) {
+    if (!step.count) {
+      return false;
+    }
+    if (!counts) {
+      counts.emplace(*self->state.rec, release_clock::now());
+      if (!counts->admit(*first.count)) {
+        return false; // the first needs the host: it runs alone
+      }
+    }
+    if (auto err = refusal(self, step)) {
+      counts->refuse(std::move(err)); // decided once: a caller that leaves later still joined
+      return true;
+    }
+    return counts->admit(*step.count);
+  });
+  if (joining.empty()) {
+    first.run();
+    return;
+  }
+  joining.insert(joining.begin(), std::move(first));
+  run_count_changes(self, std::move(joining), *counts);
+}
+
 void start(self_ptr self, queued_step step) {
   if (step.who == admits::internal) {
     if (!self->state.rec.exists()) {
@@ -109,6 +139,10 @@ void start(self_ptr self, queued_step step) {
   }
   if (step.change) {
     start_path_changes(self, std::move(step));
+    return;
+  }
+  if (step.count) {
+    start_count_changes(self, std::move(step));
     return;
   }
   step.run();

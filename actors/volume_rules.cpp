@@ -5,6 +5,7 @@
 
 #include "core/errors.hpp"
 #include "core/limits.hpp"
+#include "core/text.hpp"
 
 namespace berth {
 
@@ -64,6 +65,28 @@ unmount_action apply_unmount(volume_record& next, const std::string& id) {
     return unmount_action::count_only;
   }
   return unmount_action::unmount_host;
+}
+
+std::string replaced_part(uint32_t replaced) {
+  if (replaced == 0) {
+    return "";
+  }
+  return "; " + std::to_string(replaced) + " count(s) of an older dockerd replaced";
+}
+
+std::string mount_counted_line(const volume_record& next, const std::string& id,
+                               const mount_effect& effect) {
+  return "volume " + next.name + " mount counted (id " + short_id(id) + ", count "
+    + std::to_string(effect.count) + replaced_part(effect.replaced) + ")";
+}
+
+std::string unmount_counted_line(const volume_record& next, const std::string& id) {
+  return "volume " + next.name + " unmount counted (id " + short_id(id) + ", "
+    + std::to_string(total_mounts(next)) + " mount(s) left)";
+}
+
+std::string unknown_unmount_line(const volume_record& rec, const std::string& id) {
+  return "volume " + rec.name + ": unmount of unknown id " + short_id(id) + " ignored";
 }
 
 uint32_t drop_mount_id(volume_record& next, const std::string& id) {

@@ -59,6 +59,16 @@ unmount_action apply_unmount(volume_record& next, const std::string& id);
 /// count dropped (0: not counted).
 uint32_t drop_mount_id(volume_record& next, const std::string& id);
 
+/// "; 2 count(s) of an older dockerd replaced" when a Mount replaced some, else "".
+std::string replaced_part(uint32_t replaced);
+
+/// The log lines of a Mount that only raised a count (`next`: the record after it), of an
+/// Unmount that only lowered one, and of an Unmount of an ID not counted.
+std::string mount_counted_line(const volume_record& next, const std::string& id,
+                               const mount_effect& effect);
+std::string unmount_counted_line(const volume_record& next, const std::string& id);
+std::string unknown_unmount_line(const volume_record& rec, const std::string& id);
+
 /// Marks `next` mounted at `mountpoint` / unmounted.
 void set_mounted(volume_record& next, const std::string& mountpoint);
 void set_unmounted(volume_record& next);

@@ -106,6 +106,19 @@ void enqueue_path_change(self_ptr self, std::string what, caller from, path_chan
   enqueue(self, std::move(step));
 }
 
+/// enqueue for a Docker Mount or Unmount, `change`: `run` runs it alone; when others
+/// wait behind it and each only changes counts, they share its turn instead
+/// (run_count_changes), and `rp` gets reply(committed record).
+template <class R, class Run, class Reply>
+void enqueue_count_change(self_ptr self, std::string what, caller from, count_change change,
+                          promise<R> rp, Run run, Reply reply) {
+  auto step = answering_step<R>(std::move(what), admits::existing, record_owner::docker,
+                                std::move(from), rp, std::move(run));
+  step.count.emplace(std::move(change));
+  step.counted = [rp, reply](const volume_record& rec) mutable { rp.deliver(reply(rec)); };
+  enqueue(self, std::move(step));
+}
+
 /// enqueue_answering for a request from an actor: makes the response promise `run`
 /// answers.
 template <class R, class Run>

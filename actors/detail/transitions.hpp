@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "actors/detail/engine.hpp"
+#include "actors/machine/count_turn.hpp"
 #include "actors/release_rules.hpp"
 
 namespace berth::detail {
@@ -60,16 +61,24 @@ void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target);
 void run_grow(self_ptr self, promise<uint64_t> rp, std::string path);
 void run_stats(self_ptr self, promise<volume_stats> rp, std::string path);
 
-// -- publishes and unpublishes that share a turn (actors/volume_paths.cpp) --------------
-
-/// The most path changes one turn carries out (one backend call, one saved record).
+/// The most steps one shared turn carries out (path changes: one backend call and one
+/// saved record; count changes: one saved record).
 inline constexpr size_t max_shared_turn = 64;
+
+// -- publishes and unpublishes that share a turn (actors/volume_paths.cpp) --------------
 
 /// Carries out `steps`, publishes and unpublishes of distinct node paths, in one turn:
 /// one backend call makes each change, one record saves every change that succeeded,
 /// and each caller gets its own outcome. A record that cannot be saved undoes every
 /// change, and each caller gets that error.
 void run_path_changes(self_ptr self, std::vector<queued_step> steps);
+
+// -- Mounts and Unmounts that share a turn (actors/volume_counts.cpp) --------------------
+
+/// Carries out `steps`, Docker Mounts and Unmounts that only change counts, in one turn
+/// as `counts` applied them: one record saves them all, then each caller gets its own
+/// outcome (a refused one, its error). A record that cannot be saved fails every change.
+void run_count_changes(self_ptr self, std::vector<queued_step> steps, const count_turn& counts);
 
 // -- the coalescing mailbox (actors/volume_mailbox.cpp) -------------------------------
 

@@ -35,6 +35,13 @@ struct path_change {
   std::optional<publish_request> publish; ///< none: an unpublish of `target`
 };
 
+/// A Docker Mount of `id` by dockerd `mount_by`, or an Unmount of `id`: steps of these
+/// waiting in a row share one turn while each only changes counts (count_turn).
+struct count_change {
+  std::string id;
+  std::optional<std::string> mount_by; ///< none: an Unmount
+};
+
 /// One step waiting for its turn.
 struct queued_step {
   std::string what; ///< "mount (id c89a…)", for logs and refusals
@@ -48,6 +55,10 @@ struct queued_step {
   /// answers its caller's success when it ran in a shared turn (`refuse`, its failure).
   std::optional<path_change> change;
   std::function<void()> acknowledge;
+  /// Set for a Docker Mount or Unmount, which may share its turn; then `counted`
+  /// answers its caller's success from the committed record when it did.
+  std::optional<count_change> count;
+  std::function<void(const volume_record&)> counted;
 };
 
 class turns {
@@ -71,10 +82,19 @@ public:
   /// they run in its turn. Whatever waits behind the first step that cannot join
   /// keeps waiting, so no step overtakes one of another kind or of the same path.
   std::vector<queued_step> take_joining(const std::string& running, size_t max) {
-    std::vector<queued_step> joined;
     std::set<std::string> paths{running};
-    while (running_ && !queue_.empty() && joined.size() < max && queue_.front().change
-           && paths.insert(queue_.front().change->target).second) {
+    return take_while(max, [&paths](const queued_step& step) {
+      return step.change && paths.insert(step.change->target).second;
+    });
+  }
+
+  /// The steps waiting right behind the running one while `joins` accepts each, in
+  /// order, at most `max`: they run in its turn. The first step it refuses, and every
+  /// step behind that one, keep waiting.
+  template <class Joins>
+  std::vector<queued_step> take_while(size_t max, Joins joins) {
+    std::vector<queued_step> joined;
+    while (running_ && !queue_.empty() && joined.size() < max && joins(queue_.front())) {
       joined.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }

@@ -112,3 +112,28 @@ TEST(turns, a_shared_turn_takes_at_most_max_and_nothing_while_none_runs) {
   t.finish();
   EXPECT_EQ(t.next()->what, "publish at /t/d");
 }
+
+TEST(turns, take_while_takes_in_order_until_the_first_step_it_refuses) {
+  turns t;
+  t.push(named("mount a"));
+  for (auto* what : {"mount b", "unmount a", "unmount b", "mount c"}) {
+    t.push(named(what));
+  }
+  ASSERT_TRUE(t.next());
+  auto joined = t.take_while(8, [](const queued_step& s) { return s.what != "unmount b"; });
+  EXPECT_EQ(whats(joined), (std::vector<std::string>{"mount b", "unmount a"}));
+  auto left = t.take_waiting();
+  ASSERT_EQ(left.size(), 2U) << "the refused step and what is behind it keep waiting";
+  EXPECT_EQ(left[0].what, "unmount b");
+  EXPECT_EQ(left[1].what, "mount c");
+}
+
+TEST(turns, take_while_takes_nothing_while_no_step_runs_and_at_most_max) {
+  turns t;
+  t.push(named("mount a"));
+  t.push(named("mount b"));
+  t.push(named("mount c"));
+  EXPECT_TRUE(t.take_while(8, [](const queued_step&) { return true; }).empty());
+  ASSERT_TRUE(t.next());
+  EXPECT_EQ(t.take_while(1, [](const queued_step&) { return true; }).size(), 1U);
+}
