@@ -5,11 +5,11 @@
 // and the hook's log captured for assertions.
 
 #include <chrono>
+#include <condition_variable>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -128,8 +128,10 @@ protected:
 
   void TearDown() override {
     kube->shutdown();
-    // Let workers still blocked in the fake leave before the logger goes.
-    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+    // The hook's watcher may still be in a call when the hook returns: it must be gone
+    // before the logger is.
+    EXPECT_TRUE(api_released(std::chrono::seconds{10}))
+      << "a worker of the hook still holds its Kubernetes API client";
     if (HasFailure()) {
       std::cerr << "the hook's log:\n" << sink->text();
     }
@@ -142,9 +144,40 @@ protected:
     kube->set_node(n);
   }
 
-  drain::prestop_outcome run() {
-    return drain::wait_for_drain(cfg, kube);
+  drain::prestop_outcome run() { return drain::wait_for_drain(cfg, tracked(kube)); }
+
+  /// `api` as a pointer whose last copy, wherever it is dropped (by the hook's watcher
+  /// thread, when it ends), lets TearDown know.
+  std::shared_ptr<kube::kube_api> tracked(std::shared_ptr<kube::kube_api> api) {
+    if (!api) {
+      return api;
+    }
+    {
+      std::lock_guard<std::mutex> guard{users_->mtx};
+      ++users_->n;
+    }
+    kube::kube_api* raw = api.get();
+    return {raw, [api = std::move(api), users = users_](kube::kube_api*) mutable {
+              api.reset();
+              std::lock_guard<std::mutex> guard{users->mtx};
+              --users->n;
+              users->cv.notify_all();
+            }};
   }
+
+  /// Waits until every pointer from tracked() has been dropped; false after `timeout`.
+  bool api_released(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock{users_->mtx};
+    return users_->cv.wait_for(lock, timeout, [&] { return users_->n == 0; });
+  }
+
+  /// How many pointers from tracked() are still held.
+  struct api_users {
+    std::mutex mtx;
+    std::condition_variable cv;
+    int n = 0;
+  };
+  std::shared_ptr<api_users> users_ = std::make_shared<api_users>();
 
   /// How often `needle` occurs in the log.
   size_t logged(const std::string& needle) {

@@ -25,19 +25,27 @@ protected:
     config = *parsed;
   }
 
-  /// The client as `berthd prestop --kubeconfig FILE` makes it (kube::make_kube_api).
+  void TearDown() override {
+    // Ends the watch a worker of the hook may still be in, so that prestop_fixture can
+    // wait for it to leave.
+    api.stop();
+    prestop_fixture::TearDown();
+  }
+
+  /// The client as `berthd prestop --kubeconfig FILE` makes it (kube::make_kube_api),
+  /// tracked so that TearDown waits for the hook's workers to drop it.
   std::shared_ptr<kube::kube_api> client() {
     auto made = kube::make_kube_api(api.kubeconfig_path());
     if (!made) {
       ADD_FAILURE() << describe(made.error());
       return nullptr;
     }
-    return std::shared_ptr<kube::kube_api>{std::move(*made)};
+    return tracked(std::shared_ptr<kube::kube_api>{std::move(*made)});
   }
 
   /// A client for `config` as the test edited it (a wrong token, say).
   std::shared_ptr<kube::kube_api> client_for_config() {
-    return std::shared_ptr<kube::kube_api>{client_for(config)};
+    return tracked(std::shared_ptr<kube::kube_api>{client_for(config)});
   }
 
   /// Cordons node n1 on the stand-in (spec.unschedulable: true).
