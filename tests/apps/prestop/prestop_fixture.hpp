@@ -32,17 +32,25 @@ public:
     return text_;
   }
 
+  /// Waits until `needle` has been logged; false after `timeout`.
+  bool wait_for(const std::string& needle, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock{mutex_};
+    return logged_.wait_for(lock, timeout, [&] { return text_.find(needle) != std::string::npos; });
+  }
+
 protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     spdlog::memory_buf_t buf;
     formatter_->format(msg, buf);
     text_.append(buf.data(), buf.size());
+    logged_.notify_all();
   }
   void flush_() override {
   }
 
 private:
   std::string text_;
+  std::condition_variable logged_;
 };
 
 /// berthd's admin API as far as the hook reads it.
@@ -59,10 +67,12 @@ public:
              std::string body = "[";
              std::lock_guard<std::mutex> guard{mtx_};
              ++requests_;
+             times_.push_back(std::chrono::steady_clock::now());
              for (const auto& rec : records_) {
                body += (body.size() > 1 ? "," : "") + record_to_json(rec, record_shape::full);
              }
              reply(200, "application/json", body + "]");
+             asked_.notify_all();
            },
            1 << 16, "admin-stand-in") {
     EXPECT_FALSE(srv_.listen(path));
@@ -73,9 +83,11 @@ public:
     io_.stop();
   }
 
-  void set(std::vector<volume_record> recs) {
+  /// Returns how many requests were answered before the change.
+  int set(std::vector<volume_record> recs) {
     std::lock_guard<std::mutex> guard{mtx_};
     records_ = std::move(recs);
+    return requests_;
   }
 
   int requests() {
@@ -83,12 +95,27 @@ public:
     return requests_;
   }
 
+  /// When each request came.
+  std::vector<std::chrono::steady_clock::time_point> request_times() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return times_;
+  }
+
+  /// Waits until `n` requests have been answered (each with the records set before it);
+  /// false after `timeout`.
+  bool wait_for_requests(int n, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock{mtx_};
+    return asked_.wait_for(lock, timeout, [&] { return requests_ >= n; });
+  }
+
 private:
   io_threads io_;
   unix_http_server srv_;
   std::mutex mtx_;
+  std::condition_variable asked_;
   std::vector<volume_record> records_;
   int requests_ = 0;
+  std::vector<std::chrono::steady_clock::time_point> times_;
 };
 
 inline volume_record staged(const std::string& name) {
@@ -178,6 +205,22 @@ protected:
     int n = 0;
   };
   std::shared_ptr<api_users> users_ = std::make_shared<api_users>();
+
+  /// Waits until berthd has been asked `more` more times; false after 10 s. The hook's
+  /// poller asks only while the hook waits: at once after a change of the attachments (one
+  /// request may be in flight too), otherwise once a period. So one more than those, and the
+  /// hook was still waiting a whole period after this call.
+  bool asked_again(int more) {
+    return admin->wait_for_requests(admin->requests() + more, std::chrono::seconds{10});
+  }
+
+  /// Whether `first` and then `second` occur in the log, in that order.
+  bool logged_in_order(const std::string& first, const std::string& second) {
+    auto text = sink->text();
+    auto a = text.find(first);
+    auto b = text.find(second);
+    return a != std::string::npos && b != std::string::npos && a < b;
+  }
 
   /// How often `needle` occurs in the log.
   size_t logged(const std::string& needle) {

@@ -36,23 +36,26 @@ TEST_F(prestop_fixture, a_cordoned_node_waits_for_its_own_attachments_only) {
   kube->add(va("va-2", "n1", "berth.csi.dev", "pv-2"));
   kube->add(va("va-other-driver", "n1", "ebs.csi.aws.com", "pv-3"));
   kube->add(va("va-other-node", "n2", "berth.csi.dev", "pv-4"));
-  clock::time_point second_deleted;
+  clock::time_point second_deleted_at;
   std::thread deleter{[&] {
-    kube->wait_for([](fake_kube& k) { return k.watches_unlocked() >= 1; });
-    std::this_thread::sleep_for(400ms);
+    // The hook is waiting: it has said for what, and its watch is open.
+    EXPECT_TRUE(sink->wait_for("waiting for 2 VolumeAttachments", 10s)) << sink->text();
+    EXPECT_TRUE(kube->wait_for([](fake_kube& k) { return k.watches_unlocked() >= 1; }));
     kube->remove("va-1");
-    std::this_thread::sleep_for(400ms);
-    second_deleted = clock::now();
+    EXPECT_TRUE(kube->wait_for([](fake_kube& k) { return k.delivered_unlocked() >= 1; }));
+    // Still waiting a period after the first deletion.
+    EXPECT_TRUE(asked_again(3));
+    second_deleted_at = clock::now();
+    spdlog::info("test: deleting the second attachment");
     kube->remove("va-2");
   }};
-  auto t0 = clock::now();
   auto out = run();
   auto returned = clock::now();
   deleter.join();
   EXPECT_EQ(out.result, drain::prestop_result::drained);
-  EXPECT_GT(returned, second_deleted);
-  EXPECT_LT(secs(returned - second_deleted), 0.5);
-  EXPECT_GT(secs(returned - t0), 0.8);
+  EXPECT_TRUE(logged_in_order("test: deleting the second attachment", "node n1 is clear"))
+    << sink->text();
+  EXPECT_LT(secs(returned - second_deleted_at), 0.5);
   EXPECT_EQ(logged("node n1 is being drained (spec.unschedulable is true (cordoned)); waiting "
                    "for 2 VolumeAttachments of berth.csi.dev (va-1 (volume pv-1), va-2 (volume "
                    "pv-2)) (nothing staged or published here), deadline 10 s"),
@@ -110,15 +113,17 @@ TEST_F(prestop_fixture, a_node_that_is_gone_waits_as_for_a_drain) {
   kube->set_node(kube::node_info{}); // found = false: 404
   kube->add(va("va-1", "n1", "berth.csi.dev", "pv-1"));
   std::thread deleter{[&] {
-    kube->wait_for([](fake_kube& k) { return k.watches_unlocked() >= 1; });
-    std::this_thread::sleep_for(300ms);
+    EXPECT_TRUE(sink->wait_for("node n1 is being drained", 10s)) << sink->text();
+    EXPECT_TRUE(kube->wait_for([](fake_kube& k) { return k.watches_unlocked() >= 1; }));
+    // Still waiting a period later (the attachments have not changed since the LIST).
+    EXPECT_TRUE(asked_again(2));
+    spdlog::info("test: deleting the attachment");
     kube->remove("va-1");
   }};
-  auto t0 = clock::now();
   auto out = run();
   deleter.join();
   EXPECT_EQ(out.result, drain::prestop_result::drained);
-  EXPECT_GT(secs(clock::now() - t0), 0.3);
+  EXPECT_TRUE(logged_in_order("test: deleting the attachment", "node n1 is clear")) << sink->text();
   EXPECT_NE(out.reason.find("404"), std::string::npos) << out.reason;
   EXPECT_EQ(logged("node n1 is being drained (node not found (404)"), 1u) << sink->text();
 }
@@ -225,25 +230,35 @@ TEST_F(prestop_fixture, a_volume_still_staged_here_holds_the_node_until_it_is_un
   pub.staging_path.clear();
   pub.published["/var/lib/kubelet/pods/p/volumes/kubernetes.io~csi/pvc-2/mount"] = {};
   admin->set({staged("pvc-1"), pub});
-  clock::time_point cleared;
+  clock::time_point cleared_at;
+  int asked_before_clear = 0;
   std::thread kubelet{[&] {
-    std::this_thread::sleep_for(800ms);
-    cleared = clock::now();
-    admin->set({});
+    // The hook is waiting, and still a period later (no attachment changes meanwhile).
+    EXPECT_TRUE(sink->wait_for("waiting for 2 staged or published volumes", 10s)) << sink->text();
+    EXPECT_TRUE(asked_again(2));
+    cleared_at = clock::now();
+    spdlog::info("test: unstaging the volumes");
+    asked_before_clear = admin->set({});
   }};
   auto out = run();
   auto returned = clock::now();
+  int asked_at_return = admin->requests();
   kubelet.join();
   EXPECT_EQ(out.result, drain::prestop_result::drained);
-  EXPECT_GT(returned, cleared);
-  // Asked every 500 ms: seen within one period.
-  EXPECT_LT(secs(returned - cleared), 0.7);
+  EXPECT_TRUE(logged_in_order("test: unstaging the volumes", "node n1 is clear")) << sink->text();
+  // Asked every 500 ms: seen by the next request, one period after the clear (which came
+  // right after a request), with 0.5 s to spare on a busy machine.
+  EXPECT_EQ(asked_at_return, asked_before_clear + 1);
+  EXPECT_LT(secs(returned - cleared_at), 1.0);
   EXPECT_EQ(logged("waiting for 2 staged or published volumes (pvc-1 (staged), pvc-2 (1 "
                    "target)) (no VolumeAttachment of berth.csi.dev for it), deadline 10 s"),
             1u)
     << sink->text();
-  // Periodic, not a tight loop: about two requests a second.
+  // Periodic, not a tight loop: about two requests a second, over at least one period.
   EXPECT_LE(admin->requests(), 5);
+  auto asked = admin->request_times();
+  ASSERT_GE(asked.size(), 3u);
+  EXPECT_GE(secs(asked.back() - asked.front()), 0.5);
 }
 
 TEST_F(prestop_fixture, a_berthd_that_does_not_answer_counts_as_holding_volumes) {
