@@ -166,6 +166,7 @@ void fake_apiserver::accept_loop() {
     }
     fds_.insert(fd);
     ++counts_.connections;
+    changed_.notify_all();
     connections_.emplace_back([this, fd] { serve(fd); });
   }
 }
@@ -261,6 +262,7 @@ void fake_apiserver::serve(int fd) {
         ++counts_.unauthorized;
       }
     }
+    changed_.notify_all();
     if (!authorized) {
       respond(401, status_json(401, "Unauthorized", "Unauthorized"));
     } else if (info.path == "/apis/storage.k8s.io/v1/volumeattachments" &&
@@ -384,6 +386,7 @@ std::string fake_apiserver::answer(const request_info& req, unsigned& status) {
   const std::string nodes = "/api/v1/nodes/";
   if (req.path.compare(0, nodes.size(), nodes) == 0) {
     ++counts_.node_gets;
+    changed_.notify_all();
     auto name = url_decode(req.path.substr(nodes.size()));
     auto it = nodes_.find(name);
     if (it == nodes_.end()) {
@@ -397,6 +400,7 @@ std::string fake_apiserver::answer(const request_info& req, unsigned& status) {
     return status_json(404, "NotFound", "the server could not find the requested resource");
   }
   ++counts_.lists;
+  changed_.notify_all();
   uint64_t list_rv = rv_;
   std::string after;
   if (auto token = req.param("continue"); !token.empty()) {
@@ -640,6 +644,12 @@ size_t fake_apiserver::open_watches() const {
 bool fake_apiserver::wait_for_watches(size_t n, std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lk{mutex_};
   return changed_.wait_for(lk, timeout, [&] { return watchers_.size() >= n; });
+}
+
+bool fake_apiserver::wait_until(const std::function<bool(const counts&, size_t)>& seen,
+                                std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lk{mutex_};
+  return changed_.wait_for(lk, timeout, [&] { return seen(counts_, watchers_.size()); });
 }
 
 } // namespace berth::test

@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -142,6 +143,9 @@ public:
   size_t open_watches() const;
   /// Waits until at least `n` watch streams are open; false after `timeout`.
   bool wait_for_watches(size_t n, std::chrono::milliseconds timeout) const;
+  /// Waits until `seen(requests(), open_watches())` holds; false after `timeout`.
+  bool wait_until(const std::function<bool(const counts&, size_t)>& seen,
+                  std::chrono::milliseconds timeout) const;
 
 private:
   struct watcher;

@@ -73,19 +73,23 @@ TEST_F(prestop_https_test, node_gone_404_waits_as_for_a_drain) {
   // No Node n1 on the stand-in: its GET answers a 404 Status.
   api.add_attachment({"va-1", "n1", "berth.csi.dev", "pv-1"});
   api.add_attachment({"va-other-driver", "n1", "ebs.csi.aws.com", "pv-3"});
-  clock::time_point deleted;
+  clock::time_point deleted_at;
   std::thread deleter{[&] {
-    ASSERT_TRUE(api.wait_for_watches(1, 5s));
-    std::this_thread::sleep_for(500ms);
-    deleted = clock::now();
+    // The hook is waiting: it has said for what, and its watch is open.
+    ASSERT_TRUE(sink->wait_for("waiting for 1 VolumeAttachment", 10s)) << sink->text();
+    ASSERT_TRUE(api.wait_for_watches(1, 10s));
+    // Still waiting a period later (the attachments have not changed since the LIST).
+    ASSERT_TRUE(asked_again(2));
+    deleted_at = clock::now();
+    spdlog::info("test: deleting the attachment");
     api.delete_attachment("va-1");
   }};
   auto out = run_over_https();
   auto returned = clock::now();
   deleter.join();
   EXPECT_EQ(out.result, drain::prestop_result::drained) << sink->text();
-  EXPECT_GT(returned, deleted);
-  EXPECT_LT(secs(returned - deleted), 0.5) << sink->text();
+  EXPECT_TRUE(logged_in_order("test: deleting the attachment", "node n1 is clear")) << sink->text();
+  EXPECT_LT(secs(returned - deleted_at), 0.5) << sink->text();
   EXPECT_NE(out.reason.find("404"), std::string::npos) << out.reason;
   EXPECT_EQ(logged("node n1 is being drained (node not found (404): it is being deleted); "
                    "waiting for 1 VolumeAttachment of berth.csi.dev (va-1 (volume pv-1))"),
@@ -176,19 +180,26 @@ TEST_F(prestop_https_test, the_local_berthd_still_has_a_staged_volume_waits_for_
   cordon_over_https();
   api.add_attachment({"va-other-driver", "n1", "ebs.csi.aws.com", "pv-3"});
   admin->set({staged("pvc-1")});
-  clock::time_point unstaged;
+  clock::time_point unstaged_at;
+  int asked_before_unstage = 0;
   std::thread kubelet{[&] {
-    std::this_thread::sleep_for(1s);
-    unstaged = clock::now();
-    admin->set({});
+    // The hook is waiting, and still a period later (no attachment changes meanwhile).
+    ASSERT_TRUE(sink->wait_for("waiting for 1 staged or published volume", 10s)) << sink->text();
+    ASSERT_TRUE(asked_again(2));
+    unstaged_at = clock::now();
+    spdlog::info("test: unstaging the volume");
+    asked_before_unstage = admin->set({});
   }};
   auto out = run_over_https();
   auto returned = clock::now();
+  int asked_at_return = admin->requests();
   kubelet.join();
   EXPECT_EQ(out.result, drain::prestop_result::drained) << sink->text();
-  EXPECT_GT(returned, unstaged);
-  // berthd is asked every 500 ms: seen within one period.
-  EXPECT_LT(secs(returned - unstaged), 0.7) << sink->text();
+  EXPECT_TRUE(logged_in_order("test: unstaging the volume", "node n1 is clear")) << sink->text();
+  // berthd is asked every 500 ms: seen by the next request, one period after the unstaging
+  // (which came right after a request), with 0.5 s to spare on a busy machine.
+  EXPECT_EQ(asked_at_return, asked_before_unstage + 1) << sink->text();
+  EXPECT_LT(secs(returned - unstaged_at), 1.0) << sink->text();
   EXPECT_EQ(logged("node n1 is being drained (spec.unschedulable is true (cordoned)); waiting "
                    "for 1 staged or published volume (pvc-1 (staged)) (no VolumeAttachment of "
                    "berth.csi.dev for it), deadline 10 s"),
@@ -197,6 +208,9 @@ TEST_F(prestop_https_test, the_local_berthd_still_has_a_staged_volume_waits_for_
   EXPECT_EQ(logged("berthd has no volume staged or published any more"), 1u) << sink->text();
   EXPECT_EQ(api.requests().lists, 1u);
   EXPECT_LE(admin->requests(), 5) << "asked periodically, not in a tight loop";
+  auto asked = admin->request_times();
+  ASSERT_GE(asked.size(), 3u);
+  EXPECT_GE(secs(asked.back() - asked.front()), 0.5) << "asked over at least one period";
 }
 
 } // namespace

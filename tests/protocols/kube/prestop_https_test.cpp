@@ -20,26 +20,30 @@ TEST_F(prestop_https_test, cordoned_node_returns_right_after_the_second_deletion
   api.add_attachment({"va-2", "n1", "berth.csi.dev", "pv-2"});
   api.add_attachment({"va-other-driver", "n1", "ebs.csi.aws.com", "pv-3"});
   api.add_attachment({"va-other-node", "n2", "berth.csi.dev", "pv-4"});
-  std::chrono::steady_clock::time_point second_deleted;
+  std::chrono::steady_clock::time_point second_deleted_at;
   std::thread deleter{[&] {
-    ASSERT_TRUE(api.wait_for_watches(1, 5s));
-    std::this_thread::sleep_for(1s);
+    // The hook is waiting: it has said for what, and its watch is open.
+    ASSERT_TRUE(sink->wait_for("waiting for 2 VolumeAttachments", 10s)) << sink->text();
+    ASSERT_TRUE(api.wait_for_watches(1, 10s));
     api.delete_attachment("va-1");
     api.send_bookmark();
-    std::this_thread::sleep_for(500ms);
-    second_deleted = std::chrono::steady_clock::now();
+    ASSERT_TRUE(sink->wait_for("VolumeAttachment va-1 (volume pv-1) is gone; 1 left", 10s))
+      << sink->text();
+    // Still waiting a period after the first deletion.
+    ASSERT_TRUE(asked_again(3));
+    second_deleted_at = std::chrono::steady_clock::now();
+    spdlog::info("test: deleting the second attachment");
     api.delete_attachment("va-2");
   }};
   cfg.deadline = 10s;
-  auto t0 = std::chrono::steady_clock::now();
   auto out = drain::wait_for_drain(cfg, client());
   auto returned = std::chrono::steady_clock::now();
   deleter.join();
   EXPECT_EQ(out.result, drain::prestop_result::drained) << sink->text();
   // Not before the second deletion (the other driver's and node's do not count), and at once after.
-  EXPECT_GT(returned, second_deleted);
-  EXPECT_GT(secs(returned - t0), 1.4);
-  EXPECT_LT(secs(returned - second_deleted), 0.5) << sink->text();
+  EXPECT_TRUE(logged_in_order("test: deleting the second attachment", "node n1 is clear"))
+    << sink->text();
+  EXPECT_LT(secs(returned - second_deleted_at), 0.5) << sink->text();
   EXPECT_EQ(logged("node n1 is being drained (spec.unschedulable is true (cordoned)); waiting "
                    "for 2 VolumeAttachments of berth.csi.dev (va-1 (volume pv-1), va-2 (volume "
                    "pv-2)) (nothing staged or published here), deadline 10 s"),
@@ -58,14 +62,11 @@ TEST_F(prestop_https_test, closed_watch_and_410_are_survived) {
   std::thread server{[&] {
     // Waits until the hook has made `watches` watches and `lists` lists and one watch is open.
     auto reached = [&](size_t watches, size_t lists) {
-      for (int i = 0; i < 500; ++i) {
-        auto c = api.requests();
-        if (c.watches >= watches && c.lists >= lists && api.open_watches() >= 1) {
-          return true;
-        }
-        std::this_thread::sleep_for(10ms);
-      }
-      return false;
+      return api.wait_until(
+        [&](const fake_apiserver::counts& c, size_t open) {
+          return c.watches >= watches && c.lists >= lists && open >= 1;
+        },
+        10s);
     };
     ASSERT_TRUE(reached(1, 1));
     api.close_watches();
