@@ -204,6 +204,7 @@ void fake_apiserver::serve(int fd) {
     {
       std::lock_guard<std::mutex> lk{mutex_};
       idle_fds_.insert(fd);
+      changed_.notify_all();
     }
     http::read(stream, buffer, req, err);
     {
@@ -508,6 +509,9 @@ void fake_apiserver::set_warning(const std::string& header) {
 
 void fake_apiserver::close_idle_connections() {
   std::unique_lock<std::mutex> lk{mutex_};
+  // A connection whose answer was just written turns idle a moment later, when its thread
+  // waits for the next request; closing before that left it open for the client to reuse.
+  changed_.wait_for(lk, std::chrono::seconds(10), [&] { return idle_fds_.size() == fds_.size(); });
   auto closing = idle_fds_;
   for (int fd : closing) {
     ::shutdown(fd, SHUT_RDWR);

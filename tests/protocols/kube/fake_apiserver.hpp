@@ -136,6 +136,8 @@ public:
   counts requests() const;
   /// Closes every connection that waits for its next request, as a real server does with
   /// one idle for its IdleTimeout (90 s); returns once each of their threads has ended.
+  /// First waits (up to 10 s) until every open connection waits so: use it with no watch
+  /// open.
   void close_idle_connections();
   /// Connections open now.
   size_t open_connections() const;
