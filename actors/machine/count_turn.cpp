@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "core/text.hpp"
-
 namespace berth {
 
 count_turn::count_turn(volume_record before, release_clock::time_point now)
