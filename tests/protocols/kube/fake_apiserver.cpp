@@ -2,7 +2,9 @@
 // streams. Over 400 lines because serve() reads one request and routes it the way
 // kube-apiserver does (LIST with paging, WATCH from a resourceVersion with bookmarks and
 // 410, GET, the token check) in one place, so its wire behaviour can be read top to
-// bottom; the JSON it answers with is kube_shapes.cpp.
+// bottom; the JSON it answers with is kube_shapes.cpp. What the test drives and reads (the
+// objects, closing and expiring watches, the counts and the waits on them) stays here too:
+// it changes the watchers' state, whose type only this file knows.
 
 #include "tests/protocols/kube/fake_apiserver.hpp"
 
