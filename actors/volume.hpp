@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "actors/machine/call_slot.hpp"
 #include "actors/machine/coalescing_window.hpp"
 #include "actors/machine/committed_record.hpp"
+#include "actors/machine/running_transition.hpp"
 #include "actors/machine/turns.hpp"
 #include "backends/backend.hpp"
 #include "backends/task_runner.hpp"
@@ -58,6 +60,8 @@ struct volume_state {
   /// Counted in telemetry's reconcile_pending until the first reconcile finishes.
   bool first_reconcile_pending = false;
   turns steps;        ///< one transition at a time
+  /// The transition under way, if any (the engine feeds it each outcome).
+  std::optional<running_transition> running;
   /// The backend calls; given env's timeout when the behaviour starts.
   call_slot calls{std::chrono::milliseconds::zero()};
   /// The actor system's clock, which the calls' times and deadlines follow: the steady

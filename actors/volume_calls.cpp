@@ -69,14 +69,37 @@ void submit_call(self_ptr self, backend_call call, std::function<caf::error(back
 
 } // namespace
 
-void call_backend(self_ptr self, backend_call call, std::function<caf::error(backend&)> work,
-                  done_fn then, late_undo late) {
-  submit_call(self, call, std::move(work), std::move(then), std::move(late), false);
+namespace {
+
+/// Runs the backend call `c` (beside a hung one only when `beside_hung`); `then` gets
+/// its outcome as `c` says to read it.
+void run_call(self_ptr self, const backend_work& c, const done_fn& then, bool beside_hung) {
+  auto outcome = [self, unsupported_is_done = c.unsupported_is_done, kind = c.kind,
+                  after = c.after_timeout, then](caf::error err) {
+    if (err && unsupported_is_done && is(err, ec::unsupported)) {
+      err = {};
+    }
+    if (after && is(err, ec::timeout)) {
+      spdlog::warn("volume {}: {} timed out; a {} instead", self->state.rec->name, words_of(kind),
+                   words_of(after->kind));
+      run_call(self, *after, then, true);
+      return;
+    }
+    then(std::move(err));
+  };
+  submit_call(self, c.kind, c.run, std::move(outcome), c.settle, beside_hung);
 }
 
-void call_backend_despite_hung(self_ptr self, backend_call call,
-                               std::function<caf::error(backend&)> work, done_fn then) {
-  submit_call(self, call, std::move(work), std::move(then), {}, true);
+} // namespace
+
+void run_work(self_ptr self, const work_plan& work, const done_fn& then) {
+  if (work.call) {
+    run_call(self, *work.call, then, false);
+  } else if (work.here) {
+    then(work.here());
+  } else {
+    then({});
+  }
 }
 
 namespace {

@@ -37,7 +37,6 @@ void run_count_changes(self_ptr self, std::vector<queued_step> steps, const coun
   }
   transition<none> t;
   t.what = "count change of " + std::to_string(outcomes.size()) + " Mounts and Unmounts";
-  t.work = record_only();
   t.apply = [next = counts.next()](const volume_record&, none) { return next; };
   // The persistence actor logs the write that failed; each caller gets the error.
   t.logs_failures = false;

@@ -45,9 +45,9 @@ late_undo undo_late_stage(self_ptr self, std::string path) {
       finish(self);
       return;
     }
-    settle_late(self, "a late stage",
-                on_backend(self, backend_call::unstage,
-                           [now, path](backend& b) { return b.sweep_staging(now, path); }));
+    settle_late(self, "a late stage", on_backend(backend_call::unstage, [now, path](backend& b) {
+                                        return b.sweep_staging(now, path);
+                                      }).plan);
   };
 }
 
@@ -63,22 +63,9 @@ late_undo undo_late_publish(self_ptr self, std::string target) {
     // The record lacks the target, so the backend unmounts only this volume's
     // bind there and deletes nothing (it cannot know the publish made the target).
     settle_late(self, "a late publish",
-                on_backend(self, backend_call::unpublish,
-                           [rec, target](backend& b) { return b.unpublish(rec, target); }));
-  };
-}
-
-/// `step`, with ec::unsupported taken as done: a backend without the call has
-/// nothing of its own to clean there.
-step_fn<none> unsupported_is_done(step_fn<none> step) {
-  return [step](std::function<void(caf::expected<none>)> then) {
-    step([then](caf::expected<none> out) {
-      if (!out && is(out.error(), ec::unsupported)) {
-        then(none{});
-      } else {
-        then(std::move(out));
-      }
-    });
+                on_backend(backend_call::unpublish, [rec, target](backend& b) {
+                  return b.unpublish(rec, target);
+                }).plan);
   };
 }
 
@@ -90,18 +77,18 @@ void sweep_unrecorded(self_ptr self, promise<atom::ok> rp, backend_call call,
                       const std::string& path, std::function<caf::error(backend&)> sweep) {
   transition<none> t;
   t.what = std::string{words_of(call)} + " of unrecorded " + path;
-  t.work = unsupported_is_done(on_backend(self, call, std::move(sweep)));
+  t.work = on_backend(call, std::move(sweep));
+  // A backend without the call has nothing of its own to clean there.
+  t.work.plan.call->unsupported_is_done = true;
   t.change = record_change::none; // the record never held the path
   t.failed = "cleaning " + path + " failed";
   transact(self, rp, std::move(t), reply_ok);
 }
 
-/// An error-only step from an expected one, for undos that redo a stage or publish.
+/// An undo that redoes a stage or a publish: `redo`'s work, its result unread.
 template <class T>
-undo_fn undo_by(step_fn<T> redo) {
-  return [redo](const volume_record&, done_fn done) {
-    redo([done](caf::expected<T> x) { done(x ? caf::error{} : x.error()); });
-  };
+undo_fn undo_by(const work_of<T>& redo) {
+  return [plan = redo.plan](const volume_record&) { return plan; };
 }
 
 } // namespace
@@ -164,17 +151,16 @@ void run_stage(self_ptr self, promise<atom::ok> rp, stage_request req) {
   transition<std::string> t;
   t.what = "stage at " + req.staging_path;
   t.work = on_backend(
-    self, backend_call::stage, [rec, req](backend& b) { return b.stage(rec, req); },
+    backend_call::stage, [rec, req](backend& b) { return b.stage(rec, req); },
     undo_late_stage(self, req.staging_path));
   t.apply = [req](const volume_record& before, const std::string& device) {
     auto next = before;
     set_staged(next, req, device);
     return next;
   };
-  t.undo = [self](const volume_record& unsaved, done_fn done) {
-    call_backend(
-      self, backend_call::unstage, [unsaved](backend& b) { return b.unstage(unsaved); },
-      std::move(done));
+  t.undo = [](const volume_record& unsaved) {
+    return on_backend(backend_call::unstage, [unsaved](backend& b) { return b.unstage(unsaved); })
+      .plan;
   };
   t.undoing = "unstaging again";
   t.committed = [](const volume_record& next, const std::string&) {
@@ -198,16 +184,15 @@ void run_unstage(self_ptr self, promise<atom::ok> rp, std::string path) {
   }
   transition<none> t;
   t.what = "unstage of " + before.staging_path;
-  t.work =
-    on_backend(self, backend_call::unstage, [before](backend& b) { return b.unstage(before); });
+  t.work = on_backend(backend_call::unstage, [before](backend& b) { return b.unstage(before); });
   t.apply = [](const volume_record& rec, none) {
     auto next = rec;
     set_unstaged(next);
     return next;
   };
   auto req = staged_as(before);
-  t.undo = undo_by(on_backend(self, backend_call::stage,
-                              [before, req](backend& b) { return b.stage(before, req); }));
+  t.undo = undo_by(
+    on_backend(backend_call::stage, [before, req](backend& b) { return b.stage(before, req); }));
   t.undoing = "staging again";
   t.committed = [path = before.staging_path](const volume_record& next, none) {
     return "volume " + next.name + " unstaged from " + path;
@@ -225,8 +210,7 @@ void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req) {
   transition<bool> t;
   t.what = "publish at " + target;
   t.work = on_backend(
-    self, backend_call::publish,
-    [rec, target, how](backend& b) { return b.publish(rec, target, how); },
+    backend_call::publish, [rec, target, how](backend& b) { return b.publish(rec, target, how); },
     undo_late_publish(self, target));
   t.apply = [target, how](const volume_record& before, const bool& created) {
     auto next = before;
@@ -235,10 +219,10 @@ void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req) {
     entry.created = created; // unpublish deletes only what berth made
     return next;
   };
-  t.undo = [self, target](const volume_record& unsaved, done_fn done) {
-    call_backend(
-      self, backend_call::unpublish,
-      [unsaved, target](backend& b) { return b.unpublish(unsaved, target); }, std::move(done));
+  t.undo = [target](const volume_record& unsaved) {
+    return on_backend(backend_call::unpublish,
+                      [unsaved, target](backend& b) { return b.unpublish(unsaved, target); })
+      .plan;
   };
   t.undoing = "unpublishing again";
   t.committed = [target](const volume_record& next, const bool&) {
@@ -260,7 +244,7 @@ void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target) {
   }
   transition<none> t;
   t.what = "unpublish of " + target;
-  t.work = on_backend(self, backend_call::unpublish,
+  t.work = on_backend(backend_call::unpublish,
                       [before, target](backend& b) { return b.unpublish(before, target); });
   t.apply = [target](const volume_record& rec, none) {
     auto next = rec;
@@ -268,7 +252,7 @@ void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target) {
     return next;
   };
   auto how = before.published.at(target);
-  t.undo = undo_by(on_backend(self, backend_call::publish, [before, target, how](backend& b) {
+  t.undo = undo_by(on_backend(backend_call::publish, [before, target, how](backend& b) {
     return b.publish(before, target, how);
   }));
   t.undoing = "publishing again";
@@ -287,8 +271,8 @@ void run_grow(self_ptr self, promise<uint64_t> rp, std::string path) {
   }
   transition<uint64_t> t;
   t.what = "grow at " + path;
-  t.work = on_backend(self, backend_call::node_expand,
-                      [rec](backend& b) { return b.grow_filesystem(rec); });
+  t.work =
+    on_backend(backend_call::node_expand, [rec](backend& b) { return b.grow_filesystem(rec); });
   t.change = record_change::none; // the modify that grew the image recorded the capacity
   t.failed = "growing the filesystem failed";
   t.committed = [](const volume_record& rec, const uint64_t& bytes) {
@@ -308,8 +292,7 @@ void run_stats(self_ptr self, promise<volume_stats> rp, std::string path) {
   }
   transition<volume_stats> t;
   t.what = "stats at " + path;
-  t.work =
-    on_backend(self, backend_call::stats, [rec, path](backend& b) { return b.stats(rec, path); });
+  t.work = on_backend(backend_call::stats, [rec, path](backend& b) { return b.stats(rec, path); });
   t.change = record_change::none; // it only reads the filesystem
   // The kubelet asks for stats every minute or so and reports a failure itself; a
   // line per poll here would only repeat it. A success logs nothing either.

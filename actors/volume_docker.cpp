@@ -29,9 +29,9 @@ std::string describe_creation(const volume_record& rec) {
   return out + ")";
 }
 
-step_fn<std::string> host_mount(self_ptr self, volume_record rec, late_undo late = {}) {
+work_of<std::string> host_mount(const volume_record& rec, late_undo late = {}) {
   return on_backend(
-    self, backend_call::mount, [rec](backend& b) { return b.mount(rec); }, std::move(late));
+    backend_call::mount, [rec](backend& b) { return b.mount(rec); }, std::move(late));
 }
 
 /// A mount that lands after its timeout: its caller was told it failed, so a
@@ -42,7 +42,7 @@ late_undo undo_late_mount(self_ptr self) {
       finish(self);
       return;
     }
-    settle_late(self, "a late mount", host_unmount(self, *self->state.rec));
+    settle_late(self, "a late mount", host_unmount(self, *self->state.rec).plan);
   };
 }
 
@@ -62,28 +62,30 @@ transition<std::string> creation(self_ptr self, volume_record next, std::string 
       finish(self);
       return;
     }
-    settle_late(self, "a late create", on_backend(self, backend_call::remove, [next](backend& b) {
-                  return b.remove(next);
-                }));
+    settle_late(self, "a late create", on_backend(backend_call::remove, [next](backend& b) {
+                                         return b.remove(next);
+                                       }).plan);
   };
-  t.work = on_backend(self, call, [next, copy, tree](backend& b) -> caf::expected<std::string> {
-    if (copy) {
-      return b.create_copy(next);
-    }
-    if (auto err = tree.empty() ? b.create(next) : b.create_from_tree(next, tree)) {
-      return err;
-    }
-    return std::string{};
-  }, std::move(late));
+  t.work = on_backend(
+    call,
+    [next, copy, tree](backend& b) -> caf::expected<std::string> {
+      if (copy) {
+        return b.create_copy(next);
+      }
+      if (auto err = tree.empty() ? b.create(next) : b.create_from_tree(next, tree)) {
+        return err;
+      }
+      return std::string{};
+    },
+    std::move(late));
   t.apply = [next](const volume_record&, const std::string& consistency) {
     auto made = next;
     made.consistency = consistency;
     return made;
   };
-  t.undo = [self](const volume_record& unsaved, done_fn done) {
-    call_backend(
-      self, backend_call::remove, [unsaved](backend& b) { return b.remove(unsaved); },
-      std::move(done));
+  t.undo = [](const volume_record& unsaved) {
+    return on_backend(backend_call::remove, [unsaved](backend& b) { return b.remove(unsaved); })
+      .plan;
   };
   t.undoing = "removing the storage again";
   t.committed = [](const volume_record& rec, const std::string&) {
@@ -162,7 +164,7 @@ void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_k
   }
   transition<std::string> t;
   t.what = "mount";
-  t.work = host_mount(self, *st.rec, undo_late_mount(self));
+  t.work = host_mount(*st.rec, undo_late_mount(self));
   t.apply = [id, dockerd, now](const volume_record& before, const std::string& mp) {
     auto next = before;
     apply_mount(next, id, dockerd, now);
@@ -171,9 +173,7 @@ void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_k
   };
   // All or nothing, across crashes (docs/design.md): the mount is undone before the
   // error leaves.
-  t.undo = [self](const volume_record& unsaved, done_fn done) {
-    unmount_host(self, unsaved, std::move(done));
-  };
+  t.undo = [self](const volume_record& unsaved) { return host_unmount(self, unsaved).plan; };
   t.undoing = "unmounting again";
   t.committed = [id, replaced = effect.replaced](const volume_record& rec, const std::string& mp) {
     auto it = rec.mounts.find(id);
@@ -196,11 +196,7 @@ transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)>
     set_unmounted(next);
     return next;
   };
-  t.undo = [self, before](const volume_record&, done_fn done) {
-    host_mount(self, before)([done](caf::expected<std::string> mp) {
-      done(mp ? caf::error{} : mp.error());
-    });
-  };
+  t.undo = [before](const volume_record&) { return host_mount(before).plan; };
   t.undoing = "mounting again";
   if (line) {
     t.committed = [line](const volume_record& rec, none) { return line(rec); };
@@ -235,7 +231,7 @@ namespace {
 /// Forgets the volume once its storage is gone (`work` deleted it, or it is gone
 /// already): erases the record durably, then the actor holds no volume. `why` ends
 /// the log line. A record that cannot be erased stays: a retried Remove finishes it.
-transition<none> removal(step_fn<none> work, std::string why) {
+transition<none> removal(work_of<none> work, const std::string& why) {
   transition<none> t;
   t.what = "remove";
   t.work = std::move(work);
@@ -262,7 +258,7 @@ void remove_storage(self_ptr self, promise<atom::ok> rp) {
                    nobody_waits);
   };
   auto work = on_backend(
-    self, backend_call::remove, [rec](backend& b) { return b.remove(rec); }, std::move(adopt));
+    backend_call::remove, [rec](backend& b) { return b.remove(rec); }, std::move(adopt));
   transact(self, rp, removal(std::move(work), ""), reply_ok);
 }
 

@@ -253,38 +253,20 @@ void persist_erase(self_ptr self, const std::string& name, done_fn then) {
 
 // -- pieces shared by several transitions -------------------------------------------
 
-void unmount_host(self_ptr self, const volume_record& rec, done_fn then) {
-  call_backend(
-    self, backend_call::unmount, [rec](backend& b) { return b.unmount(rec, false); },
-    [self, rec, then](const caf::error& err) {
-      if (is(err, ec::timeout)) {
-        spdlog::warn("volume {}: unmount timed out, detaching lazily", rec.name);
-        call_backend_despite_hung(
-          self, backend_call::lazy_unmount, [rec](backend& b) { return b.unmount(rec, true); },
-          then);
-        return;
-      }
-      then(err);
-    },
+work_of<none> host_unmount(self_ptr self, const volume_record& rec) {
+  auto w = on_backend(
+    backend_call::unmount, [rec](backend& b) { return b.unmount(rec, false); },
     reconcile_later(self));
+  auto lazy =
+    on_backend(backend_call::lazy_unmount, [rec](backend& b) { return b.unmount(rec, true); });
+  w.plan.call->after_timeout = std::make_shared<const backend_work>(std::move(*lazy.plan.call));
+  return w;
 }
 
-step_fn<none> host_unmount(self_ptr self, volume_record rec) {
-  return [self, rec](std::function<void(caf::expected<none>)> then) {
-    unmount_host(self, rec, [then](caf::error err) {
-      if (err) {
-        then(std::move(err));
-      } else {
-        then(none{});
-      }
-    });
-  };
-}
-
-void settle_late(self_ptr self, std::string what, step_fn<none> undo) {
+void settle_late(self_ptr self, const std::string& what, work_plan undo) {
   transition<none> t;
   t.what = "undoing " + what;
-  t.work = std::move(undo);
+  t.work.plan = std::move(undo);
   t.change = record_change::none; // the record never had it
   t.failed = "undoing " + what + " failed";
   transact<none>(self, std::move(t), nobody_waits);

@@ -67,7 +67,6 @@ late_undo adopt_late(self_ptr self, modification m) {
     // A transition of the record only, in turn: the backend already has it.
     transition<none> t;
     t.what = "a late modification (" + describe(left) + ")";
-    t.work = record_only();
     t.apply = [left](const volume_record& before, none) {
       return apply_modification(before, left);
     };
@@ -101,12 +100,8 @@ void apply_window(self_ptr self, volume_state::modify_batch batch) {
   auto callers = waiters->size();
   transition<none> t;
   t.what = "modification (" + describe(m) + ")";
-  t.work = [self, rec, m, storage](std::function<void(caf::expected<none>)> then) {
-    self->state.env.stats->modify_backend_calls.add(storage);
-    on_backend(
-      self, backend_call::modify, [rec, m](backend& b) { return b.modify(rec, m); },
-      adopt_late(self, m))(std::move(then));
-  };
+  t.work = on_backend(
+    backend_call::modify, [rec, m](backend& b) { return b.modify(rec, m); }, adopt_late(self, m));
   t.apply = [m](const volume_record& before, none) { return apply_modification(before, m); };
   // No undo: a grown image cannot shrink back. A failed persist leaves the volume
   // ahead of its record; the caller's retry (idempotent in the backend) settles it.
@@ -115,6 +110,7 @@ void apply_window(self_ptr self, volume_state::modify_batch batch) {
            + std::to_string(next.modifications) + ", " + std::to_string(callers)
            + " request(s) in one call)";
   };
+  st.env.stats->modify_backend_calls.add(storage); // as its call starts, refused or not
   transact<none>(self, std::move(t), [self, answer_all](caf::expected<none> out) {
     if (!out) {
       answer_all(out.error());

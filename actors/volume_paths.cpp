@@ -147,7 +147,7 @@ late_undo undo_late_changes(self_ptr self, const std::vector<planned>& plan) {
       return;
     }
     settle_late(self, "late publishes",
-                on_backend(self, backend_call::path_changes, [now, stray](backend& b) {
+                on_backend(backend_call::path_changes, [now, stray](backend& b) {
                   caf::error first;
                   for (auto& target : stray) {
                     if (auto err = b.unpublish(now, target); err && !first) {
@@ -155,7 +155,7 @@ late_undo undo_late_changes(self_ptr self, const std::vector<planned>& plan) {
                     }
                   }
                   return first;
-                }));
+                }).plan);
   };
 }
 
@@ -209,7 +209,7 @@ void run_path_changes(self_ptr self, std::vector<queued_step> steps) {
   transition<path_results> t;
   t.what = "publish and unpublish of " + std::to_string(plan.size()) + " targets";
   t.work = on_backend(
-    self, backend_call::path_changes,
+    backend_call::path_changes,
     [before, plan](backend& b) -> caf::expected<path_results> {
       return make_changes(b, before, plan);
     },
@@ -234,13 +234,12 @@ void run_path_changes(self_ptr self, std::vector<queued_step> steps) {
     }
     return next;
   };
-  t.undo = [self, before, plan, reported](const volume_record& unsaved, done_fn done) {
-    call_backend(
-      self, backend_call::path_changes,
-      [before, unsaved, plan, results = *reported](backend& b) {
-        return undo_changes(b, before, unsaved, plan, results);
-      },
-      std::move(done));
+  t.undo = [before, plan, reported](const volume_record& unsaved) {
+    return on_backend(backend_call::path_changes,
+                      [before, unsaved, plan, results = *reported](backend& b) {
+                        return undo_changes(b, before, unsaved, plan, results);
+                      })
+      .plan;
   };
   t.undoing = "undoing the changes that succeeded";
   t.committed = [plan](const volume_record& next, const path_results& results) {

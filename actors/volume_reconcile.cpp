@@ -29,7 +29,7 @@ namespace {
 /// when that record cannot be saved (the host is as the work left it, and staying
 /// unreconciled would refuse every request until a restart); a work that did not
 /// finish leaves it unreconciled.
-void reconcile_by(self_ptr self, step_fn<volume_record> work) {
+void reconcile_by(self_ptr self, work_of<volume_record> work) {
   transition<volume_record> t;
   t.what = "reconciliation";
   t.work = std::move(work);
@@ -88,8 +88,7 @@ void detail::run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::st
     count_reconcile_actions(report, stats->reconcile_actions);
     return next;
   };
-  reconcile_by(self,
-               on_backend(self, backend_call::reconcile, std::move(work), reconcile_later(self)));
+  reconcile_by(self, on_backend(backend_call::reconcile, std::move(work), reconcile_later(self)));
 }
 
 late_undo detail::reconcile_later(self_ptr self) {

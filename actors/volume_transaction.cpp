@@ -1,10 +1,11 @@
-// The driver of a transition's record (actors/machine/record_transaction.hpp): it
-// carries out what the machine answers (save, erase, undo) and feeds it the outcome,
-// until the transition ends.
+// The driver of the volume's running transition (actors/machine/running_transition.hpp):
+// it carries out the work, then what the transition's record_transaction answers (save,
+// erase, undo), and feeds each outcome back, until the transition ends. Every outcome
+// comes back as an event to the one running transition; none carries the next step.
 
 #include "actors/detail/engine.hpp"
 
-namespace berth::detail {
+namespace berth {
 
 void transition_words::log_failure(const std::string& name, const std::string& line,
                                    const caf::error& err) const {
@@ -13,48 +14,85 @@ void transition_words::log_failure(const std::string& name, const std::string& l
   }
 }
 
+} // namespace berth
+
+namespace berth::detail {
+
 namespace {
 
-/// What the volume does with the store's answer `err` to the save or erase of `tx`.
-void on_stored(self_ptr self, const std::shared_ptr<record_transaction>& tx, const caf::error& err,
-               const std::shared_ptr<const transition_words>& words,
-               const std::shared_ptr<const undo_fn>& undo,
-               const std::function<void(record_transaction::ended)>& end) {
-  auto step = tx->persisted(err, self->state.rec);
-  const auto& name = tx->pending().name;
-  if (std::holds_alternative<record_transaction::undo>(step)) {
-    words->log_failure(name, words->unsaved_line() + ", " + words->undoing, err);
-  } else if (err) {
-    words->log_failure(name, words->unsaved_line(), err);
+void carry(self_ptr self, record_transaction::next_step step);
+
+/// The running transition is over: the engine lets it go, then runs its end.
+void end_running(self_ptr self, record_transaction::ended e) {
+  auto r = std::move(*self->state.running);
+  self->state.running.reset();
+  if (e.how == ending::committed && r.committed) {
+    if (auto line = r.committed(r.tx.pending()); !line.empty()) {
+      spdlog::info("{}", line);
+    }
   }
-  carry_out(self, tx, std::move(step), words, undo, end);
+  r.end(std::move(e.err), e.how);
 }
 
-} // namespace
+/// The work of the running transition ended with `err`.
+void on_work_done(self_ptr self, const caf::error& err) {
+  auto& st = self->state;
+  auto& r = *st.running;
+  if (err) {
+    if (refused_beside_hung(st, err)) {
+      log_failed(st, r.words->what, err);
+    } else {
+      r.words->log_failure(st.rec->name, r.words->failed_line(), err);
+    }
+    carry(self, r.tx.work_failed(err));
+    return;
+  }
+  carry(self, r.tx.work_succeeded(st.rec, r.apply));
+}
 
-void carry_out(self_ptr self, const std::shared_ptr<record_transaction>& tx,
-               record_transaction::next_step step,
-               const std::shared_ptr<const transition_words>& words,
-               const std::shared_ptr<const undo_fn>& undo,
-               const std::function<void(record_transaction::ended)>& end) {
-  auto stored = [self, tx, words, undo, end](const caf::error& err) {
-    on_stored(self, tx, err, words, undo, end);
-  };
+/// The store answered the save or the erase of the running transition's record.
+void on_stored(self_ptr self, const caf::error& err) {
+  auto& r = *self->state.running;
+  auto step = r.tx.persisted(err, self->state.rec);
+  const auto& name = r.tx.pending().name;
+  if (std::holds_alternative<record_transaction::undo>(step)) {
+    r.words->log_failure(name, r.words->unsaved_line() + ", " + r.words->undoing, err);
+  } else if (err) {
+    r.words->log_failure(name, r.words->unsaved_line(), err);
+  }
+  carry(self, std::move(step));
+}
+
+/// The undo of the running transition's side effect ended with `err`.
+void on_undone(self_ptr self, const caf::error& err) {
+  auto& r = *self->state.running;
+  if (err) {
+    spdlog::error("volume {}: undoing {} failed: {}", r.tx.pending().name, r.words->what,
+                  describe(err));
+  }
+  carry(self, r.tx.undone());
+}
+
+/// Carries out `step` of the running transition.
+void carry(self_ptr self, record_transaction::next_step step) {
+  auto stored = [self](const caf::error& err) { on_stored(self, err); };
   if (auto* save = std::get_if<record_transaction::save>(&step)) {
     persist(self, save->next, std::move(stored));
   } else if (auto* erase = std::get_if<record_transaction::erase>(&step)) {
     persist_erase(self, erase->name, std::move(stored));
   } else if (auto* back = std::get_if<record_transaction::undo>(&step)) {
-    (*undo)(back->unsaved, [self, tx, words, undo, end](const caf::error& uerr) {
-      if (uerr) {
-        spdlog::error("volume {}: undoing {} failed: {}", tx->pending().name, words->what,
-                      describe(uerr));
-      }
-      carry_out(self, tx, tx->undone(), words, undo, end);
-    });
+    auto undo = self->state.running->undo(back->unsaved);
+    run_work(self, undo, [self](const caf::error& err) { on_undone(self, err); });
   } else {
-    end(std::get<record_transaction::ended>(std::move(step)));
+    end_running(self, std::get<record_transaction::ended>(std::move(step)));
   }
+}
+
+} // namespace
+
+void begin_transition(self_ptr self, running_transition r, const work_plan& work) {
+  self->state.running.emplace(std::move(r));
+  run_work(self, work, [self](const caf::error& err) { on_work_done(self, err); });
 }
 
 } // namespace berth::detail

@@ -16,8 +16,8 @@ void run_export_open(self_ptr self, promise<export_view> rp, std::string id) {
   }
   transition<export_view> t;
   t.what = "export " + id;
-  t.work = on_backend(self, backend_call::export_copy,
-                      [rec, id](backend& b) { return b.open_export(rec, id); });
+  t.work =
+    on_backend(backend_call::export_copy, [rec, id](backend& b) { return b.open_export(rec, id); });
   t.change = record_change::none; // the copy is the export's, not the volume's
   t.failed = "copying for the export failed";
   t.committed = [id](const volume_record& rec, const export_view& view) {
@@ -33,7 +33,7 @@ void run_export_close(self_ptr self, promise<atom::ok> rp, std::string id) {
   auto rec = *self->state.rec;
   transition<none> t;
   t.what = "end of export " + id;
-  t.work = on_backend(self, backend_call::export_copy,
+  t.work = on_backend(backend_call::export_copy,
                       [rec, id](backend& b) { return b.close_export(rec, id); });
   t.change = record_change::none;
   t.failed = "deleting the export's copy failed (the next start deletes it)";

@@ -11,9 +11,11 @@
 //                                 │ fails: reply                    │ fails: undo, reply
 //
 // The work is a backend call, work on the actor thread, or nothing (a change of
-// the record only); the record is then saved, erased, or left alone by work that
-// only reads (record_change), as the plain machine record_transaction answers
-// (carry_out drives it). One step runs at a time; each ends with finish(), which
+// the record only), described as data (machine/transition_work.hpp); the record is
+// then saved, erased, or left alone by work that only reads (record_change), as the
+// plain machine record_transaction answers. The engine holds the one running
+// transition (machine/running_transition.hpp) and feeds it each outcome
+// (volume_transaction.cpp). One step runs at a time; each ends with finish(), which
 // starts the next.
 //
 // Over 400 lines because the engine is templates that every transition instantiates:
@@ -34,7 +36,7 @@
 #include <caf/typed_response_promise.hpp>
 #include <spdlog/spdlog.h>
 
-#include "actors/machine/record_transaction.hpp"
+#include "actors/machine/running_transition.hpp"
 #include "actors/volume.hpp"
 #include "core/errors.hpp"
 
@@ -180,45 +182,12 @@ void on_call_done(self_ptr self, uint64_t token, caf::error err);
 /// deadline passed; otherwise the timer is armed again for the rest of it.
 void on_call_deadline(self_ptr self);
 
-/// Runs `work` on the executor; `then` runs in the actor with its error, or with
-/// ec::timeout when it does not finish within the backend timeout. When the call
-/// succeeds after that timeout, `late` is queued as an internal step. While an
-/// earlier call is hung, `then` gets still_hung() and nothing starts.
-void call_backend(self_ptr self, backend_call call, std::function<caf::error(backend&)> work,
-                  done_fn then, late_undo late = {});
-
-/// The one call that may start beside a hung one: the lazy detach standing in
-/// for a hung unmount (MNT_DETACH does not wait for the server).
-void call_backend_despite_hung(self_ptr self, backend_call call,
-                               std::function<caf::error(backend&)> work, done_fn then);
-
-/// call_backend for work with a result: `then` gets the value `work` returned,
-/// typed, so a continuation expecting another type does not compile.
-template <class T>
-void call_backend(self_ptr self, backend_call call, std::function<caf::expected<T>(backend&)> work,
-                  std::function<void(caf::expected<T>)> then, late_undo late = {}) {
-  // The worker fills the slot before it reports back; the actor reads it only on
-  // that report (message passing orders the two). After a timeout nobody reads it.
-  auto slot = std::make_shared<std::optional<T>>();
-  call_backend(
-    self, call,
-    [work = std::move(work), slot](backend& b) -> caf::error {
-      auto x = work(b);
-      if (!x) {
-        return std::move(x.error());
-      }
-      *slot = std::move(*x);
-      return {};
-    },
-    [slot, then = std::move(then)](caf::error err) {
-      if (err) {
-        then(std::move(err));
-      } else {
-        then(std::move(**slot));
-      }
-    },
-    std::move(late));
-}
+/// Carries out `work`; `then` runs in the actor with its error. A backend call that
+/// does not finish within the backend timeout ends with ec::timeout (or goes on with
+/// its after_timeout call); one that succeeds after that has its settle queued as an
+/// internal step. While an earlier call is hung, `then` gets still_hung() and nothing
+/// starts.
+void run_work(self_ptr self, const work_plan& work, const done_fn& then);
 
 // -- persistence ------------------------------------------------------------------
 
@@ -230,75 +199,72 @@ void persist_erase(self_ptr self, const std::string& name, done_fn then);
 
 // -- transactions -----------------------------------------------------------------
 
-/// A side effect that reports a T: a backend call, or a few in a row.
+/// A transition's work with a result of type T: the plan the driver carries out, and
+/// where the result lands. The executor's task writes it before it reports back; the
+/// actor reads it only after that report (message passing orders the two), and never
+/// after a timeout.
 template <class T>
-using step_fn = std::function<void(std::function<void(caf::expected<T>)>)>;
+struct work_of {
+  work_plan plan;
+  std::shared_ptr<std::optional<T>> result = std::make_shared<std::optional<T>>();
 
-/// A step of one backend call; T follows from what `work` returns (caf::error:
-/// none, caf::expected<X>: X).
+  /// The result, once the work succeeded.
+  decltype(auto) value() const {
+    if constexpr (std::is_same_v<T, none>) {
+      return none{}; // a work that reports only success has nothing to read
+    } else {
+      return static_cast<T&>(**result);
+    }
+  }
+};
+
+/// The backend call `call` as a transition's work; T follows from what `work` returns
+/// (caf::error: none, caf::expected<X>: X). `late` settles it when it succeeds after its
+/// timeout.
 template <class Work>
-auto on_backend(self_ptr self, backend_call call, Work work, late_undo late = {}) {
+auto on_backend(backend_call call, Work work, late_undo late = {}) {
   using out = std::invoke_result_t<Work&, backend&>;
   if constexpr (std::is_same_v<out, caf::error>) {
-    return step_fn<none>{[=](std::function<void(caf::expected<none>)> then) {
-      call_backend(
-        self, call, work,
-        [then](caf::error err) {
-          if (err) {
-            then(std::move(err));
-          } else {
-            then(none{});
-          }
-        },
-        late);
-    }};
+    work_of<none> w;
+    w.plan.call = backend_work{call, std::move(work), std::move(late), nullptr, false};
+    return w;
   } else {
     using value = typename out::value_type;
-    return step_fn<value>{[=](std::function<void(caf::expected<value>)> then) {
-      call_backend<value>(self, call, work, then, late);
-    }};
+    work_of<value> w;
+    auto run = [work = std::move(work), slot = w.result](backend& b) -> caf::error {
+      auto x = work(b);
+      if (!x) {
+        return std::move(x.error());
+      }
+      *slot = std::move(*x);
+      return {};
+    };
+    w.plan.call = backend_work{call, std::move(run), std::move(late), nullptr, false};
+    return w;
   }
 }
 
-/// A step of work on the actor thread, without a backend call (a reconciliation
-/// that needs no host work); T follows from the caf::expected<T> `work` returns.
+/// Work on the actor thread, without a backend call (a reconciliation that needs no
+/// host work); T follows from the caf::expected<T> `work` returns.
 template <class Work>
 auto on_actor(Work work) {
   using value = typename std::invoke_result_t<Work&>::value_type;
-  return step_fn<value>{[work](std::function<void(caf::expected<value>)> then) mutable {
-    then(work());
-  }};
+  work_of<value> w;
+  w.plan.here = [work = std::move(work), slot = w.result]() mutable -> caf::error {
+    auto x = work();
+    if (!x) {
+      return std::move(x.error());
+    }
+    *slot = std::move(*x);
+    return {};
+  };
+  return w;
 }
 
-/// The step of a transition of the record only: there is nothing to do but change it.
-inline step_fn<none> record_only() {
-  return [](std::function<void(caf::expected<none>)> then) { then(none{}); };
+/// The work of a transition of the record only: there is nothing to do but change it.
+inline work_of<none> record_only() {
+  return {};
 }
-
-/// Undoes a transition's side effect when its record cannot be saved; gets the
-/// record that was not saved.
-using undo_fn = std::function<void(const volume_record& unsaved, done_fn)>;
-
-/// The words of a transition's log lines, for the part of the engine that is not a
-/// template (carry_out).
-struct transition_words {
-  std::string what;    ///< "mount", "stage at /p", for the logs
-  std::string undoing; ///< "unmounting again", for the log
-  /// The error lines, after "volume NAME: ". Empty: "<what> failed" when the work
-  /// fails, "<what> not saved" when its record cannot be saved.
-  std::string failed;
-  std::string unsaved;
-  /// false: a failure reaches the caller but is not logged here (its description
-  /// says why).
-  bool logs_failures = true;
-
-  /// The line of a failed work, and of a record not saved.
-  std::string failed_line() const { return failed.empty() ? what + " failed" : failed; }
-  std::string unsaved_line() const { return unsaved.empty() ? what + " not saved" : unsaved; }
-
-  /// Logs `err` after "volume NAME: " and `line`, unless failures are not logged here.
-  void log_failure(const std::string& name, const std::string& line, const caf::error& err) const;
-};
 
 /// One transition that changes the host and then the record, all or nothing
 /// (docs/design.md, "All or nothing, across crashes"): the record is committed
@@ -306,7 +272,7 @@ struct transition_words {
 /// before the error reaches the caller (actors/machine/record_transaction.hpp).
 template <class T>
 struct transition : transition_words {
-  step_fn<T> work;                            ///< the side effect
+  work_of<T> work;                            ///< the side effect
   record_change change = record_change::save; ///< what becomes of the record
   /// The record after the side effect, from the record before and its result
   /// (record_change::save, ::save_if_changed).
@@ -319,13 +285,8 @@ struct transition : transition_words {
   bool creates = false; ///< committing it makes the volume exist
 };
 
-/// Carries out `step` of `tx`, and each step it leads to (save, erase, undo), until
-/// the transition ends; then `end`. Logs the failures of saving and undoing.
-void carry_out(self_ptr self, const std::shared_ptr<record_transaction>& tx,
-               record_transaction::next_step step,
-               const std::shared_ptr<const transition_words>& words,
-               const std::shared_ptr<const undo_fn>& undo,
-               const std::function<void(record_transaction::ended)>& end);
+/// Runs `r` with its work `work`: the volume's one running transition.
+void begin_transition(self_ptr self, running_transition r, const work_plan& work);
 
 /// Runs `t` as transact does, but the step goes on: `next` gets the result once its
 /// record is committed, or the error, and how it ended; it must end the step
@@ -334,43 +295,30 @@ void carry_out(self_ptr self, const std::shared_ptr<record_transaction>& tx,
 template <class T>
 void transact_then(self_ptr self, transition<T> t,
                    std::function<void(caf::expected<T>, ending)> next) {
-  auto work = std::move(t.work);
-  // Shared, not copied, by every continuation of the transition's record.
+  // Shared by the erased functions, so the result is read where it landed.
   auto desc = std::make_shared<const transition<T>>(std::move(t));
-  work([self, desc, next](caf::expected<T> out) mutable {
-    auto& st = self->state;
-    record_transaction::plan plan{desc->change, desc->creates, static_cast<bool>(desc->undo)};
-    if (!out) {
-      if (refused_beside_hung(st, out.error())) {
-        log_failed(st, desc->what, out.error());
-      } else {
-        desc->log_failure(st.rec->name, desc->failed_line(), out.error());
-      }
-      auto ended =
-        std::get<record_transaction::ended>(record_transaction{plan}.work_failed(out.error()));
-      next(std::move(ended.err), ended.how);
-      return;
-    }
-    auto result = std::make_shared<T>(std::move(*out));
-    auto tx = std::make_shared<record_transaction>(plan);
-    auto step = tx->work_succeeded(
-      st.rec, [&](const volume_record& before) { return desc->apply(before, *result); });
-    auto end = [desc, next, result, tx](record_transaction::ended e) {
-      if (e.how != ending::committed) {
-        next(std::move(e.err), e.how);
-        return;
-      }
-      if (desc->committed) {
-        if (auto line = desc->committed(tx->pending(), *result); !line.empty()) {
-          spdlog::info("{}", line);
-        }
-      }
-      next(std::move(*result), ending::committed);
+  running_transition r;
+  r.words = desc;
+  r.tx = record_transaction{{desc->change, desc->creates, static_cast<bool>(desc->undo)}};
+  if (desc->apply) {
+    r.apply = [desc](const volume_record& before) {
+      return desc->apply(before, desc->work.value());
     };
-    // The aliasing constructor: the undo is the description's, shared with it.
-    carry_out(self, tx, std::move(step), desc, std::shared_ptr<const undo_fn>(desc, &desc->undo),
-              end);
-  });
+  }
+  r.undo = desc->undo;
+  if (desc->committed) {
+    r.committed = [desc](const volume_record& rec) {
+      return desc->committed(rec, desc->work.value());
+    };
+  }
+  r.end = [desc, next = std::move(next)](caf::error err, ending how) {
+    if (how != ending::committed) {
+      next(std::move(err), how);
+    } else {
+      next(T{desc->work.value()}, how);
+    }
+  };
+  begin_transition(self, std::move(r), desc->work.plan);
 }
 
 /// Runs `t`; `outcome` gets the result once its record is committed (then in
@@ -404,7 +352,6 @@ void commit(self_ptr self, promise<R> rp, volume_record next, Reply reply,
             std::string line, std::function<void()> on_commit = {}) {
   transition<none> t;
   t.what = "change of the record";
-  t.work = record_only();
   t.apply = [next = std::move(next)](const volume_record&, none) { return next; };
   t.committed = [line = std::move(line)](const volume_record&, none) { return line; };
   // The persistence actor logs the write that failed ("state change(s) not saved");
@@ -431,9 +378,10 @@ inline constexpr auto reply_ok = [](const auto&...) { return atom::ok_v; };
 
 // -- pieces shared by several transitions -------------------------------------------
 
-/// Unmounts the volume's host mount; a timeout falls back to a lazy detach so a
-/// dead NFS server or a vanished network namespace never hangs the volume.
-void unmount_host(self_ptr self, const volume_record& rec, done_fn then);
+/// The host unmount of `rec`: a timeout falls back to a lazy detach, so a dead NFS
+/// server or a vanished network namespace never hangs the volume; a late success
+/// reconciles the volume with the host.
+work_of<none> host_unmount(self_ptr self, const volume_record& rec);
 
 /// Holds the record against the host (persistence/recovery/reconcile_volume) and commits what
 /// changed. With `seen` (the mount points read at start) a volume that needs no
@@ -449,12 +397,9 @@ void end_first_reconcile(self_ptr self);
 /// success the record cannot express (an unmount, an unstage, an unpublish).
 late_undo reconcile_later(self_ptr self);
 
-/// unmount_host as the work of a transition.
-step_fn<none> host_unmount(self_ptr self, volume_record rec);
-
 /// Settles a side effect that landed after its timeout and that the record lacks
 /// (see late_undo): a transition whose work, `undo`, takes it away again, and which
 /// changes no record. `what` names the effect ("a late stage") for its error line.
-void settle_late(self_ptr self, std::string what, step_fn<none> undo);
+void settle_late(self_ptr self, const std::string& what, work_plan undo);
 
 } // namespace berth::detail
