@@ -47,6 +47,8 @@ public:
     std::lock_guard<std::mutex> guard{mtx_};
     return attached_;
   }
+  /// sweep_staging answers ec::unsupported, as a backend without staging does.
+  std::atomic<bool> cannot_sweep{false};
   std::atomic<bool> fail_stage{false}, fail_unstage{false}, fail_publish{false},
     fail_unpublish{false}, fail_expand{false}, fail_grow{false}, fail_stats{false},
     hang_stage{false};
@@ -207,6 +209,9 @@ public:
   caf::error sweep_staging(const volume_record& rec, const std::string& path) override {
     flight f{*this};
     ++sweeps;
+    if (cannot_sweep) {
+      return make_error(ec::unsupported, "fake backend: no sweep of " + path);
+    }
     std::lock_guard<std::mutex> guard{mtx_};
     erase_if_owned(staged_paths_, path, rec.name);
     if (rec.staging_path.empty()) {

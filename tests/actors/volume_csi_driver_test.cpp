@@ -1,7 +1,8 @@
 // The CSI transitions of a volume actor when a call holds the volume or lands after its
 // deadline, driven by the test (tests/actors/driver_fixture.hpp): a publish that waits
 // for a stage in progress, a stage that lands late and is undone, a retry beside a hung
-// stage (docs/design.md, "A hung call blocks only its own volume").
+// stage (docs/design.md, "A hung call blocks only its own volume"), and the sweep of a path
+// the record does not hold on a backend that cannot sweep.
 
 #include <gtest/gtest.h>
 
@@ -85,4 +86,14 @@ TEST_F(volume_csi_driver_test, a_retry_while_a_stage_hangs_starts_no_second_stag
   EXPECT_FALSE(stage().err) << "once the late call settled, the retry stages";
   EXPECT_EQ(record().staging_path, "/stage/pvc-1");
   EXPECT_EQ(storage->stages, 2) << "one stage at a time: the first, then the retry";
+}
+
+TEST_F(volume_csi_driver_test, an_unrecorded_path_a_backend_cannot_sweep_is_done) {
+  storage->cannot_sweep = true;
+  auto out = ask<atom::ok>(atom::unstage_v, std::string{"/stage/never-recorded"});
+  ASSERT_TRUE(out.given);
+  EXPECT_FALSE(out.err) << "a backend without the call has nothing of its own there: "
+                        << describe(out.err);
+  EXPECT_EQ(storage->sweeps, 1) << "the sweep was asked for";
+  EXPECT_TRUE(record().staging_path.empty()) << "and the record did not change";
 }
