@@ -8,6 +8,7 @@ namespace berth {
 void record_directory::put(entry rec) {
   entry replaced; // freed after the lock: a record is maps and strings
   std::unique_lock lock{mtx_};
+  ++generation_;
   auto it = records_.find(rec->name);
   if (it != records_.end()) {
     replaced = std::exchange(it->second, std::move(rec));
@@ -21,6 +22,7 @@ void record_directory::erase(const std::string& name) {
   entry erased;
   std::unique_lock lock{mtx_};
   if (auto it = records_.find(name); it != records_.end()) {
+    ++generation_;
     erased = std::move(it->second);
     records_.erase(it);
   }
@@ -33,11 +35,16 @@ record_directory::entry record_directory::find(const std::string& name) const {
 }
 
 shared_records record_directory::all() const {
-  shared_records out;
+  return read().records;
+}
+
+record_directory::snapshot record_directory::read() const {
+  snapshot out;
   std::shared_lock lock{mtx_};
-  out.reserve(records_.size());
+  out.generation = generation_.load();
+  out.records.reserve(records_.size());
   for (const auto& [name, rec] : records_) {
-    out.push_back(rec);
+    out.records.push_back(rec);
   }
   return out;
 }

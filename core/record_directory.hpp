@@ -4,6 +4,8 @@
 // entry when its committed record changes (actors/machine/committed_record.hpp), and a list
 // reads them all at once, without a message to each volume (docs/design.md, "Lists").
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <shared_mutex>
@@ -31,9 +33,23 @@ public:
   /// only while it copies 10,000 pointers.
   shared_records all() const;
 
+  /// Moves on every put and erase: two reads at one generation read the same records, so
+  /// an answer made from them stays exact while the generation stays (directory_memo).
+  uint64_t generation() const { return generation_.load(); }
+
+  /// all(), and the generation it read.
+  struct snapshot {
+    shared_records records;
+    uint64_t generation = 0;
+  };
+  snapshot read() const;
+
 private:
   mutable std::shared_mutex mtx_;
   std::map<std::string, entry, std::less<>> records_;
+  /// Written under the lock, with the records; read without it, since a put that returned
+  /// before a reader started is seen by it either way.
+  std::atomic<uint64_t> generation_{0};
 };
 
 } // namespace berth
