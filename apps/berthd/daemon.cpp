@@ -332,8 +332,17 @@ int run_daemon(const daemon_options& opts) {
     agent = std::make_shared<kube::agent::node_agent>(sys, reg, std::move(cluster_api), ac);
   }
   servers srv;
-  if (auto err =
-        start_servers(srv, sys, reg, routes, backends, opts, stats, sync, agent, *passed)) {
+  // Docker's List reads the record directory, which the registry fills as it first runs:
+  // served before that, a List would miss volumes of the durable state.
+  caf::error err;
+  if (auto up =
+        blocking_ask<atom::ok>(sys, reg, std::chrono::seconds(60), "the registry", atom::ping_v);
+      !up) {
+    err = std::move(up.error());
+  } else {
+    err = start_servers(srv, sys, reg, routes, backends, opts, stats, sync, agent, *passed);
+  }
+  if (err) {
     spdlog::critical("{}", describe(err));
     stop_servers(srv, std::chrono::steady_clock::now());
     srv.guard.reset();

@@ -8,6 +8,7 @@
 #include "actors/actors.hpp"
 #include "actors/release_rules.hpp"
 #include "actors/volume_handles.hpp"
+#include "core/directory_memo.hpp"
 #include "core/record_directory.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "protocols/gateway/gateway.hpp"
@@ -33,8 +34,8 @@ struct volume_routes {
 /// The Docker volume plugin endpoints (POST /Plugin.Activate,
 /// /VolumeDriver.{Create,Remove,Mount,Unmount,Path,Get,List,Capabilities}).
 /// Decodes, sends one message (a Mount or an Unmount to the volume, when the routes
-/// know it; anything else to the registry) or reads the record directory (Path, Get),
-/// encodes the reply. Handled
+/// know it; anything else to the registry) or reads the record directory (Path, Get,
+/// List: encoded once per change of the directory), encodes the reply. Handled
 /// errors answer 200 {"Err":"..."} like dockerd's own plugins; an unknown
 /// endpoint 404, a method other than POST 405 (both with Err). Every request
 /// counts once in `stats->operations` ("docker", the call without its prefix, the
@@ -67,6 +68,7 @@ private:
   volume_routes routes_;
   std::shared_ptr<gateway> gw_;
   std::shared_ptr<telemetry> stats_;
+  directory_memo list_memo_; ///< the List answer, while routes_.directory does not change
 };
 
 } // namespace berth

@@ -107,3 +107,29 @@ TEST_F(docker_routes_test, a_docker_snapshot_in_the_directory_is_no_volume) {
   EXPECT_NE(err_of(call("Get", R"({"Name":"s1"})")).find("it is a snapshot"), std::string::npos);
   EXPECT_NE(err_of(call("Path", R"({"Name":"s1"})")).find("it is a snapshot"), std::string::npos);
 }
+
+TEST_F(docker_routes_test, a_list_reads_the_directory_and_shows_each_change_at_once) {
+  volume_record rec;
+  rec.name = "d1";
+  rec.owner = record_owner::docker;
+  directory->put(std::make_shared<const volume_record>(rec));
+  volume_record csi = rec;
+  csi.name = "k1";
+  csi.owner = record_owner::csi;
+  directory->put(std::make_shared<const volume_record>(csi));
+  volume_record snap = rec;
+  snap.name = "s1";
+  snap.kind = record_kind::snapshot;
+  directory->put(std::make_shared<const volume_record>(snap));
+  EXPECT_EQ(call("List", "{}"), R"({"Volumes":[{"Name":"d1","Mountpoint":""}],"Err":""})")
+    << "Docker's volumes only, without asking the registry, which knows none";
+  EXPECT_EQ(call("List", "{}"), R"({"Volumes":[{"Name":"d1","Mountpoint":""}],"Err":""})");
+
+  rec.mounted = true;
+  rec.mountpoint = "/m/d1";
+  directory->put(std::make_shared<const volume_record>(rec));
+  EXPECT_EQ(call("List", "{}"), R"({"Volumes":[{"Name":"d1","Mountpoint":"/m/d1"}],"Err":""})")
+    << "a commit is listed by the next List";
+  directory->erase("d1");
+  EXPECT_EQ(call("List", "{}"), R"({"Volumes":[],"Err":""})") << "and so is an erasure";
+}
