@@ -91,6 +91,15 @@ void carry(self_ptr self, record_transaction::next_step step) {
 } // namespace
 
 void begin_transition(self_ptr self, running_transition r, const work_plan& work) {
+  if (self->state.running) {
+    // One transition at a time: a second one here is a bug of the engine, refused rather
+    // than let overwrite the one whose outcome is still on its way.
+    r.end(make_error(ec::internal,
+                     "volume " + self->state.rec->name + ": " + r.words->what + " began while "
+                       + self->state.running->words->what + " was still running"),
+          ending::failed);
+    return;
+  }
   self->state.running.emplace(std::move(r));
   run_work(self, work, [self](const caf::error& err) { on_work_done(self, err); });
 }
