@@ -36,6 +36,13 @@ caf::expected<http_response> unix_http_client::post(const std::string& target,
   return send("POST", target, body, content_type);
 }
 
+caf::expected<http_response> unix_http_client::post_reusing(const std::string& target,
+                                                            const std::string& body,
+                                                            std::string&& buffer,
+                                                            const std::string& content_type) {
+  return send("POST", target, body, content_type, std::move(buffer));
+}
+
 caf::expected<http_response> unix_http_client::get(const std::string& target) {
   return send("GET", target, {}, {});
 }
@@ -82,7 +89,8 @@ caf::error unix_http_client::wait_until(const bool& done,
 caf::expected<http_response> unix_http_client::send(const std::string& method,
                                                     const std::string& target,
                                                     const std::string& body,
-                                                    const std::string& content_type) {
+                                                    const std::string& content_type,
+                                                    std::string buffer) {
   auto failure = [this](const char* step, const error_code& err) {
     return make_error(ec::unavailable, path_ + ": " + step + ": " + err.message());
   };
@@ -145,6 +153,10 @@ caf::expected<http_response> unix_http_client::send(const std::string& method,
     }
     http::response_parser<http::string_body> parser;
     parser.body_limit(std::uint64_t{1} << 30);
+    // string_body appends to the body it is given and reserves the Content-Length:
+    // with the caller's storage, cleared, an answer that fits allocates nothing.
+    buffer.clear();
+    parser.get().body() = std::move(buffer);
     auto [err, stopped] = run([this, &parser](auto handler) {
       http::async_read(impl_->socket, impl_->buffer, parser, handler);
     });

@@ -31,6 +31,13 @@ public:
   post(const std::string& target, const std::string& body,
        const std::string& content_type = "application/vnd.docker.plugins.v1+json");
 
+  /// As post, but reads the answer's body into `buffer`'s storage (cleared first): a
+  /// caller that hands back the last answer's body gets the next one, when no larger,
+  /// without an allocation (and without the page faults of a fresh large block).
+  caf::expected<http_response> post_reusing(
+    const std::string& target, const std::string& body, std::string&& buffer,
+    const std::string& content_type = "application/vnd.docker.plugins.v1+json");
+
   /// GETs `target`.
   caf::expected<http_response> get(const std::string& target);
 
@@ -58,7 +65,8 @@ public:
 private:
   struct impl;
   caf::expected<http_response> send(const std::string& method, const std::string& target,
-                                    const std::string& body, const std::string& content_type);
+                                    const std::string& body, const std::string& content_type,
+                                    std::string buffer = {});
 
   /// Runs the pending operations until `done`, the timeout or the interrupt; a
   /// timeout or an interrupt closes the socket and is returned.
