@@ -206,7 +206,8 @@ void persist_erase(self_ptr self, const std::string& name, done_fn then);
 template <class T>
 struct work_of {
   work_plan plan;
-  std::shared_ptr<std::optional<T>> result = std::make_shared<std::optional<T>>();
+  /// Made by on_backend and on_actor; none for work that reports only success.
+  std::shared_ptr<std::optional<T>> result;
 
   /// The result, once the work succeeded.
   decltype(auto) value() const {
@@ -231,6 +232,7 @@ auto on_backend(backend_call call, Work work, late_undo late = {}) {
   } else {
     using value = typename out::value_type;
     work_of<value> w;
+    w.result = std::make_shared<std::optional<value>>();
     auto run = [work = std::move(work), slot = w.result](backend& b) -> caf::error {
       auto x = work(b);
       if (!x) {
@@ -250,6 +252,7 @@ template <class Work>
 auto on_actor(Work work) {
   using value = typename std::invoke_result_t<Work&>::value_type;
   work_of<value> w;
+  w.result = std::make_shared<std::optional<value>>();
   w.plan.here = [work = std::move(work), slot = w.result]() mutable -> caf::error {
     auto x = work();
     if (!x) {
