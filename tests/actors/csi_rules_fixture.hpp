@@ -10,6 +10,7 @@
 
 #include "actors/csi_rules.hpp"
 #include "core/errors.hpp"
+#include "tests/actors/csi_requests.hpp"
 
 namespace berth::test {
 
@@ -51,14 +52,6 @@ inline volume_record staged_volume() {
   auto rec = block_volume();
   set_staged(rec, stage_at("/stage/pvc-1", {"noatime"}), "/dev/loop3");
   return rec;
-}
-
-inline publish_request publish_at(const std::string& target, bool readonly = false) {
-  publish_request req;
-  req.target = target;
-  req.staging_path = "/stage/pvc-1";
-  req.how.readonly = readonly;
-  return req;
 }
 
 /// Expects `err` to carry `code` and a message containing `needle`.

@@ -43,7 +43,7 @@ TEST(csi_rules, a_snapshot_cannot_be_staged_or_published) {
   auto snap = block_volume();
   snap.kind = record_kind::snapshot;
   expect_error(check_stage(snap, stage_at("/stage/pvc-1")), ec::not_found, "snapshot");
-  expect_error(check_publish(snap, publish_at("/pods/a")), ec::not_found, "snapshot");
+  expect_error(check_publish(snap, csi_publish("/pods/a")), ec::not_found, "snapshot");
   expect_error(check_volume_path(snap, "/stage/pvc-1"), ec::not_found, "snapshot");
 }
 
@@ -85,25 +85,25 @@ TEST(csi_rules, unstage_while_published_is_a_failed_precondition) {
 // -- publish / unpublish --------------------------------------------------------------
 
 TEST(csi_rules, publish_before_stage_is_a_failed_precondition) {
-  expect_error(check_publish(block_volume(), publish_at("/pods/a")), ec::failed_precondition,
+  expect_error(check_publish(block_volume(), csi_publish("/pods/a")), ec::failed_precondition,
                "not staged");
 }
 
 TEST(csi_rules, publish_with_another_staging_path_is_a_failed_precondition) {
-  auto req = publish_at("/pods/a");
+  auto req = csi_publish("/pods/a");
   req.staging_path = "/stage/other";
   expect_error(check_publish(staged_volume(), req), ec::failed_precondition, "/stage/other");
 }
 
 TEST(csi_rules, publish_block_of_a_mount_staging_and_back_is_a_failed_precondition) {
-  auto block_req = publish_at("/pods/dev");
+  auto block_req = csi_publish("/pods/dev");
   block_req.how.block = true;
   expect_error(check_publish(staged_volume(), block_req), ec::failed_precondition, "block");
   auto block_staged = block_volume();
   auto req = stage_at("/stage/pvc-1");
   req.block = true;
   set_staged(block_staged, req, "/dev/loop3");
-  expect_error(check_publish(block_staged, publish_at("/pods/a")), ec::failed_precondition,
+  expect_error(check_publish(block_staged, csi_publish("/pods/a")), ec::failed_precondition,
                "mount");
   auto ok = check_publish(block_staged, block_req);
   ASSERT_TRUE(ok) << describe(ok.error());
@@ -112,14 +112,14 @@ TEST(csi_rules, publish_block_of_a_mount_staging_and_back_is_a_failed_preconditi
 
 TEST(csi_rules, publish_at_a_new_target_runs_at_the_same_target_is_done) {
   auto rec = staged_volume();
-  auto first = check_publish(rec, publish_at("/pods/a"));
+  auto first = check_publish(rec, csi_publish("/pods/a"));
   ASSERT_TRUE(first) << describe(first.error());
   EXPECT_EQ(*first, csi_action::run);
-  rec.published["/pods/a"] = publish_at("/pods/a").how;
-  auto again = check_publish(rec, publish_at("/pods/a"));
+  rec.published["/pods/a"] = csi_publish("/pods/a").how;
+  auto again = check_publish(rec, csi_publish("/pods/a"));
   ASSERT_TRUE(again) << describe(again.error());
   EXPECT_EQ(*again, csi_action::done);
-  auto other = check_publish(rec, publish_at("/pods/b"));
+  auto other = check_publish(rec, csi_publish("/pods/b"));
   ASSERT_TRUE(other);
   EXPECT_EQ(*other, csi_action::run) << "a second target is another publication";
 }
@@ -128,26 +128,26 @@ TEST(csi_rules, publish_at_a_new_target_runs_at_the_same_target_is_done) {
 TEST(csi_rules, publish_beyond_max_targets_is_resource_exhausted) {
   auto rec = staged_volume();
   for (size_t i = 0; i + 1 < limits::max_targets; ++i) {
-    rec.published["/pods/" + std::to_string(i)] = publish_at("/pods/x").how;
+    rec.published["/pods/" + std::to_string(i)] = csi_publish("/pods/x").how;
   }
-  auto last = check_publish(rec, publish_at("/pods/last"));
+  auto last = check_publish(rec, csi_publish("/pods/last"));
   ASSERT_TRUE(last) << describe(last.error());
   EXPECT_EQ(*last, csi_action::run) << "the target that reaches the bound is accepted";
-  rec.published["/pods/last"] = publish_at("/pods/last").how;
+  rec.published["/pods/last"] = csi_publish("/pods/last").how;
   ASSERT_EQ(rec.published.size(), limits::max_targets);
-  expect_error(check_publish(rec, publish_at("/pods/over")), ec::resource_exhausted,
+  expect_error(check_publish(rec, csi_publish("/pods/over")), ec::resource_exhausted,
                std::to_string(limits::max_targets));
-  auto again = check_publish(rec, publish_at("/pods/last"));
+  auto again = check_publish(rec, csi_publish("/pods/last"));
   ASSERT_TRUE(again) << describe(again.error());
   EXPECT_EQ(*again, csi_action::done) << "a target already published stays idempotent";
 }
 
 TEST(csi_rules, a_repeated_publish_is_done_whoever_created_the_target) {
   auto rec = staged_volume();
-  auto made = publish_at("/pods/a").how;
+  auto made = csi_publish("/pods/a").how;
   made.created = true; // what the record keeps; a request never carries it
   rec.published["/pods/a"] = made;
-  auto again = check_publish(rec, publish_at("/pods/a"));
+  auto again = check_publish(rec, csi_publish("/pods/a"));
   ASSERT_TRUE(again) << describe(again.error());
   EXPECT_EQ(*again, csi_action::done);
 }
@@ -180,9 +180,10 @@ TEST(csi_rules, stage_with_another_fs_type_than_the_recorded_already_exists) {
 
 TEST(csi_rules, publish_at_the_same_target_another_way_already_exists) {
   auto rec = staged_volume();
-  rec.published["/pods/a"] = publish_at("/pods/a").how;
-  expect_error(check_publish(rec, publish_at("/pods/a", true)), ec::already_exists, "not mount ro");
-  auto flagged = publish_at("/pods/a");
+  rec.published["/pods/a"] = csi_publish("/pods/a").how;
+  expect_error(check_publish(rec, csi_publish("/pods/a", true)), ec::already_exists,
+               "not mount ro");
+  auto flagged = csi_publish("/pods/a");
   flagged.how.flags = {"nosuid"};
   expect_error(check_publish(rec, flagged), ec::already_exists, "nosuid");
 }

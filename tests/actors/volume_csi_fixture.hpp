@@ -10,6 +10,7 @@
 #include "actors/volume.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
+#include "tests/actors/csi_requests.hpp"
 #include "tests/actors/fakes.hpp"
 
 namespace berth::test {
@@ -37,14 +38,6 @@ inline stage_request csi_stage(const std::string& path = "/stage/pvc-1") {
   stage_request req;
   req.staging_path = path;
   req.flags = {"noatime"};
-  return req;
-}
-
-inline publish_request csi_publish(const std::string& target, bool readonly = false) {
-  publish_request req;
-  req.target = target;
-  req.staging_path = "/stage/pvc-1";
-  req.how.readonly = readonly;
   return req;
 }
 
