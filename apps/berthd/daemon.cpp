@@ -4,7 +4,7 @@
 //
 //   metrics endpoint (/readyz 503 until ready) ─▶ load state (snapshot + journal, or an ECS import) ─▶ reconcile with mountinfo
 //     ─▶ detach loop devices no record stages ─▶ compact (records the boot id)
-//     ─▶ persistence + registry actors
+//     ─▶ persistence + registry actors ─▶ registry ping (it has filled the record directory)
 //     ─▶ Docker and admin sockets, CSI gRPC socket ─▶ dockerd reconciliation (protocols/docker/sync/)
 //     ─▶ wait for a signal, trimming kept pages meanwhile ─▶ graceful stop
 
@@ -334,14 +334,10 @@ int run_daemon(const daemon_options& opts) {
   servers srv;
   // Docker's List reads the record directory, which the registry fills as it first runs:
   // served before that, a List would miss volumes of the durable state.
-  caf::error err;
-  if (auto up =
-        blocking_ask<atom::ok>(sys, reg, std::chrono::seconds(60), "the registry", atom::ping_v);
-      !up) {
-    err = std::move(up.error());
-  } else {
-    err = start_servers(srv, sys, reg, routes, backends, opts, stats, sync, agent, *passed);
-  }
+  auto up =
+    blocking_ask<atom::ok>(sys, reg, std::chrono::seconds(60), "the registry", atom::ping_v);
+  auto err = up ? start_servers(srv, sys, reg, routes, backends, opts, stats, sync, agent, *passed)
+                : std::move(up.error());
   if (err) {
     spdlog::critical("{}", describe(err));
     stop_servers(srv, std::chrono::steady_clock::now());

@@ -2,6 +2,9 @@
 
 // A backend for the actor tests that records its calls and fails or hangs on demand
 // (tests/actors/fakes.hpp holds the rest of the fakes and the fixture).
+//
+// Over 400 lines because it is one class faking every call of the backend interface, each
+// with its counter and its switches: split, one volume's test would need two fakes.
 
 #include <algorithm>
 #include <atomic>
