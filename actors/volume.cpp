@@ -44,19 +44,18 @@ void queue_unmount(self_ptr self, std::string id, promise<atom::ok> rp) {
 volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
                                    volume_env env, volume_record rec, bool exists) {
   self->state.env = std::move(env);
-  self->state.calls = call_slot{self->state.env.backend_timeout};
   self->state.clock = &self->clock();
   auto& stats = self->state.env.stats;
   if (!stats) {
     // Only a test leaves it out; counting into a private one keeps every use safe.
     stats = std::make_shared<telemetry>(std::vector<std::string>{self->state.env.storage->name()});
   }
-  self->state.rec =
-    committed_record{std::move(rec), exists, stats->volumes, self->state.env.directory.get()};
-  if (exists && self->state.env.reconcile_with) {
-    // Loaded from state: it agrees with the host before it serves anything.
-    self->state.reconciled = false;
-    self->state.first_reconcile_pending = true;
+  // Loaded from state, it agrees with the host before it serves anything.
+  bool reconciles_first = exists && self->state.env.reconcile_with;
+  self->state.machine = volume_machine{
+    committed_record{std::move(rec), exists, stats->volumes, self->state.env.directory.get()},
+    self->state.env.backend_timeout, reconciles_first};
+  if (reconciles_first) {
     stats->volumes.reconcile_pending.add(1);
     enqueue_internal(self, "reconcile", [self] {
       auto seen = std::move(self->state.env.reconcile_with); // only the first uses it
@@ -180,19 +179,19 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     },
     // -- reading -----------------------------------------------------------------
     [self](atom::get) -> caf::result<volume_record> {
-      if (!self->state.rec.exists()) {
-        return no_such_volume(self->state.rec->name);
+      if (!self->state.rec().exists()) {
+        return no_such_volume(self->state.rec()->name);
       }
-      return *self->state.rec;
+      return *self->state.rec();
     },
     [self](atom::get, record_owner owner) -> caf::result<volume_record> {
-      if (!self->state.rec.exists()) {
-        return no_such_volume(self->state.rec->name);
+      if (!self->state.rec().exists()) {
+        return no_such_volume(self->state.rec()->name);
       }
-      if (auto err = check_owner(*self->state.rec, owner, false)) {
+      if (auto err = check_owner(*self->state.rec(), owner, false)) {
         return err;
       }
-      return *self->state.rec;
+      return *self->state.rec();
     },
     // -- internal ----------------------------------------------------------------
     [self](atom::drain) -> caf::result<atom::ok> {

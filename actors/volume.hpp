@@ -14,11 +14,8 @@
 
 #include "actors/actors.hpp"
 #include "actors/direct_reply.hpp"
-#include "actors/machine/call_slot.hpp"
 #include "actors/machine/coalescing_window.hpp"
-#include "actors/machine/committed_record.hpp"
-#include "actors/machine/running_transition.hpp"
-#include "actors/machine/turns.hpp"
+#include "actors/machine/volume_machine.hpp"
 #include "backends/backend.hpp"
 #include "backends/task_runner.hpp"
 #include "core/record_directory.hpp"
@@ -54,16 +51,12 @@ struct volume_state {
   static inline const char* name = "volume";
 
   volume_env env;
-  committed_record rec; ///< the durable record; only the engine's commit changes it
-  /// The record agrees with the host: false until the first reconcile settles.
-  bool reconciled = true;
-  /// Counted in telemetry's reconcile_pending until the first reconcile finishes.
-  bool first_reconcile_pending = false;
-  turns steps;        ///< one transition at a time
-  /// The transition under way, if any (the engine feeds it each outcome).
-  std::optional<running_transition> running;
-  /// The backend calls; given env's timeout when the behaviour starts.
-  call_slot calls{std::chrono::milliseconds::zero()};
+  /// The volume's state as a plain machine (actors/machine/volume_machine.hpp): its
+  /// committed record, its turns, the running transition and the backend calls. The
+  /// handlers and the engine feed it events and carry out what it answers.
+  volume_machine machine;
+  /// The committed record (the machine's), read.
+  const committed_record& rec() const { return machine.record(); }
   /// The actor system's clock, which the calls' times and deadlines follow: the steady
   /// clock in berthd, a clock the test moves by hand under CAF's test coordinator.
   const caf::actor_clock* clock = nullptr;

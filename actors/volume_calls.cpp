@@ -34,11 +34,11 @@ void submit_call(self_ptr self, backend_call call, std::function<caf::error(back
   auto& st = self->state;
   std::string what{words_of(call)};
   // One backend call per volume, ever: a retry never starts a second one.
-  if (auto err = st.calls.may_begin(st.rec->name, what, despite_hung, st.now())) {
+  if (auto err = st.machine.may_begin_call(what, despite_hung, st.now())) {
     then(std::move(err));
     return;
   }
-  auto token = st.calls.reserve();
+  auto token = st.machine.reserve_call();
   auto hdl = caf::actor_cast<volume_actor>(self);
   auto storage = st.env.storage;
   auto ticket = st.env.exec->submit([hdl, token, storage, work = std::move(work), what] {
@@ -55,13 +55,13 @@ void submit_call(self_ptr self, backend_call call, std::function<caf::error(back
   });
   if (!ticket) {
     then(make_error(ec::unavailable,
-                    "backend executor is full or stopped; " + what + " of volume " + st.rec->name
+                    "backend executor is full or stopped; " + what + " of volume " + st.rec()->name
                       + " not started"));
     return;
   }
   call_slot::submitted submitted{call, now_rfc3339(), std::move(ticket), std::move(then),
                                  std::move(late)};
-  auto armed = st.calls.begin(token, std::move(submitted), st.now());
+  auto armed = st.machine.begin_call(token, std::move(submitted), st.now());
   if (armed) {
     arm_deadline(self, *armed);
   }
@@ -80,7 +80,7 @@ void run_call(self_ptr self, const backend_work& c, const done_fn& then, bool be
       err = {};
     }
     if (after && is(err, ec::timeout)) {
-      spdlog::warn("volume {}: {} timed out; a {} instead", self->state.rec->name, words_of(kind),
+      spdlog::warn("volume {}: {} timed out; a {} instead", self->state.rec()->name, words_of(kind),
                    words_of(after->kind));
       run_call(self, *after, then, true);
       return;
@@ -113,7 +113,7 @@ void on_late_return(self_ptr self, call_slot::returned_late late, const caf::err
   if (late.certain_again) {
     st.env.stats->volumes.uncertain.add(-1);
   }
-  spdlog::warn("volume {}: {} (started {}) returned after its timeout ({}){}", st.rec->name,
+  spdlog::warn("volume {}: {} (started {}) returned after its timeout ({}){}", st.rec()->name,
                words_of(late.call.kind), late.call.started, err ? describe(err) : "succeeded",
                late.certain_again ? "; the volume is certain again" : "");
   if (!err && late.call.settle) {
@@ -140,25 +140,25 @@ void on_expired(self_ptr self, call_slot::expired e) {
   if (st.env.exec->abandon(e.call.ticket) == task_runner::abandoned::dropped) {
     // It never started (every worker was busy): nothing happened, nothing is uncertain.
     then(make_error(ec::timeout,
-                    what + " of volume " + st.rec->name + " did not start within " + limit
+                    what + " of volume " + st.rec()->name + " did not start within " + limit
                       + " (the backend executor is busy); retry"));
     return;
   }
   spdlog::warn("volume {}: {} did not return within {}; the volume is uncertain until "
                "it does, and starts no other backend call",
-               st.rec->name, what, limit);
+               st.rec()->name, what, limit);
   e.call.ticket = nullptr;
-  if (st.calls.hang(std::move(e), st.now())) {
+  if (st.machine.hang(std::move(e), st.now())) {
     st.env.stats->volumes.uncertain.add(1);
   }
   then(make_error(ec::timeout,
-                  what + " of volume " + st.rec->name + " did not finish within " + limit));
+                  what + " of volume " + st.rec()->name + " did not finish within " + limit));
 }
 
 } // namespace
 
 void on_call_done(self_ptr self, uint64_t token, caf::error err) {
-  auto report = self->state.calls.done(token);
+  auto report = self->state.machine.call_done(token);
   if (auto* f = std::get_if<call_slot::finished>(&report)) {
     observe_call(self->state, f->kind, f->began);
     f->then(std::move(err));
@@ -168,7 +168,7 @@ void on_call_done(self_ptr self, uint64_t token, caf::error err) {
 }
 
 void on_call_deadline(self_ptr self) {
-  auto fired = self->state.calls.timer_fired(self->state.now());
+  auto fired = self->state.machine.timer_fired(self->state.now());
   if (auto* e = std::get_if<call_slot::expired>(&fired)) {
     on_expired(self, std::move(*e));
   } else if (auto at = std::get<call_slot::not_due>(fired).arm_at) {

@@ -26,7 +26,7 @@ void run_count_changes(self_ptr self, std::vector<queued_step> steps, const coun
         if (!out.line.empty()) {
           spdlog::info("{}", out.line);
         }
-        steps[i].counted(*self->state.rec);
+        steps[i].counted(*self->state.rec());
       }
     }
   };

@@ -40,7 +40,7 @@ bool settled(self_ptr self, promise<R>& rp, const caf::expected<csi_action>& act
 /// the volume nowhere, so a newer stage elsewhere keeps its device.
 late_undo undo_late_stage(self_ptr self, std::string path) {
   return [self, path] {
-    auto now = *self->state.rec;
+    auto now = *self->state.rec();
     if (now.staging_path == path) {
       finish(self);
       return;
@@ -55,7 +55,7 @@ late_undo undo_late_stage(self_ptr self, std::string path) {
 /// the volume is published there.
 late_undo undo_late_publish(self_ptr self, std::string target) {
   return [self, target] {
-    auto rec = *self->state.rec;
+    auto rec = *self->state.rec();
     if (rec.published.count(target) > 0) {
       finish(self);
       return;
@@ -95,25 +95,30 @@ undo_fn undo_by(const work_of<T>& redo) {
 
 void run_csi_create(self_ptr self, promise<volume_record> rp, volume_spec spec) {
   auto& st = self->state;
-  if (st.rec.exists()) {
-    if (auto err = check_csi_recreate(*st.rec, spec)) {
+  if (st.rec().exists()) {
+    if (auto err = check_csi_recreate(*st.rec(), spec)) {
       answer(self, rp, err);
       return;
     }
-    answer(self, rp, *st.rec);
+    answer(self, rp, *st.rec());
     return;
   }
   auto& storage = *st.env.storage;
   if (spec.backend != storage.name()) {
     // The name's actor was spawned for another backend by a concurrent create.
-    answer(self, rp, make_error(ec::already_exists, st.rec->name + " is being created on backend "
-                                                      + storage.name() + ", not " + spec.backend));
+    answer(self, rp,
+           make_error(ec::already_exists,
+                      st.rec()->name + " is being created on backend " + storage.name() + ", not "
+                        + spec.backend));
     return;
   }
   if ((spec.kind == record_kind::snapshot || !spec.source.empty()) && !storage.copies_content()) {
-    answer(self, rp, make_error(ec::unsupported, "backend " + storage.name()
-                                                   + " cannot take snapshots or copy a content "
-                                                     "source (" + st.rec->name + ")"));
+    answer(self, rp,
+           make_error(ec::unsupported,
+                      "backend " + storage.name()
+                        + " cannot take snapshots or copy a content "
+                          "source ("
+                        + st.rec()->name + ")"));
     return;
   }
   auto sized = with_source_size(std::move(spec));
@@ -121,11 +126,11 @@ void run_csi_create(self_ptr self, promise<volume_record> rp, volume_spec spec) 
     answer(self, rp, sized.error());
     return;
   }
-  if (auto err = storage.validate(st.rec->name, sized->parameters)) {
+  if (auto err = storage.validate(st.rec()->name, sized->parameters)) {
     answer(self, rp, err);
     return;
   }
-  if (auto err = storage.validate_mutable(st.rec->name, sized->mutable_parameters)) {
+  if (auto err = storage.validate_mutable(st.rec()->name, sized->mutable_parameters)) {
     answer(self, rp, err);
     return;
   }
@@ -138,13 +143,13 @@ void run_csi_create(self_ptr self, promise<volume_record> rp, volume_spec spec) 
     }
     capacity = *chosen;
   }
-  auto next = make_csi_record(st.rec->name, *sized, capacity);
+  auto next = make_csi_record(st.rec()->name, *sized, capacity);
   transact(self, rp, creation(self, std::move(next)),
            [](const std::string&, const volume_record& rec) { return rec; });
 }
 
 void run_stage(self_ptr self, promise<atom::ok> rp, stage_request req) {
-  auto rec = *self->state.rec;
+  auto rec = *self->state.rec();
   if (settled(self, rp, check_stage(rec, req), atom::ok_v)) {
     return;
   }
@@ -172,7 +177,7 @@ void run_stage(self_ptr self, promise<atom::ok> rp, stage_request req) {
 }
 
 void run_unstage(self_ptr self, promise<atom::ok> rp, std::string path) {
-  auto before = *self->state.rec;
+  auto before = *self->state.rec();
   auto action = check_unstage(before, path);
   if (action && *action == csi_action::sweep) {
     sweep_unrecorded(self, rp, backend_call::unstage, path,
@@ -201,7 +206,7 @@ void run_unstage(self_ptr self, promise<atom::ok> rp, std::string path) {
 }
 
 void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req) {
-  auto rec = *self->state.rec;
+  auto rec = *self->state.rec();
   if (settled(self, rp, check_publish(rec, req), atom::ok_v)) {
     return;
   }
@@ -233,7 +238,7 @@ void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req) {
 }
 
 void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target) {
-  auto before = *self->state.rec;
+  auto before = *self->state.rec();
   switch (check_unpublish(before, target)) {
     case csi_action::done: answer(self, rp, atom::ok_v); return;
     case csi_action::sweep:
@@ -264,7 +269,7 @@ void run_unpublish(self_ptr self, promise<atom::ok> rp, std::string target) {
 }
 
 void run_grow(self_ptr self, promise<uint64_t> rp, std::string path) {
-  auto rec = *self->state.rec;
+  auto rec = *self->state.rec();
   if (auto err = check_volume_path(rec, path)) {
     answer(self, rp, err);
     return;
@@ -285,7 +290,7 @@ void run_grow(self_ptr self, promise<uint64_t> rp, std::string path) {
 }
 
 void run_stats(self_ptr self, promise<volume_stats> rp, std::string path) {
-  auto rec = *self->state.rec;
+  auto rec = *self->state.rec();
   if (auto err = check_volume_path(rec, path)) {
     answer(self, rp, err);
     return;

@@ -38,11 +38,11 @@ work_of<std::string> host_mount(const volume_record& rec, late_undo late = {}) {
 /// mount the record lacks is undone.
 late_undo undo_late_mount(self_ptr self) {
   return [self] {
-    if (self->state.rec->mounted) {
+    if (self->state.rec()->mounted) {
       finish(self);
       return;
     }
-    settle_late(self, "a late mount", host_unmount(self, *self->state.rec).plan);
+    settle_late(self, "a late mount", host_unmount(self, *self->state.rec()).plan);
   };
 }
 
@@ -58,7 +58,7 @@ transition<std::string> creation(self_ptr self, volume_record next, std::string 
   // Storage made after its caller was told the create timed out is no volume's: it goes
   // again, in turn, before anything else runs on the name.
   late_undo late = [self, next] {
-    if (self->state.rec.exists()) {
+    if (self->state.rec().exists()) {
       finish(self);
       return;
     }
@@ -98,19 +98,23 @@ transition<std::string> creation(self_ptr self, volume_record next, std::string 
 void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_t source_bytes,
                 std::string tree) {
   auto& st = self->state;
-  if (st.rec.exists() && !tree.empty()) {
-    answer(self, rp, make_error(ec::already_exists, "volume " + st.rec->name + " exists already: "
-                                                      "an import makes a new volume"));
+  if (st.rec().exists() && !tree.empty()) {
+    answer(self, rp,
+           make_error(ec::already_exists,
+                      "volume " + st.rec()->name
+                        + " exists already: "
+                          "an import makes a new volume"));
     return;
   }
-  if (st.rec.exists()) {
-    if (st.rec->kind != record_kind::volume || st.rec->backend != st.env.storage->name()) {
-      answer(self, rp, make_error(ec::already_exists, to_string(st.rec->kind) + " " + st.rec->name
-                                                        + " already exists on backend "
-                                                        + st.rec->backend));
+  if (st.rec().exists()) {
+    if (st.rec()->kind != record_kind::volume || st.rec()->backend != st.env.storage->name()) {
+      answer(self, rp,
+             make_error(ec::already_exists,
+                        to_string(st.rec()->kind) + " " + st.rec()->name
+                          + " already exists on backend " + st.rec()->backend));
       return;
     }
-    if (auto err = check_recreate(*st.rec, options)) {
+    if (auto err = check_recreate(*st.rec(), options)) {
       answer(self, rp, err);
     } else {
       answer(self, rp, atom::ok_v);
@@ -118,26 +122,27 @@ void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_
     return;
   }
   // Checked by the registry already; asked again for the capacity the options give.
-  auto capacity = st.env.storage->validate_docker(st.rec->name, options);
+  auto capacity = st.env.storage->validate_docker(st.rec()->name, options);
   if (!capacity) {
     answer(self, rp, capacity.error());
     return;
   }
-  auto source = docker_content_source(st.rec->name, options);
+  auto source = docker_content_source(st.rec()->name, options);
   if (!source) {
     answer(self, rp, source.error());
     return;
   }
   if (*capacity != 0 && *capacity < source_bytes) {
-    answer(self, rp, make_error(ec::out_of_range,
-                                "option size of volume " + st.rec->name + " gives "
-                                  + std::to_string(*capacity) + " bytes, less than its source "
-                                  + source->describe() + " (" + std::to_string(source_bytes)
-                                  + " bytes): a copy is at least its source's size"));
+    answer(self, rp,
+           make_error(ec::out_of_range,
+                      "option size of volume " + st.rec()->name + " gives "
+                        + std::to_string(*capacity) + " bytes, less than its source "
+                        + source->describe() + " (" + std::to_string(source_bytes)
+                        + " bytes): a copy is at least its source's size"));
     return;
   }
   volume_record next;
-  next.name = st.rec->name;
+  next.name = st.rec()->name;
   next.backend = st.env.storage->name();
   next.owner = record_owner::docker;
   next.source = std::move(*source);
@@ -149,12 +154,12 @@ void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_
 
 void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_key dockerd) {
   auto& st = self->state;
-  if (auto err = check_mount(*st.rec, id)) {
+  if (auto err = check_mount(*st.rec(), id)) {
     answer(self, rp, err);
     return;
   }
   auto now = release_clock::now(); // one instant: the host-mount path applies it again below
-  auto next = *st.rec;
+  auto next = *st.rec();
   auto effect = apply_mount(next, id, dockerd, now);
   if (effect.action == mount_action::count_only) {
     auto line = mount_counted_line(next, id, effect);
@@ -164,7 +169,7 @@ void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_k
   }
   transition<std::string> t;
   t.what = "mount";
-  t.work = host_mount(*st.rec, undo_late_mount(self));
+  t.work = host_mount(*st.rec(), undo_late_mount(self));
   t.apply = [id, dockerd, now](const volume_record& before, const std::string& mp) {
     auto next = before;
     apply_mount(next, id, dockerd, now);
@@ -186,7 +191,7 @@ void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_k
 
 transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)> uncount,
                               std::function<std::string(const volume_record&)> line) {
-  auto before = *self->state.rec;
+  auto before = *self->state.rec();
   transition<none> t;
   t.what = "unmount";
   t.work = host_unmount(self, before);
@@ -206,7 +211,7 @@ transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)>
 
 void run_unmount(self_ptr self, promise<atom::ok> rp, std::string id) {
   auto& st = self->state;
-  auto next = *st.rec;
+  auto next = *st.rec();
   auto action = apply_unmount(next, id);
   if (action == unmount_action::unknown_id) {
     spdlog::info("{}", unknown_unmount_line(next, id));
@@ -250,7 +255,7 @@ transition<none> removal(work_of<none> work, const std::string& why) {
 /// re-create can never share a name with storage that is still being deleted. A crash in between
 /// leaves a record whose storage is gone; the retried Remove (idempotent) ends it.
 void remove_storage(self_ptr self, promise<atom::ok> rp) {
-  auto rec = *self->state.rec;
+  auto rec = *self->state.rec();
   // A deletion that returns after its timeout is adopted: the storage is gone, so
   // only the record goes, as a transition of its own.
   late_undo adopt = [self] {
@@ -266,16 +271,18 @@ void remove_storage(self_ptr self, promise<atom::ok> rp) {
 
 void run_remove(self_ptr self, promise<atom::ok> rp, record_kind kind) {
   auto& st = self->state;
-  if (st.rec->kind != kind) {
-    answer(self, rp, make_error(ec::not_found, "no " + to_string(kind) + " " + st.rec->name
-                                                 + " (it is a " + to_string(st.rec->kind) + ")"));
+  if (st.rec()->kind != kind) {
+    answer(self, rp,
+           make_error(ec::not_found,
+                      "no " + to_string(kind) + " " + st.rec()->name + " (it is a "
+                        + to_string(st.rec()->kind) + ")"));
     return;
   }
-  if (auto err = check_remove(*st.rec)) {
+  if (auto err = check_remove(*st.rec())) {
     answer(self, rp, err);
     return;
   }
-  if (!st.rec->mounted) {
+  if (!st.rec()->mounted) {
     remove_storage(self, rp);
     return;
   }
@@ -284,7 +291,7 @@ void run_remove(self_ptr self, promise<atom::ok> rp, record_kind kind) {
   // deletion starts (a failed deletion leaves a record that says what the host has;
   // an unmount that cannot be saved is mounted again, and nothing is deleted).
   spdlog::info("volume {}: still mounted without mount IDs, unmounting before remove",
-               st.rec->name);
+               st.rec()->name);
   auto unmount = unmount_last(self, [](volume_record&) {}, {}); // no ID to uncount, no line
   transact_then<none>(self, std::move(unmount),
                       [self, rp](caf::expected<none> out, ending) mutable {

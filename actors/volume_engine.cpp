@@ -10,44 +10,15 @@
 
 namespace berth::detail {
 
-caf::error still_hung(const volume_state& st, const std::string& what) {
-  return st.calls.still_hung(st.rec->name, what, st.now());
-}
-
-bool refused_beside_hung(const volume_state& st, const caf::error& err) {
-  return !st.calls.certain() && err == ec::aborted;
-}
-
 void log_failed(const volume_state& st, const std::string& what, const caf::error& err) {
-  if (refused_beside_hung(st, err)) {
-    spdlog::debug("volume {}: {} refused: {}", st.rec->name, what, describe(err));
+  if (st.machine.refused_beside_hung(err)) {
+    spdlog::debug("volume {}: {} refused: {}", st.rec()->name, what, describe(err));
   } else {
-    spdlog::error("volume {}: {} failed: {}", st.rec->name, what, describe(err));
+    spdlog::error("volume {}: {} failed: {}", st.rec()->name, what, describe(err));
   }
 }
 
 // -- the queue --------------------------------------------------------------------
-
-caf::error state_refusal(const volume_state& st, record_owner owner, bool creates,
-                         const std::string& what) {
-  if (!creates && !st.rec.exists()) {
-    return no_such_volume(st.rec->name);
-  }
-  if (st.rec.exists() && owner != record_owner::unset) {
-    // Docker and CSI are separate namespaces: neither acts on the other's records.
-    if (auto err = check_owner(*st.rec, owner, creates)) {
-      return err;
-    }
-  }
-  if (!st.reconciled) {
-    // Its record may not match the host: nothing is served from it, not even a count.
-    return !st.calls.certain() ? still_hung(st, what)
-                            : make_error(ec::aborted, "volume " + st.rec->name
-                                                        + " is not reconciled with the host "
-                                                          "yet; retry later");
-  }
-  return {};
-}
 
 namespace {
 
@@ -60,26 +31,18 @@ caf::error refusal(self_ptr self, const queued_step& step) {
     // Only acquiring requests carry a caller: a release still runs when its client
     // left (skipping an Unmount would leak a count nobody sends again).
     spdlog::warn("volume {}: {} not started: its caller went away before its turn ({})",
-                 st.rec->name, step.what, why);
-    return make_error(ec::aborted, "volume " + st.rec->name + ": " + step.what
-                                     + " not started: the caller went away (" + why + ")");
+                 st.rec()->name, step.what, why);
+    return make_error(ec::aborted,
+                      "volume " + st.rec()->name + ": " + step.what
+                        + " not started: the caller went away (" + why + ")");
   }
-  bool creates = step.who == admits::creation;
-  if (auto err = state_refusal(st, step.owner, creates, step.what)) {
-    return err;
-  }
-  if (creates && !st.calls.certain()) {
-    // A hung call (a Remove, say) may still change what exists: "already exists"
-    // now could be a lie a moment later.
-    return still_hung(st, step.what);
-  }
-  return {};
+  return st.machine.refusal(step, st.now());
 }
 
 /// `first`, a path change that passed its guards, with the path changes that join its
 /// turn and pass theirs (a refused one is answered now): run alone when none does.
 void start_path_changes(self_ptr self, queued_step first) {
-  auto joining = self->state.steps.take_joining(first.change->target, max_shared_turn - 1);
+  auto joining = self->state.machine.take_joining(first.change->target, max_shared_turn - 1);
   std::vector<queued_step> shared;
   for (auto& step : joining) {
     if (auto err = refusal(self, step)) {
@@ -102,12 +65,12 @@ void start_path_changes(self_ptr self, queued_step first) {
 void start_count_changes(self_ptr self, queued_step first) {
   // Made only when another count change waits: a Mount alone copies no record for it.
   std::optional<count_turn> counts;
-  auto joining = self->state.steps.take_while(max_shared_turn - 1, [&](const queued_step& step) {
+  auto joining = self->state.machine.take_while(max_shared_turn - 1, [&](const queued_step& step) {
     if (!step.count) {
       return false;
     }
     if (!counts) {
-      counts.emplace(*self->state.rec, release_clock::now());
+      counts.emplace(*self->state.rec(), release_clock::now());
       if (!counts->admit(*first.count)) {
         return false; // the first needs the host: it runs alone
       }
@@ -128,7 +91,7 @@ void start_count_changes(self_ptr self, queued_step first) {
 
 void start(self_ptr self, queued_step step) {
   if (step.who == admits::internal) {
-    if (!self->state.rec.exists()) {
+    if (!self->state.rec().exists()) {
       finish(self); // removed meanwhile: nothing of it is left to settle
       return;
     }
@@ -150,10 +113,10 @@ void start(self_ptr self, queued_step step) {
 
 void pump(self_ptr self) {
   auto& st = self->state;
-  while (auto step = st.steps.next()) {
+  while (auto step = st.machine.next()) {
     start(self, std::move(*step));
   }
-  if (st.steps.idle()) {
+  if (st.machine.idle()) {
     for (auto& rp : st.drain_waiters) {
       rp.deliver(atom::ok_v);
     }
@@ -164,7 +127,7 @@ void pump(self_ptr self) {
 } // namespace
 
 void enqueue(self_ptr self, queued_step step) {
-  self->state.steps.push(std::move(step));
+  self->state.machine.push(std::move(step));
   pump(self);
 }
 
@@ -177,7 +140,10 @@ void enqueue_internal(self_ptr self, std::string what, std::function<void()> run
 }
 
 void finish(self_ptr self) {
-  self->state.steps.finish();
+  if (auto err = self->state.machine.finish()) {
+    spdlog::error("{}", describe(err)); // a bug of the engine: the step keeps its turn
+    return;
+  }
   pump(self);
 }
 
@@ -190,7 +156,7 @@ void when_idle(self_ptr self, promise<atom::ok> rp) {
 }
 
 void when_settled(self_ptr self, promise<atom::ok> rp) {
-  if (self->state.calls.certain()) {
+  if (self->state.machine.certain()) {
     when_idle(self, std::move(rp));
     return;
   }
@@ -201,25 +167,23 @@ void retire(self_ptr self) {
   auto& st = self->state;
   // The actor ends: what it counted as pending or uncertain leaves the gauges with it.
   end_first_reconcile(self);
-  if (!st.calls.certain()) {
+  if (!st.machine.certain()) {
     st.env.stats->volumes.uncertain.add(-1);
   }
-  for (auto& step : st.steps.take_waiting()) {
+  for (auto& step : st.machine.take_waiting()) {
     if (step.refuse) {
-      step.refuse(no_such_volume(st.rec->name));
+      step.refuse(no_such_volume(st.rec()->name));
     }
   }
   for (auto& rp : st.window.take_waiters()) {
-    rp.deliver(no_such_volume(st.rec->name));
+    rp.deliver(no_such_volume(st.rec()->name));
   }
   self->quit();
 }
 
 void end_first_reconcile(self_ptr self) {
-  auto& st = self->state;
-  if (st.first_reconcile_pending) {
-    st.first_reconcile_pending = false;
-    st.env.stats->volumes.reconcile_pending.add(-1);
+  if (self->state.machine.first_reconcile_over()) {
+    self->state.env.stats->volumes.reconcile_pending.add(-1);
   }
 }
 

@@ -32,11 +32,11 @@ void count(self_ptr self, const char* result, uint64_t n = 1) {
 
 /// Why the volume cannot take a modification now, before its content is looked at.
 caf::error refusal(const volume_state& st, const modify_request& req) {
-  if (auto err = state_refusal(st, req.owner, false, "modification")) {
+  if (auto err = st.machine.state_refusal(req.owner, false, "modification", st.now())) {
     return err;
   }
-  if (st.rec->kind != record_kind::volume) {
-    return no_such_volume(st.rec->name, "it is a snapshot");
+  if (st.rec()->kind != record_kind::volume) {
+    return no_such_volume(st.rec()->name, "it is a snapshot");
   }
   return {};
 }
@@ -46,7 +46,7 @@ caf::expected<modification> asked_of(const volume_state& st, const modify_reques
   modification asked;
   asked.parameters = req.parameters;
   if (req.required_bytes != 0) {
-    auto rounded = st.env.storage->resize_capacity(*st.rec, req.required_bytes);
+    auto rounded = st.env.storage->resize_capacity(*st.rec(), req.required_bytes);
     if (!rounded) {
       return rounded.error();
     }
@@ -59,7 +59,7 @@ caf::expected<modification> asked_of(const volume_state& st, const modify_reques
 /// it failed, but the backend has it, so the record adopts it.
 late_undo adopt_late(self_ptr self, modification m) {
   return [self, m] {
-    auto left = outstanding(*self->state.rec, m);
+    auto left = outstanding(*self->state.rec(), m);
     if (is_empty(left)) {
       finish(self);
       return;
@@ -89,13 +89,13 @@ void apply_window(self_ptr self, volume_state::modify_batch batch) {
     }
   };
   // An earlier window's call may have done part of it meanwhile.
-  auto m = outstanding(*st.rec, batch.change);
+  auto m = outstanding(*st.rec(), batch.change);
   if (is_empty(m)) {
-    answer_all(*st.rec);
+    answer_all(*st.rec());
     finish(self);
     return;
   }
-  auto rec = *st.rec;
+  auto rec = *st.rec();
   auto storage = st.env.storage->name();
   auto callers = waiters->size();
   transition<none> t;
@@ -115,7 +115,7 @@ void apply_window(self_ptr self, volume_state::modify_batch batch) {
     if (!out) {
       answer_all(out.error());
     } else {
-      answer_all(*self->state.rec);
+      answer_all(*self->state.rec());
     }
   });
 }
@@ -137,7 +137,7 @@ void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req
   count(self, modify_result::received);
   auto refuse = [&](const char* why, const caf::error& err) {
     count(self, why);
-    spdlog::info("volume {}: modification ({}{}) refused: {}", st.rec->name,
+    spdlog::info("volume {}: modification ({}{}) refused: {}", st.rec()->name,
                  req.required_bytes != 0 ? "size " + std::to_string(req.required_bytes) : "",
                  req.parameters.empty() ? "" : " parameters", describe(err));
     rp.deliver(err);
@@ -151,18 +151,18 @@ void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req
     refuse(modify_result::refused_invalid, asked.error());
     return;
   }
-  if (auto err = check_shrink(*st.rec, asked->bytes)) {
+  if (auto err = check_shrink(*st.rec(), asked->bytes)) {
     refuse(modify_result::refused_shrink, err);
     return;
   }
-  if (auto err = st.env.storage->validate_mutable(st.rec->name, asked->parameters)) {
+  if (auto err = st.env.storage->validate_mutable(st.rec()->name, asked->parameters)) {
     refuse(modify_result::refused_invalid, err);
     return;
   }
-  auto wanted = outstanding(*st.rec, *asked);
+  auto wanted = outstanding(*st.rec(), *asked);
   auto& window = st.window;
   if (window.is_open()) {
-    if (auto err = check_conflict(st.rec->name, window.change(), wanted, *asked)) {
+    if (auto err = check_conflict(st.rec()->name, window.change(), wanted, *asked)) {
       refuse(modify_result::refused_conflict, err);
       return;
     }
@@ -170,11 +170,11 @@ void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req
   if (is_empty(wanted)) {
     // Already so: no window, no backend call.
     count(self, modify_result::satisfied);
-    rp.deliver(*st.rec);
+    rp.deliver(*st.rec());
     return;
   }
-  if (!st.calls.certain()) {
-    refuse(modify_result::refused_state, still_hung(st, "modification"));
+  if (!st.machine.certain()) {
+    refuse(modify_result::refused_state, st.machine.still_hung("modification", st.now()));
     return;
   }
   auto opened = window.merge(wanted, rp);
@@ -185,7 +185,7 @@ void receive_modify(self_ptr self, promise<volume_record> rp, modify_request req
   if (st.env.coalesce_window.count() <= 0) {
     close_window(self, opened); // coalescing off: one call per request
   } else {
-    spdlog::debug("volume {}: modification window {} open for {} ms", st.rec->name, opened,
+    spdlog::debug("volume {}: modification window {} open for {} ms", st.rec()->name, opened,
                   st.env.coalesce_window.count());
     schedule_close(self, opened);
   }

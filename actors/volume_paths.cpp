@@ -130,7 +130,7 @@ caf::error undo_changes(backend& b, const volume_record& before, const volume_re
 /// reconciliation (it publishes again what the record holds and the host lost).
 late_undo undo_late_changes(self_ptr self, const std::vector<planned>& plan) {
   return [self, plan] {
-    auto now = *self->state.rec;
+    auto now = *self->state.rec();
     std::vector<std::string> stray;
     bool unpublished = false;
     for (auto& p : plan) {
@@ -196,7 +196,7 @@ void answer_each(self_ptr self, std::vector<member>& members, const path_results
 } // namespace
 
 void run_path_changes(self_ptr self, std::vector<queued_step> steps) {
-  auto before = *self->state.rec;
+  auto before = *self->state.rec();
   auto members = std::make_shared<std::vector<member>>(members_of(std::move(steps), before));
   if (members->empty()) {
     finish(self);

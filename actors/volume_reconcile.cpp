@@ -46,7 +46,7 @@ void reconcile_by(self_ptr self, work_of<volume_record> work) {
       // need the host fail as retryable meanwhile.
       st.env.stats->reconcile_actions.add("reconcile_failed");
     } else {
-      st.reconciled = true;
+      st.machine.reconciled_with_host();
     }
     end_first_reconcile(self); // a timed-out one counts as finished: it is uncertain now
     finish(self);
@@ -58,7 +58,7 @@ void reconcile_by(self_ptr self, work_of<volume_record> work) {
 
 void detail::run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::string>> seen) {
   auto& st = self->state;
-  auto rec = *st.rec;
+  auto rec = *st.rec();
   auto stats = st.env.stats;
   if (seen && !needs_host_work(rec, *st.env.storage, *seen)) {
     // Only the record changes: no backend call, no executor.

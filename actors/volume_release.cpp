@@ -31,27 +31,28 @@ mount_id_origin committed_origin(const volume_record& rec, const std::string& id
 
 void run_release(self_ptr self, promise<uint32_t> rp, mount_release r) {
   auto& st = self->state;
-  auto counted = st.rec->mounts.find(r.id);
-  if (counted == st.rec->mounts.end()) {
+  auto counted = st.rec()->mounts.find(r.id);
+  if (counted == st.rec()->mounts.end()) {
     if (r.if_unchanged) {
       // Unmounted (or released) since the decision: nothing is left to drop.
       spdlog::info("volume {}: release of mount ID {} skipped: it is no longer counted",
-                   st.rec->name, short_id(r.id));
+                   st.rec()->name, short_id(r.id));
       answer(self, rp, uint32_t{0});
       return;
     }
-    answer(self, rp, make_error(ec::not_found, "volume " + st.rec->name + " counts no mount ID "
-                                                 + r.id + " (berthctl inspect " + st.rec->name
-                                                 + " lists its IDs)"));
+    answer(self, rp,
+           make_error(ec::not_found,
+                      "volume " + st.rec()->name + " counts no mount ID " + r.id
+                        + " (berthctl inspect " + st.rec()->name + " lists its IDs)"));
     return;
   }
-  if (r.if_unchanged && committed_origin(*st.rec, r.id) != r.seen) {
+  if (r.if_unchanged && committed_origin(*st.rec(), r.id) != r.seen) {
     spdlog::info("volume {}: release of mount ID {} skipped: it was mounted again since",
-                 st.rec->name, short_id(r.id));
+                 st.rec()->name, short_id(r.id));
     answer(self, rp, uint32_t{0});
     return;
   }
-  auto next = *st.rec;
+  auto next = *st.rec();
   auto dropped = drop_mount_id(next, r.id);
   auto counted_release = [stats = st.env.stats, reason = r.reason] {
     stats->mount_ids_released.add(to_string(reason));
@@ -73,7 +74,7 @@ void run_release(self_ptr self, promise<uint32_t> rp, mount_release r) {
                    }
                    counted_release();
                    spdlog::info("volume {} unmounted: its last mount ID was released",
-                                self->state.rec->name);
+                                self->state.rec()->name);
                    rp.deliver(dropped);
                  });
 }

@@ -22,10 +22,9 @@ namespace {
 
 void carry(self_ptr self, record_transaction::next_step step);
 
-/// The running transition is over: the engine lets it go, then runs its end.
+/// The running transition is over: the machine lets it go, then its end runs.
 void end_running(self_ptr self, record_transaction::ended e) {
-  auto r = std::move(*self->state.running);
-  self->state.running.reset();
+  auto r = self->state.machine.end();
   if (e.how == ending::committed && r.committed) {
     if (auto line = r.committed(r.tx.pending()); !line.empty()) {
       spdlog::info("{}", line);
@@ -37,23 +36,22 @@ void end_running(self_ptr self, record_transaction::ended e) {
 /// The work of the running transition ended with `err`.
 void on_work_done(self_ptr self, const caf::error& err) {
   auto& st = self->state;
-  auto& r = *st.running;
   if (err) {
-    if (refused_beside_hung(st, err)) {
-      log_failed(st, r.words->what, err);
+    const auto& words = *st.machine.running().words;
+    if (st.machine.refused_beside_hung(err)) {
+      log_failed(st, words.what, err);
     } else {
-      r.words->log_failure(st.rec->name, r.words->failed_line(), err);
+      words.log_failure(st.rec()->name, words.failed_line(), err);
     }
-    carry(self, r.tx.work_failed(err));
-    return;
   }
-  carry(self, r.tx.work_succeeded(st.rec, r.apply));
+  carry(self, st.machine.work_done(err));
 }
 
 /// The store answered the save or the erase of the running transition's record.
 void on_stored(self_ptr self, const caf::error& err) {
-  auto& r = *self->state.running;
-  auto step = r.tx.persisted(err, self->state.rec);
+  auto& machine = self->state.machine;
+  auto step = machine.stored(err);
+  const auto& r = machine.running();
   const auto& name = r.tx.pending().name;
   if (std::holds_alternative<record_transaction::undo>(step)) {
     r.words->log_failure(name, r.words->unsaved_line() + ", " + r.words->undoing, err);
@@ -65,12 +63,13 @@ void on_stored(self_ptr self, const caf::error& err) {
 
 /// The undo of the running transition's side effect ended with `err`.
 void on_undone(self_ptr self, const caf::error& err) {
-  auto& r = *self->state.running;
+  auto& machine = self->state.machine;
   if (err) {
+    const auto& r = machine.running();
     spdlog::error("volume {}: undoing {} failed: {}", r.tx.pending().name, r.words->what,
                   describe(err));
   }
-  carry(self, r.tx.undone());
+  carry(self, machine.undone());
 }
 
 /// Carries out `step` of the running transition.
@@ -81,7 +80,7 @@ void carry(self_ptr self, record_transaction::next_step step) {
   } else if (auto* erase = std::get_if<record_transaction::erase>(&step)) {
     persist_erase(self, erase->name, std::move(stored));
   } else if (auto* back = std::get_if<record_transaction::undo>(&step)) {
-    auto undo = self->state.running->undo(back->unsaved);
+    auto undo = self->state.machine.undo_of(back->unsaved);
     run_work(self, undo, [self](const caf::error& err) { on_undone(self, err); });
   } else {
     end_running(self, std::get<record_transaction::ended>(std::move(step)));
@@ -91,16 +90,17 @@ void carry(self_ptr self, record_transaction::next_step step) {
 } // namespace
 
 void begin_transition(self_ptr self, running_transition r, const work_plan& work) {
-  if (self->state.running) {
+  auto& machine = self->state.machine;
+  if (auto refused = machine.begin(std::move(r))) {
     // One transition at a time: a second one here is a bug of the engine, refused rather
     // than let overwrite the one whose outcome is still on its way.
-    r.end(make_error(ec::internal,
-                     "volume " + self->state.rec->name + ": " + r.words->what + " began while "
-                       + self->state.running->words->what + " was still running"),
-          ending::failed);
+    refused->end(make_error(ec::internal,
+                            "volume " + self->state.rec()->name + ": " + refused->words->what
+                              + " began while " + machine.running().words->what
+                              + " was still running"),
+                 ending::failed);
     return;
   }
-  self->state.running.emplace(std::move(r));
   run_work(self, work, [self](const caf::error& err) { on_work_done(self, err); });
 }
 

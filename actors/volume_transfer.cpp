@@ -8,7 +8,7 @@
 namespace berth::detail {
 
 void run_export_open(self_ptr self, promise<export_view> rp, std::string id) {
-  auto rec = *self->state.rec;
+  auto rec = *self->state.rec();
   if (rec.kind != record_kind::volume) {
     answer(self, rp, no_such_volume(rec.name, "it is a snapshot; export its volume, or a "
                                               "volume made from it"));
@@ -30,7 +30,7 @@ void run_export_open(self_ptr self, promise<export_view> rp, std::string id) {
 }
 
 void run_export_close(self_ptr self, promise<atom::ok> rp, std::string id) {
-  auto rec = *self->state.rec;
+  auto rec = *self->state.rec();
   transition<none> t;
   t.what = "end of export " + id;
   t.work = on_backend(backend_call::export_copy,

@@ -13,10 +13,11 @@
 // The work is a backend call, work on the actor thread, or nothing (a change of
 // the record only), described as data (machine/transition_work.hpp); the record is
 // then saved, erased, or left alone by work that only reads (record_change), as the
-// plain machine record_transaction answers. The engine holds the one running
-// transition (machine/running_transition.hpp) and feeds it each outcome
-// (volume_transaction.cpp). One step runs at a time; each ends with finish(), which
-// starts the next.
+// plain machine record_transaction answers. The volume's state is one plain machine
+// (machine/volume_machine.hpp): its record, its turns, the one running transition
+// (machine/running_transition.hpp) and its backend calls; the engine feeds it each
+// outcome (volume_transaction.cpp). One step runs at a time; each ends with finish(),
+// which starts the next.
 //
 // Over 400 lines because the engine is templates that every transition instantiates:
 // they stay in one header, in the order a step runs them (the queue, backend calls,
@@ -135,11 +136,6 @@ caf::typed_response_promise<R> enqueue_request(self_ptr self, std::string what, 
 /// skips the guards, and is dropped when the volume was removed meanwhile.
 void enqueue_internal(self_ptr self, std::string what, std::function<void()> run);
 
-/// Why a request of `owner` (creating, or not) cannot act on the volume as it is:
-/// no such volume, another owner's record, not reconciled yet; none when it can.
-caf::error state_refusal(const volume_state& st, record_owner owner, bool creates,
-                         const std::string& what);
-
 /// Ends the running step and starts the next one.
 void finish(self_ptr self);
 
@@ -150,17 +146,10 @@ void answer(self_ptr self, promise<R>& rp, Reply reply) {
   finish(self);
 }
 
-/// ec::aborted: the volume's hung call (named, with its start) has not returned,
-/// so `what` does not start.
-caf::error still_hung(const volume_state& st, const std::string& what);
-
-/// Whether `err` is the refusal of a call because an earlier one is hung (still_hung).
-/// The hang was logged once when it began: its refusals are logged at debug, not as a
-/// failure each, since clients retry a hung volume as fast as they are answered.
-bool refused_beside_hung(const volume_state& st, const caf::error& err);
-
 /// Logs the failure `err` of `what` after "volume NAME: ": as an error, or at debug
-/// when it is a refusal beside a hung call.
+/// when it is a refusal beside a hung call (volume_machine::refused_beside_hung): the
+/// hang was logged once when it began, and clients retry a hung volume as fast as they
+/// are answered.
 void log_failed(const volume_state& st, const std::string& what, const caf::error& err);
 
 /// Answers `rp` once no step is running or queued (graceful stop).
@@ -325,7 +314,7 @@ void transact_then(self_ptr self, transition<T> t,
 }
 
 /// Runs `t`; `outcome` gets the result once its record is committed (then in
-/// *self->state.rec), or the error. The step ends after `outcome`.
+/// *self->state.rec()), or the error. The step ends after `outcome`.
 template <class T>
 void transact(self_ptr self, transition<T> t, std::function<void(caf::expected<T>)> outcome) {
   transact_then<T>(self, std::move(t), [self, outcome](caf::expected<T> out, ending) {
@@ -341,7 +330,7 @@ void transact(self_ptr self, promise<R> rp, transition<T> t, Reply reply) {
     if (!out) {
       rp.deliver(out.error());
     } else {
-      rp.deliver(reply(*out, *self->state.rec));
+      rp.deliver(reply(*out, *self->state.rec()));
     }
   });
 }
