@@ -30,7 +30,7 @@ void arm_deadline(self_ptr self, std::chrono::steady_clock::time_point at) {
 
 /// The one place a backend call starts.
 void submit_call(self_ptr self, backend_call call, std::function<caf::error(backend&)> work,
-                 done_fn then, late_undo late, bool despite_hung) {
+                 done_fn then, late_settle late, bool despite_hung) {
   auto& st = self->state;
   std::string what{words_of(call)};
   // One backend call per volume, ever: a retry never starts a second one.
@@ -118,8 +118,9 @@ void on_late_return(self_ptr self, call_slot::returned_late late, const caf::err
                late.certain_again ? "; the volume is certain again" : "");
   if (!err && late.call.settle) {
     // Its caller was told it failed: settle it in turn, so no retry races it.
-    enqueue_internal(self, "settle a late " + std::string{words_of(late.call.kind)},
-                     std::move(late.call.settle));
+    enqueue_internal(
+      self, "settle a late " + std::string{words_of(late.call.kind)},
+      [self, settle = std::move(late.call.settle)] { settle_in_turn(self, settle); });
   }
   if (late.certain_again) {
     auto waiters = std::exchange(st.settle_waiters, {});

@@ -38,35 +38,31 @@ bool settled(self_ptr self, promise<R>& rp, const caf::expected<csi_action>& act
 /// volume is staged there (a retry got it meanwhile). The sweep gets the record
 /// as it is now: the backend detaches the device only when that record stages
 /// the volume nowhere, so a newer stage elsewhere keeps its device.
-late_undo undo_late_stage(self_ptr self, std::string path) {
-  return [self, path] {
-    auto now = *self->state.rec();
+late_settle undo_late_stage(std::string path) {
+  return while_present([path](const volume_record& now) {
     if (now.staging_path == path) {
-      finish(self);
-      return;
+      return settlement{};
     }
-    settle_late(self, "a late stage", on_backend(backend_call::unstage, [now, path](backend& b) {
-                                        return b.sweep_staging(now, path);
-                                      }).plan);
-  };
+    return undo_late("a late stage", on_backend(backend_call::unstage, [now, path](backend& b) {
+                                       return b.sweep_staging(now, path);
+                                     }).plan);
+  });
 }
 
 /// A publish that lands after its timeout is unpublished, unless the record says
 /// the volume is published there.
-late_undo undo_late_publish(self_ptr self, std::string target) {
-  return [self, target] {
-    auto rec = *self->state.rec();
+late_settle undo_late_publish(std::string target) {
+  return while_present([target](const volume_record& rec) {
     if (rec.published.count(target) > 0) {
-      finish(self);
-      return;
+      return settlement{};
     }
     // The record lacks the target, so the backend unmounts only this volume's
     // bind there and deletes nothing (it cannot know the publish made the target).
-    settle_late(self, "a late publish",
-                on_backend(backend_call::unpublish, [rec, target](backend& b) {
-                  return b.unpublish(rec, target);
-                }).plan);
-  };
+    return undo_late("a late publish",
+                     on_backend(backend_call::unpublish, [rec, target](backend& b) {
+                       return b.unpublish(rec, target);
+                     }).plan);
+  });
 }
 
 /// A node path the record does not hold (a crash between a side effect and its
@@ -144,7 +140,7 @@ void run_csi_create(self_ptr self, promise<volume_record> rp, volume_spec spec) 
     capacity = *chosen;
   }
   auto next = make_csi_record(st.rec()->name, *sized, capacity);
-  transact(self, rp, creation(self, std::move(next)),
+  transact(self, rp, creation(std::move(next)),
            [](const std::string&, const volume_record& rec) { return rec; });
 }
 
@@ -157,7 +153,7 @@ void run_stage(self_ptr self, promise<atom::ok> rp, stage_request req) {
   t.what = "stage at " + req.staging_path;
   t.work = on_backend(
     backend_call::stage, [rec, req](backend& b) { return b.stage(rec, req); },
-    undo_late_stage(self, req.staging_path));
+    undo_late_stage(req.staging_path));
   t.apply = [req](const volume_record& before, const std::string& device) {
     auto next = before;
     set_staged(next, req, device);
@@ -216,7 +212,7 @@ void run_publish(self_ptr self, promise<atom::ok> rp, publish_request req) {
   t.what = "publish at " + target;
   t.work = on_backend(
     backend_call::publish, [rec, target, how](backend& b) { return b.publish(rec, target, how); },
-    undo_late_publish(self, target));
+    undo_late_publish(target));
   t.apply = [target, how](const volume_record& before, const bool& created) {
     auto next = before;
     auto& entry = next.published[target];

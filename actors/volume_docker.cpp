@@ -29,26 +29,25 @@ std::string describe_creation(const volume_record& rec) {
   return out + ")";
 }
 
-work_of<std::string> host_mount(const volume_record& rec, late_undo late = {}) {
+work_of<std::string> host_mount(const volume_record& rec, late_settle late = {}) {
   return on_backend(
     backend_call::mount, [rec](backend& b) { return b.mount(rec); }, std::move(late));
 }
 
 /// A mount that lands after its timeout: its caller was told it failed, so a
 /// mount the record lacks is undone.
-late_undo undo_late_mount(self_ptr self) {
-  return [self] {
-    if (self->state.rec()->mounted) {
-      finish(self);
-      return;
+late_settle undo_late_mount() {
+  return while_present([](const volume_record& now) {
+    if (now.mounted) {
+      return settlement{};
     }
-    settle_late(self, "a late mount", host_unmount(self, *self->state.rec()).plan);
-  };
+    return undo_late("a late mount", host_unmount(now).plan);
+  });
 }
 
 } // namespace
 
-transition<std::string> creation(self_ptr self, volume_record next, std::string tree) {
+transition<std::string> creation(volume_record next, std::string tree) {
   transition<std::string> t;
   t.what = "create";
   // A snapshot's create is timed as "snapshot" (berth_backend_call_duration_seconds).
@@ -57,14 +56,13 @@ transition<std::string> creation(self_ptr self, volume_record next, std::string 
   const bool copy = next.kind == record_kind::snapshot || !next.source.empty();
   // Storage made after its caller was told the create timed out is no volume's: it goes
   // again, in turn, before anything else runs on the name.
-  late_undo late = [self, next] {
-    if (self->state.rec().exists()) {
-      finish(self);
-      return;
+  late_settle late = [next](const committed_record& now) {
+    if (now.exists()) {
+      return settlement{};
     }
-    settle_late(self, "a late create", on_backend(backend_call::remove, [next](backend& b) {
-                                         return b.remove(next);
-                                       }).plan);
+    return undo_late("a late create", on_backend(backend_call::remove, [next](backend& b) {
+                                        return b.remove(next);
+                                      }).plan);
   };
   t.work = on_backend(
     call,
@@ -149,7 +147,7 @@ void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_
   next.capacity_bytes = std::max(*capacity, source_bytes);
   next.options = std::move(options);
   next.created_at = now_rfc3339();
-  transact(self, rp, creation(self, std::move(next), std::move(tree)), reply_ok);
+  transact(self, rp, creation(std::move(next), std::move(tree)), reply_ok);
 }
 
 void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_key dockerd) {
@@ -169,7 +167,7 @@ void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_k
   }
   transition<std::string> t;
   t.what = "mount";
-  t.work = host_mount(*st.rec(), undo_late_mount(self));
+  t.work = host_mount(*st.rec(), undo_late_mount());
   t.apply = [id, dockerd, now](const volume_record& before, const std::string& mp) {
     auto next = before;
     apply_mount(next, id, dockerd, now);
@@ -178,7 +176,7 @@ void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_k
   };
   // All or nothing, across crashes (docs/design.md): the mount is undone before the
   // error leaves.
-  t.undo = [self](const volume_record& unsaved) { return host_unmount(self, unsaved).plan; };
+  t.undo = [](const volume_record& unsaved) { return host_unmount(unsaved).plan; };
   t.undoing = "unmounting again";
   t.committed = [id, replaced = effect.replaced](const volume_record& rec, const std::string& mp) {
     auto it = rec.mounts.find(id);
@@ -194,7 +192,7 @@ transition<none> unmount_last(self_ptr self, std::function<void(volume_record&)>
   auto before = *self->state.rec();
   transition<none> t;
   t.what = "unmount";
-  t.work = host_unmount(self, before);
+  t.work = host_unmount(before);
   t.apply = [uncount](const volume_record& rec, none) {
     auto next = rec;
     uncount(next);
@@ -258,10 +256,11 @@ void remove_storage(self_ptr self, promise<atom::ok> rp) {
   auto rec = *self->state.rec();
   // A deletion that returns after its timeout is adopted: the storage is gone, so
   // only the record goes, as a transition of its own.
-  late_undo adopt = [self] {
-    transact<none>(self, removal(record_only(), " (its deletion returned after its timeout)"),
-                   nobody_waits);
-  };
+  late_settle adopt = while_present([](const volume_record&) {
+    settlement s;
+    s.run = plan_of<none>(removal(record_only(), " (its deletion returned after its timeout)"));
+    return s;
+  });
   auto work = on_backend(
     backend_call::remove, [rec](backend& b) { return b.remove(rec); }, std::move(adopt));
   transact(self, rp, removal(std::move(work), ""), reply_ok);

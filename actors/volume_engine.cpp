@@ -217,23 +217,50 @@ void persist_erase(self_ptr self, const std::string& name, done_fn then) {
 
 // -- pieces shared by several transitions -------------------------------------------
 
-work_of<none> host_unmount(self_ptr self, const volume_record& rec) {
+work_of<none> host_unmount(const volume_record& rec) {
   auto w = on_backend(
-    backend_call::unmount, [rec](backend& b) { return b.unmount(rec, false); },
-    reconcile_later(self));
+    backend_call::unmount, [rec](backend& b) { return b.unmount(rec, false); }, reconcile_later());
   auto lazy =
     on_backend(backend_call::lazy_unmount, [rec](backend& b) { return b.unmount(rec, true); });
   w.plan.call->after_timeout = std::make_shared<const backend_work>(std::move(*lazy.plan.call));
   return w;
 }
 
-void settle_late(self_ptr self, const std::string& what, work_plan undo) {
+late_settle reconcile_later() {
+  return while_present([](const volume_record&) {
+    settlement s;
+    s.reconcile = true;
+    return s;
+  });
+}
+
+settlement undo_late(const std::string& what, work_plan undo) {
   transition<none> t;
   t.what = "undoing " + what;
   t.work.plan = std::move(undo);
   t.change = record_change::none; // the record never had it
   t.failed = "undoing " + what + " failed";
-  transact<none>(self, std::move(t), nobody_waits);
+  settlement s;
+  s.run = plan_of<none>(std::move(t));
+  return s;
+}
+
+void settle_in_turn(self_ptr self, const late_settle& settle) {
+  auto s = settle(self->state.rec());
+  if (!s.run) {
+    if (s.reconcile) {
+      run_reconcile(self, nullptr); // it ends the step
+    } else {
+      finish(self); // the record agrees already
+    }
+    return;
+  }
+  if (s.reconcile) {
+    enqueue_internal(self, "reconcile", [self] { run_reconcile(self, nullptr); });
+  }
+  // Nobody waits: the transition's lines say what happened.
+  s.run->transition.end = [self](const caf::error&, ending) { finish(self); };
+  begin_transition(self, std::move(*s.run));
 }
 
 } // namespace berth::detail

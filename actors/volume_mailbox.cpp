@@ -57,12 +57,11 @@ caf::expected<modification> asked_of(const volume_state& st, const modify_reques
 
 /// A modification that returns after its timeout happened: its callers were told
 /// it failed, but the backend has it, so the record adopts it.
-late_undo adopt_late(self_ptr self, modification m) {
-  return [self, m] {
-    auto left = outstanding(*self->state.rec(), m);
+late_settle adopt_late(modification m) {
+  return while_present([m](const volume_record& now) {
+    auto left = outstanding(now, m);
     if (is_empty(left)) {
-      finish(self);
-      return;
+      return settlement{};
     }
     // A transition of the record only, in turn: the backend already has it.
     transition<none> t;
@@ -74,8 +73,10 @@ late_undo adopt_late(self_ptr self, modification m) {
       return "volume " + next.name + ": adopted a modification that returned after its "
              "timeout (" + describe(left) + ")";
     };
-    transact<none>(self, std::move(t), nobody_waits);
-  };
+    settlement s;
+    s.run = plan_of<none>(std::move(t));
+    return s;
+  });
 }
 
 /// The step of a closed window: one backend call for everything merged in it.
@@ -101,7 +102,7 @@ void apply_window(self_ptr self, volume_state::modify_batch batch) {
   transition<none> t;
   t.what = "modification (" + describe(m) + ")";
   t.work = on_backend(
-    backend_call::modify, [rec, m](backend& b) { return b.modify(rec, m); }, adopt_late(self, m));
+    backend_call::modify, [rec, m](backend& b) { return b.modify(rec, m); }, adopt_late(m));
   t.apply = [m](const volume_record& before, none) { return apply_modification(before, m); };
   // No undo: a grown image cannot shrink back. A failed persist leaves the volume
   // ahead of its record; the caller's retry (idempotent in the backend) settles it.

@@ -128,9 +128,8 @@ caf::error undo_changes(backend& b, const volume_record& before, const volume_re
 /// A turn that lands after its timeout: the publishes the record lacks are taken away
 /// again, and the unpublishes the record still holds are made good by a
 /// reconciliation (it publishes again what the record holds and the host lost).
-late_undo undo_late_changes(self_ptr self, const std::vector<planned>& plan) {
-  return [self, plan] {
-    auto now = *self->state.rec();
+late_settle undo_late_changes(const std::vector<planned>& plan) {
+  return while_present([plan](const volume_record& now) {
     std::vector<std::string> stray;
     bool unpublished = false;
     for (auto& p : plan) {
@@ -139,24 +138,22 @@ late_undo undo_late_changes(self_ptr self, const std::vector<planned>& plan) {
       }
       unpublished = unpublished || p.op == path_op::unpublish;
     }
-    if (unpublished) {
-      enqueue_internal(self, "reconcile", [self] { run_reconcile(self, nullptr); });
+    settlement s;
+    if (!stray.empty()) {
+      s = undo_late("late publishes",
+                    on_backend(backend_call::path_changes, [now, stray](backend& b) {
+                      caf::error first;
+                      for (auto& target : stray) {
+                        if (auto err = b.unpublish(now, target); err && !first) {
+                          first = std::move(err);
+                        }
+                      }
+                      return first;
+                    }).plan);
     }
-    if (stray.empty()) {
-      finish(self);
-      return;
-    }
-    settle_late(self, "late publishes",
-                on_backend(backend_call::path_changes, [now, stray](backend& b) {
-                  caf::error first;
-                  for (auto& target : stray) {
-                    if (auto err = b.unpublish(now, target); err && !first) {
-                      first = std::move(err);
-                    }
-                  }
-                  return first;
-                }).plan);
-  };
+    s.reconcile = unpublished;
+    return s;
+  });
 }
 
 /// "published at /a, /b; unpublished from /c" for the changes that succeeded.
@@ -213,7 +210,7 @@ void run_path_changes(self_ptr self, std::vector<queued_step> steps) {
     [before, plan](backend& b) -> caf::expected<path_results> {
       return make_changes(b, before, plan);
     },
-    undo_late_changes(self, plan));
+    undo_late_changes(plan));
   t.change = record_change::save_if_changed; // every change failed: nothing to save
   // What the work reported, for the undo when the record it leads to is not saved.
   auto reported = std::make_shared<path_results>();

@@ -88,11 +88,7 @@ void detail::run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::st
     count_reconcile_actions(report, stats->reconcile_actions);
     return next;
   };
-  reconcile_by(self, on_backend(backend_call::reconcile, std::move(work), reconcile_later(self)));
-}
-
-late_undo detail::reconcile_later(self_ptr self) {
-  return [self] { run_reconcile(self, nullptr); };
+  reconcile_by(self, on_backend(backend_call::reconcile, std::move(work), reconcile_later()));
 }
 
 } // namespace berth

@@ -89,9 +89,9 @@ void carry(self_ptr self, record_transaction::next_step step) {
 
 } // namespace
 
-void begin_transition(self_ptr self, running_transition r, const work_plan& work) {
+void begin_transition(self_ptr self, planned_transition p) {
   auto& machine = self->state.machine;
-  if (auto refused = machine.begin(std::move(r))) {
+  if (auto refused = machine.begin(std::move(p.transition))) {
     // One transition at a time: a second one here is a bug of the engine, refused rather
     // than let overwrite the one whose outcome is still on its way.
     refused->end(make_error(ec::internal,
@@ -101,7 +101,7 @@ void begin_transition(self_ptr self, running_transition r, const work_plan& work
                  ending::failed);
     return;
   }
-  run_work(self, work, [self](const caf::error& err) { on_work_done(self, err); });
+  run_work(self, p.work, [self](const caf::error& err) { on_work_done(self, err); });
 }
 
 } // namespace berth::detail

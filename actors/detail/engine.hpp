@@ -212,7 +212,7 @@ struct work_of {
 /// (caf::error: none, caf::expected<X>: X). `late` settles it when it succeeds after its
 /// timeout.
 template <class Work>
-auto on_backend(backend_call call, Work work, late_undo late = {}) {
+auto on_backend(backend_call call, Work work, late_settle late = {}) {
   using out = std::invoke_result_t<Work&, backend&>;
   if constexpr (std::is_same_v<out, caf::error>) {
     work_of<none> w;
@@ -277,16 +277,12 @@ struct transition : transition_words {
   bool creates = false; ///< committing it makes the volume exist
 };
 
-/// Runs `r` with its work `work`: the volume's one running transition.
-void begin_transition(self_ptr self, running_transition r, const work_plan& work);
-
-/// Runs `t` as transact does, but the step goes on: `next` gets the result once its
-/// record is committed, or the error, and how it ended; it must end the step
-/// (finish(), answer() or another transition). For a request that is two
-/// transitions in one turn, and for the reconciliation.
+/// `t` with its result's type erased: the running transition and its work. `next`, if
+/// any, is its end, given the result once its record is committed, or the error; empty,
+/// the driver gives it one (a settle's).
 template <class T>
-void transact_then(self_ptr self, transition<T> t,
-                   std::function<void(caf::expected<T>, ending)> next) {
+planned_transition plan_of(transition<T> t,
+                           std::function<void(caf::expected<T>, ending)> next = {}) {
   // Shared by the erased functions, so the result is read where it landed.
   auto desc = std::make_shared<const transition<T>>(std::move(t));
   running_transition r;
@@ -303,14 +299,29 @@ void transact_then(self_ptr self, transition<T> t,
       return desc->committed(rec, desc->work.value());
     };
   }
-  r.end = [desc, next = std::move(next)](caf::error err, ending how) {
-    if (how != ending::committed) {
-      next(std::move(err), how);
-    } else {
-      next(T{desc->work.value()}, how);
-    }
-  };
-  begin_transition(self, std::move(r), desc->work.plan);
+  if (next) {
+    r.end = [desc, next = std::move(next)](caf::error err, ending how) {
+      if (how != ending::committed) {
+        next(std::move(err), how);
+      } else {
+        next(T{desc->work.value()}, how);
+      }
+    };
+  }
+  return {std::move(r), desc->work.plan};
+}
+
+/// Runs `p`: the volume's one running transition.
+void begin_transition(self_ptr self, planned_transition p);
+
+/// Runs `t` as transact does, but the step goes on: `next` gets the result once its
+/// record is committed, or the error, and how it ended; it must end the step
+/// (finish(), answer() or another transition). For a request that is two
+/// transitions in one turn, and for the reconciliation.
+template <class T>
+void transact_then(self_ptr self, transition<T> t,
+                   std::function<void(caf::expected<T>, ending)> next) {
+  begin_transition(self, plan_of<T>(std::move(t), std::move(next)));
 }
 
 /// Runs `t`; `outcome` gets the result once its record is committed (then in
@@ -373,7 +384,7 @@ inline constexpr auto reply_ok = [](const auto&...) { return atom::ok_v; };
 /// The host unmount of `rec`: a timeout falls back to a lazy detach, so a dead NFS
 /// server or a vanished network namespace never hangs the volume; a late success
 /// reconciles the volume with the host.
-work_of<none> host_unmount(self_ptr self, const volume_record& rec);
+work_of<none> host_unmount(const volume_record& rec);
 
 /// Holds the record against the host (persistence/recovery/reconcile_volume) and commits what
 /// changed. With `seen` (the mount points read at start) a volume that needs no
@@ -385,13 +396,26 @@ void run_reconcile(self_ptr self, std::shared_ptr<const std::set<std::string>> s
 /// out): it leaves telemetry's reconcile_pending. Later ones do nothing.
 void end_first_reconcile(self_ptr self);
 
+/// A late settle for a volume that exists: `decide` answers from its record. A volume
+/// removed meanwhile has nothing of it left to settle.
+template <class Decide>
+late_settle while_present(Decide decide) {
+  return [decide = std::move(decide)](const committed_record& now) {
+    return now.exists() ? decide(*now) : settlement{};
+  };
+}
+
 /// A late settle that reconciles the volume with the host: for a call whose late
 /// success the record cannot express (an unmount, an unstage, an unpublish).
-late_undo reconcile_later(self_ptr self);
+late_settle reconcile_later();
 
-/// Settles a side effect that landed after its timeout and that the record lacks
-/// (see late_undo): a transition whose work, `undo`, takes it away again, and which
-/// changes no record. `what` names the effect ("a late stage") for its error line.
-void settle_late(self_ptr self, const std::string& what, work_plan undo);
+/// The settle of a side effect that landed after its timeout and that the record lacks:
+/// a transition whose work, `undo`, takes it away again, and which changes no record.
+/// `what` names the effect ("a late stage") for its error line.
+settlement undo_late(const std::string& what, work_plan undo);
+
+/// Settles a call that returned late, in its turn: carries out what `settle` answers
+/// from the committed record now, and ends the step.
+void settle_in_turn(self_ptr self, const late_settle& settle);
 
 } // namespace berth::detail

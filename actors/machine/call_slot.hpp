@@ -22,17 +22,12 @@
 #include <string>
 #include <variant>
 
+#include "actors/machine/late_settle.hpp"
 #include "backends/task_runner.hpp"
 #include "core/errors.hpp"
 #include "core/telemetry/backend_call.hpp"
 
 namespace berth {
-
-/// Settles a backend side effect that succeeded after its caller was told it timed
-/// out: undoes it (a mount the record lacks) or adopts it (a finished remove). It
-/// runs as a transition of its own (in turn, so it never races a retry) and must
-/// end it with detail::finish().
-using late_undo = std::function<void()>;
 
 class call_slot {
 public:
@@ -46,7 +41,7 @@ public:
     std::string started; ///< RFC 3339, when it was submitted
     task_runner::ticket ticket;
     continuation then; ///< runs once with its outcome: its error, or a timeout
-    late_undo settle;  ///< settles it if it lands after its timeout; empty: nothing to
+    late_settle settle; ///< settles it if it lands after its timeout; empty: nothing to
   };
 
   /// A call that timed out and has not returned. While one exists the volume is
@@ -56,7 +51,7 @@ public:
     std::string started;
     clock::time_point since; ///< when it timed out
     clock::time_point began; ///< when it began (its duration, when it returns)
-    late_undo settle;
+    late_settle settle;
   };
 
   // -- what the inputs answer ---------------------------------------------------------

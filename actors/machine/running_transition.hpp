@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "actors/machine/late_settle.hpp"
 #include "actors/machine/record_transaction.hpp"
 #include "actors/machine/transition_work.hpp"
 
@@ -54,6 +55,24 @@ struct running_transition {
   /// ending::committed, or with the error and how it ended. It ends the step, or starts
   /// another transition in it.
   std::function<void(caf::error, ending)> end;
+};
+
+/// A transition ready to run: the running transition and the work the driver carries out
+/// first.
+struct planned_transition {
+  running_transition transition;
+  work_plan work;
+};
+
+/// What settles a call that succeeded after its timeout (late_settle.hpp), decided from
+/// the record of its turn.
+struct settlement {
+  /// The transition that undoes or adopts the effect; the driver gives it its end. None:
+  /// the record agrees already.
+  std::optional<planned_transition> run;
+  /// The volume is reconciled with the host too (after `run`, in a turn of its own): for an
+  /// effect the record cannot express (a late unmount, unstage or unpublish).
+  bool reconcile = false;
 };
 
 } // namespace berth

@@ -21,7 +21,7 @@ namespace berth {
 struct backend_work {
   backend_call kind = backend_call::reconcile;
   std::function<caf::error(backend&)> run; ///< on the executor
-  late_undo settle; ///< settles it when it succeeds after its timeout (see call_slot)
+  late_settle settle; ///< settles it when it succeeds after its timeout (late_settle.hpp)
   /// The call that follows a timeout of this one, and may start beside it while it hangs
   /// (the lazy detach standing in for a hung unmount: MNT_DETACH does not wait for the
   /// server). Null: the timeout is the outcome.

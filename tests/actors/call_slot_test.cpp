@@ -3,6 +3,7 @@
 // down here, and none of it waits for a clock.
 
 #include "actors/machine/call_slot.hpp"
+#include "actors/machine/running_transition.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,7 @@ const clock_t_::time_point t0{};
 
 /// A call named `what` whose continuation records its error into `*out`.
 call_slot::submitted a_call(backend_call kind, std::optional<caf::error>* out = nullptr,
-                            late_undo settle = {}) {
+                            late_settle settle = {}) {
   return call_slot::submitted{kind, "2026-12-06T01:00:00Z", nullptr,
                               [out](caf::error err) {
                                 if (out != nullptr) {
@@ -93,7 +94,13 @@ TEST(call_slot, a_hung_call_makes_the_volume_uncertain_until_it_returns_late) {
   auto token = slot.reserve();
   int settled = 0;
   std::optional<caf::error> out;
-  ASSERT_TRUE(slot.begin(token, a_call(backend_call::stage, &out, [&] { ++settled; }), t0));
+  ASSERT_TRUE(slot.begin(token,
+                         a_call(backend_call::stage, &out,
+                                [&](const committed_record&) {
+                                  ++settled;
+                                  return settlement{};
+                                }),
+                         t0));
   auto fired = slot.timer_fired(t0 + 30s);
   auto* e = std::get_if<call_slot::expired>(&fired);
   ASSERT_NE(e, nullptr);
@@ -113,7 +120,7 @@ TEST(call_slot, a_hung_call_makes_the_volume_uncertain_until_it_returns_late) {
   EXPECT_EQ(late->call.began, t0);
   EXPECT_EQ(late->call.since, t0 + 30s);
   ASSERT_TRUE(late->call.settle);
-  late->call.settle();
+  late->call.settle(committed_record{});
   EXPECT_EQ(settled, 1);
   EXPECT_TRUE(slot.certain());
   EXPECT_FALSE(out); // its continuation was the driver's to run at the timeout, not here

@@ -333,3 +333,23 @@ TEST_F(volume_mailbox_off_test, with_the_window_off_each_request_is_its_own_call
   EXPECT_EQ(storage->modifies, 2);
   EXPECT_EQ(record().modifications, 2u);
 }
+
+TEST_F(volume_mailbox_test, a_modification_that_returns_after_its_timeout_is_adopted_in_turn) {
+  create(10 * mib);
+  auto h = send(expand_to(20 * mib));
+  ASSERT_EQ(close_windows(), 1u);
+  ASSERT_TRUE(runner->start_next()) << "the merged call runs, and does not return";
+  advance(timeout + 1ms);
+  auto first = reply(h);
+  ASSERT_TRUE(first.given) << "the caller is answered at the deadline";
+  EXPECT_TRUE(is(first.err, ec::timeout)) << describe(first.err);
+  EXPECT_EQ(record().capacity_bytes, 10 * mib);
+  return_held(); // the backend has it, after its caller was told it failed
+  EXPECT_EQ(record().capacity_bytes, 20 * mib) << "the record adopts what the backend did";
+  EXPECT_EQ(on_disk().capacity_bytes, 20 * mib) << "durably";
+  EXPECT_EQ(storage->modifies, 1) << "adopted, not asked for again";
+  auto again = send(expand_to(20 * mib));
+  auto satisfied = reply(again);
+  ASSERT_TRUE(satisfied.given && !satisfied.err) << describe(satisfied.err);
+  EXPECT_EQ(storage->modifies, 1) << "a retry finds it done";
+}
