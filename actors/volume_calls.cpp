@@ -120,7 +120,8 @@ void on_late_return(self_ptr self, call_slot::returned_late late, const caf::err
     // Its caller was told it failed: settle it in turn, so no retry races it.
     enqueue_internal(
       self, "settle a late " + std::string{words_of(late.call.kind)},
-      [self, settle = std::move(late.call.settle)] { settle_in_turn(self, settle); });
+      [self, settle = std::move(late.call.settle)] { settle_in_turn(self, settle); },
+      admits::settle);
   }
   if (late.certain_again) {
     auto waiters = std::exchange(st.settle_waiters, {});

@@ -90,9 +90,13 @@ void start_count_changes(self_ptr self, queued_step first) {
 }
 
 void start(self_ptr self, queued_step step) {
+  if (step.who == admits::settle) {
+    step.run(); // it decides from the record, present or not
+    return;
+  }
   if (step.who == admits::internal) {
     if (!self->state.rec().exists()) {
-      finish(self); // removed meanwhile: nothing of it is left to settle
+      finish(self); // removed meanwhile: nothing of it is left to reconcile
       return;
     }
   } else if (auto err = refusal(self, step)) {
@@ -131,10 +135,10 @@ void enqueue(self_ptr self, queued_step step) {
   pump(self);
 }
 
-void enqueue_internal(self_ptr self, std::string what, std::function<void()> run) {
+void enqueue_internal(self_ptr self, std::string what, std::function<void()> run, admits who) {
   queued_step step;
   step.what = std::move(what);
-  step.who = admits::internal;
+  step.who = who;
   step.run = std::move(run);
   enqueue(self, std::move(step));
 }

@@ -134,7 +134,8 @@ caf::typed_response_promise<R> enqueue_request(self_ptr self, std::string what, 
 
 /// Queues an internal step (a reconciliation, the settle of a late call): it
 /// skips the guards, and is dropped when the volume was removed meanwhile.
-void enqueue_internal(self_ptr self, std::string what, std::function<void()> run);
+void enqueue_internal(self_ptr self, std::string what, std::function<void()> run,
+                      admits who = admits::internal);
 
 /// Ends the running step and starts the next one.
 void finish(self_ptr self);

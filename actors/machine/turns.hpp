@@ -25,7 +25,11 @@ namespace berth {
 enum class admits {
   existing, ///< an existing record of the step's owner
   creation, ///< none yet, or an existing one of the step's owner (an idempotent create)
-  internal, ///< the volume's own work (reconcile, settle): no guards; dropped once removed
+  internal, ///< the volume's own work (a reconciliation): no guards; dropped once removed
+  /// The settle of a call that returned late: no guards, and it runs whether the volume
+  /// exists or not, since the settle decides from the record (a late create's storage
+  /// must go although no record was ever made).
+  settle,
 };
 
 /// A publish or an unpublish of one node path: steps of these waiting in a row, each of

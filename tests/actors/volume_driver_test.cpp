@@ -220,3 +220,21 @@ TEST_F(volume_driver_test, mounts_that_arrive_while_the_host_mount_runs_wait_the
   EXPECT_EQ(storage->unmounts, 1) << "one host unmount, at the last ID";
   EXPECT_EQ(total_mounts(record()), 0U);
 }
+
+TEST_F(volume_driver_test, a_create_that_lands_after_its_timeout_is_removed_in_turn) {
+  volume_record rec;
+  rec.name = "v2";
+  spawn(rec, false);
+  auto h = start(atom::create_v, option_map{}, uint64_t{0});
+  ASSERT_TRUE(runner->start_next()) << "the create runs, and does not return";
+  advance(timeout + 1ms);
+  auto first = answer_of<atom::ok>(h);
+  ASSERT_TRUE(first.given);
+  EXPECT_TRUE(is(first.err, ec::timeout)) << describe(first.err);
+  return_held(); // the storage is made, after its caller was told it failed
+  EXPECT_EQ(runner->waiting(), 1U) << "the volume settles it in turn: a remove";
+  run_call();
+  EXPECT_EQ(storage->removes, 1) << "storage no record holds is not left behind";
+  EXPECT_TRUE(is(ask<volume_record>(atom::get_v).err, ec::not_found));
+  EXPECT_EQ(disk->records.count("v2"), 0U);
+}
