@@ -132,8 +132,9 @@ caf::typed_response_promise<R> enqueue_request(self_ptr self, std::string what, 
   return rp;
 }
 
-/// Queues an internal step (a reconciliation, the settle of a late call): it
-/// skips the guards, and is dropped when the volume was removed meanwhile.
+/// Queues a step of the volume's own, which skips the guards: a reconciliation
+/// (admits::internal), dropped when the volume was removed meanwhile, or the settle of a
+/// late call (admits::settle), which runs either way and decides from the record.
 void enqueue_internal(self_ptr self, std::string what, std::function<void()> run,
                       admits who = admits::internal);
 

@@ -70,8 +70,9 @@ struct settlement {
   /// The transition that undoes or adopts the effect; the driver gives it its end. None:
   /// the record agrees already.
   std::optional<planned_transition> run;
-  /// The volume is reconciled with the host too (after `run`, in a turn of its own): for an
-  /// effect the record cannot express (a late unmount, unstage or unpublish).
+  /// The volume is reconciled with the host too (in a turn of its own after `run`; in this
+  /// one when there is none): for an effect the record cannot express (a late unmount,
+  /// unstage or unpublish).
   bool reconcile = false;
 };
 
