@@ -38,7 +38,7 @@ bool settled(self_ptr self, promise<R>& rp, const caf::expected<csi_action>& act
 /// volume is staged there (a retry got it meanwhile). The sweep gets the record
 /// as it is now: the backend detaches the device only when that record stages
 /// the volume nowhere, so a newer stage elsewhere keeps its device.
-late_settle undo_late_stage(std::string path) {
+late_settle undo_late_stage(const std::string& path) {
   return while_present([path](const volume_record& now) {
     if (now.staging_path == path) {
       return settlement{};
@@ -51,7 +51,7 @@ late_settle undo_late_stage(std::string path) {
 
 /// A publish that lands after its timeout is unpublished, unless the record says
 /// the volume is published there.
-late_settle undo_late_publish(std::string target) {
+late_settle undo_late_publish(const std::string& target) {
   return while_present([target](const volume_record& rec) {
     if (rec.published.count(target) > 0) {
       return settlement{};
@@ -140,7 +140,7 @@ void run_csi_create(self_ptr self, promise<volume_record> rp, volume_spec spec) 
     capacity = *chosen;
   }
   auto next = make_csi_record(st.rec()->name, *sized, capacity);
-  transact(self, rp, creation(std::move(next)),
+  transact(self, rp, creation(next),
            [](const std::string&, const volume_record& rec) { return rec; });
 }
 

@@ -47,7 +47,7 @@ late_settle undo_late_mount() {
 
 } // namespace
 
-transition<std::string> creation(volume_record next, std::string tree) {
+transition<std::string> creation(const volume_record& next, const std::string& tree) {
   transition<std::string> t;
   t.what = "create";
   // A snapshot's create is timed as "snapshot" (berth_backend_call_duration_seconds).
@@ -147,7 +147,7 @@ void run_create(self_ptr self, promise<atom::ok> rp, option_map options, uint64_
   next.capacity_bytes = std::max(*capacity, source_bytes);
   next.options = std::move(options);
   next.created_at = now_rfc3339();
-  transact(self, rp, creation(std::move(next), std::move(tree)), reply_ok);
+  transact(self, rp, creation(next, tree), reply_ok);
 }
 
 void run_mount(self_ptr self, promise<std::string> rp, std::string id, dockerd_key dockerd) {

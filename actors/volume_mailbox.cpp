@@ -57,7 +57,7 @@ caf::expected<modification> asked_of(const volume_state& st, const modify_reques
 
 /// A modification that returns after its timeout happened: its callers were told
 /// it failed, but the backend has it, so the record adopts it.
-late_settle adopt_late(modification m) {
+late_settle adopt_late(const modification& m) {
   return while_present([m](const volume_record& now) {
     auto left = outstanding(now, m);
     if (is_empty(left)) {

@@ -42,7 +42,7 @@ void run_release(self_ptr self, promise<uint32_t> rp, mount_release r);
 
 /// Creates `next`'s storage (with `tree`, from that import's staging directory), then
 /// persists it: the volume exists once durable. A failed persist removes the storage again.
-transition<std::string> creation(volume_record next, std::string tree = {});
+transition<std::string> creation(const volume_record& next, const std::string& tree = {});
 
 // -- export (actors/volume_transfer.cpp) -----------------------------------------------
 
