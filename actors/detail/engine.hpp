@@ -374,10 +374,6 @@ void commit(self_ptr self, promise<R> rp, volume_record next, Reply reply,
   });
 }
 
-/// The outcome of a transition that nobody waits for (an internal step, such as
-/// the settle of a late call): its description's lines say what happened.
-inline constexpr auto nobody_waits = [](const auto&) {};
-
 /// The reply of a transition that answers only "done".
 inline constexpr auto reply_ok = [](const auto&...) { return atom::ok_v; };
 
