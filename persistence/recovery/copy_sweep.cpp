@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -17,15 +18,25 @@ namespace fs = std::filesystem;
 
 namespace berth {
 
-std::vector<std::string> copies_to_sweep(const state_snapshot& state, record_kind kind,
-                                         const std::vector<copy_entry>& entries,
-                                         const std::string& identity) {
+namespace {
+
+/// The names of the local backend's records of `kind`.
+std::set<std::string> held_names(const state_snapshot& state, record_kind kind) {
   std::set<std::string> held;
   for (const auto& [name, rec] : state.volumes) {
     if (rec.backend == "local" && rec.kind == kind) {
       held.insert(name);
     }
   }
+  return held;
+}
+
+} // namespace
+
+std::vector<std::string> copies_to_sweep(const state_snapshot& state, record_kind kind,
+                                         const std::vector<copy_entry>& entries,
+                                         const std::string& identity) {
+  const auto held = held_names(state, kind);
   std::vector<std::string> out;
   for (const auto& entry : entries) {
     const bool orphan = entry.marked && entry.name[0] != '.' && held.count(entry.name) == 0
@@ -46,9 +57,25 @@ std::string resolved(const fs::path& dir) {
   return (err ? dir : path).string();
 }
 
+/// The host's mount points, read once and only when a sweep has something to delete:
+/// with thousands of volumes mounted, each read of the table costs tens of milliseconds
+/// of the start (docs/benchmarks.md, "Restart: the sweeps read the mount table once").
+class lazy_mount_points {
+public:
+  const caf::expected<std::set<std::string>>& get() {
+    if (!points_) {
+      points_ = read_mount_points();
+    }
+    return *points_;
+  }
+
+private:
+  std::optional<caf::expected<std::set<std::string>>> points_;
+};
+
 void sweep_root(const state_snapshot& state, record_kind kind, const std::string& root,
-                const std::string& identity, const std::set<std::string>& points,
-                copy_sweep_report& report) {
+                const std::string& identity, lazy_mount_points& mounts, copy_sweep_report& report) {
+  const auto held = held_names(state, kind);
   std::vector<copy_entry> entries;
   std::error_code err;
   for (const auto& entry : fs::directory_iterator(root, err)) {
@@ -56,12 +83,25 @@ void sweep_root(const state_snapshot& state, record_kind kind, const std::string
     if (!entry.is_directory(type_err) || entry.is_symlink(type_err)) {
       continue;
     }
+    auto name = entry.path().filename().string();
+    if (held.count(name) > 0) {
+      // A record holds it: only a temp name could make it a candidate, never its marker.
+      entries.push_back({std::move(name), false, {}});
+      continue;
+    }
     auto mark = detail::read_copy_marker(entry.path().string());
-    entries.push_back({entry.path().filename().string(), !mark.source.empty(), mark.state});
+    entries.push_back({std::move(name), !mark.source.empty(), mark.state});
   }
   for (const auto& name : copies_to_sweep(state, kind, entries, identity)) {
     const auto dir = root + "/" + name;
-    if (!mount_at_or_under(points, dir).empty()) {
+    const auto& points = mounts.get();
+    if (!points) {
+      spdlog::error("copy sweep: cannot read mounts, so {} is not deleted: {}", dir,
+                    describe(points.error()));
+      ++report.failed;
+      continue;
+    }
+    if (!mount_at_or_under(*points, dir).empty()) {
       spdlog::error("copy sweep: {} has no {} but a mount lies under it; it is left alone", dir,
                     to_string(kind));
       ++report.failed;
@@ -83,29 +123,25 @@ void sweep_root(const state_snapshot& state, record_kind kind, const std::string
 
 copy_sweep_report sweep_local_copies(const state_snapshot& state, const std::string& state_dir) {
   copy_sweep_report report;
-  auto points = read_mount_points();
-  if (!points) {
-    spdlog::error("copy sweep: cannot read mounts, so no copy is deleted: {}",
-                  describe(points.error()));
-    return report;
-  }
+  lazy_mount_points mounts;
   const auto identity = state_instance(state_dir);
   sweep_root(state, record_kind::volume, resolved(fs::path(state_dir) / "volumes"), identity,
-             *points, report);
-  sweep_root(state, record_kind::snapshot, resolved(fs::path(state_dir) / "snapshots"),
-             identity, *points, report);
+             mounts, report);
+  sweep_root(state, record_kind::snapshot, resolved(fs::path(state_dir) / "snapshots"), identity,
+             mounts, report);
   return report;
 }
 
 size_t sweep_transfers(const std::vector<std::string>& dirs) {
   size_t removed = 0;
+  lazy_mount_points mounts;
   for (const auto& given : dirs) {
     const auto dir = resolved(given);
     std::error_code err;
-    if (!fs::is_directory(dir, err)) {
-      continue;
+    if (!fs::is_directory(dir, err) || fs::is_empty(dir, err)) {
+      continue; // nothing in it, so nothing mounted under it either
     }
-    if (auto points = read_mount_points()) {
+    if (const auto& points = mounts.get()) {
       std::vector<std::string> under;
       for (const auto& p : *points) {
         if (p.compare(0, dir.size() + 1, dir + "/") == 0) {

@@ -33,6 +33,9 @@ bool below_any(const std::string& path, const std::vector<std::string>& dirs) {
 /// that is mounted and frozen: a snapshot's copy freezes one, and a crash during the copy
 /// leaves it frozen, its writers blocked, until someone thaws it. Returns how many were.
 size_t thaw_kept_devices(std::set<std::string> kept) {
+  if (kept.empty()) {
+    return 0; // the mount table is long on a busy host: read it only when it can matter
+  }
   auto mounts = read_mountinfo();
   if (!mounts) {
     return 0;
