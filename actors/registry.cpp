@@ -18,10 +18,10 @@ caf::error bad_name(const std::string& name) {
   return make_error(ec::invalid_argument, invalid_name_message("volume", name));
 }
 
-volume_actor spawn_volume(self_ptr self, volume_record rec, bool exists) {
+volume_actor spawn_volume(self_ptr self, std::shared_ptr<const volume_record> rec, bool exists) {
   auto& cfg = self->state.cfg;
   volume_env env;
-  auto it = cfg.backends.find(rec.backend);
+  auto it = cfg.backends.find(rec->backend);
   env.storage = it != cfg.backends.end() ? it->second : cfg.backends.at(cfg.default_backend);
   env.exec = cfg.exec;
   env.persistence = cfg.persistence;
@@ -156,11 +156,13 @@ caf::result<atom::ok> drain(self_ptr self) {
 registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry_state> self,
                                        registry_config cfg, std::vector<volume_record> initial) {
   self->state.cfg = std::move(cfg);
-  for (auto& rec : initial) {
+  for (auto& loaded : initial) {
     // Listed now, not once its actor first runs: a list right after start shows every
-    // volume of the durable state, as it did when it asked each actor.
-    self->state.cfg.directory->put(std::make_shared<const volume_record>(rec));
-    auto name = rec.name;
+    // volume of the durable state, as it did when it asked each actor. The volume
+    // commits this same record, so it is never copied.
+    auto rec = std::make_shared<const volume_record>(std::move(loaded));
+    self->state.cfg.directory->put(rec);
+    auto name = rec->name;
     auto& entry = self->state.volumes[name];
     entry.hdl = spawn_volume(self, std::move(rec), true);
     entry.created = true;

@@ -38,7 +38,7 @@ void create_entry(self_ptr self, const std::string& name, const std::string& bac
     volume_record rec;
     rec.name = name;
     rec.backend = backend_name;
-    entry.hdl = spawn_volume(self, std::move(rec), false);
+    entry.hdl = spawn_volume(self, std::make_shared<const volume_record>(std::move(rec)), false);
   }
   ++entry.pending_creates;
   auto hdl = entry.hdl;

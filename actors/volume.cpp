@@ -42,7 +42,8 @@ void queue_unmount(self_ptr self, std::string id, promise<atom::ok> rp) {
 } // namespace
 
 volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
-                                   volume_env env, volume_record rec, bool exists) {
+                                   volume_env env, std::shared_ptr<const volume_record> rec,
+                                   bool exists) {
   self->state.env = std::move(env);
   self->state.clock = &self->clock();
   auto& stats = self->state.env.stats;

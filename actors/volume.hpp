@@ -74,6 +74,7 @@ struct volume_state {
 
 /// The behaviour of one volume. `exists` is true for a volume loaded from state.
 volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
-                                   volume_env env, volume_record rec, bool exists);
+                                   volume_env env, std::shared_ptr<const volume_record> rec,
+                                   bool exists);
 
 } // namespace berth

@@ -17,7 +17,7 @@ using self_ptr = registry_actor::stateful_pointer<registry_state>;
 caf::error bad_name(const std::string& name);
 
 /// A volume actor for `rec`; `exists` for a loaded record, which reconciles first.
-volume_actor spawn_volume(self_ptr self, volume_record rec, bool exists);
+volume_actor spawn_volume(self_ptr self, std::shared_ptr<const volume_record> rec, bool exists);
 
 /// The actor of a created (or being created) volume, or nullptr.
 registry_entry* find(self_ptr self, const std::string& name);

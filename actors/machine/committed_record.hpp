@@ -20,11 +20,12 @@ public:
   committed_record() = default;
 
   /// `rec`, loaded from the durable state (`exists`) or the name of a volume not created
-  /// yet, counted in `gauges` and listed in `directory` (if any) while it exists.
-  committed_record(volume_record rec, bool exists, volume_gauges& gauges,
+  /// yet, counted in `gauges` and listed in `directory` (if any) while it exists. Shared,
+  /// not copied: the registry lists a loaded record before its volume first runs, and
+  /// both hold that one (docs/benchmarks.md, "Restart: ... one copy of each record").
+  committed_record(std::shared_ptr<const volume_record> rec, bool exists, volume_gauges& gauges,
                    record_directory* directory = nullptr)
-      : rec_(std::make_shared<const volume_record>(std::move(rec))), exists_(exists),
-        gauges_(&gauges), directory_(directory) {
+      : rec_(std::move(rec)), exists_(exists), gauges_(&gauges), directory_(directory) {
     if (exists_) {
       gauges_->replace(nullptr, rec_.get());
       list();

@@ -10,6 +10,7 @@
 
 using namespace berth;
 using test::named;
+using test::shared_named;
 
 namespace {
 
@@ -25,7 +26,7 @@ int64_t counted(const volume_gauges& g) {
 
 TEST(committed_record, a_new_volume_is_counted_once_its_creation_is_committed) {
   volume_gauges g{{"local"}};
-  committed_record rec{named("v1"), false, g};
+  committed_record rec{shared_named("v1"), false, g};
   EXPECT_FALSE(rec.exists());
   EXPECT_EQ(counted(g), 0);
   auto next = named("v1");
@@ -42,7 +43,7 @@ TEST(committed_record, a_new_volume_is_counted_once_its_creation_is_committed) {
 
 TEST(committed_record, a_loaded_volume_is_counted_and_forgetting_it_keeps_only_its_name) {
   volume_gauges g{{"local"}};
-  committed_record rec{named("v2"), true, g};
+  committed_record rec{shared_named("v2"), true, g};
   EXPECT_EQ(counted(g), 1);
   rec.forget();
   EXPECT_FALSE(rec.exists());
@@ -55,7 +56,7 @@ TEST(committed_record, a_loaded_volume_is_counted_and_forgetting_it_keeps_only_i
 
 TEST(committed_record, a_commit_without_creation_does_not_make_a_volume_exist) {
   volume_gauges g{{"local"}};
-  committed_record rec{named("v3"), false, g};
+  committed_record rec{shared_named("v3"), false, g};
   rec.commit(named("v3"));
   EXPECT_FALSE(rec.exists());
   EXPECT_EQ(counted(g), 0);
@@ -76,8 +77,8 @@ std::vector<std::string> listed(const record_directory& d) {
 TEST(committed_record, the_directory_lists_what_exists_and_a_list_keeps_the_record_it_read) {
   volume_gauges g{{"local"}};
   record_directory dir;
-  committed_record loaded{named("b-loaded"), true, g, &dir};
-  committed_record fresh{named("a-fresh"), false, g, &dir};
+  committed_record loaded{shared_named("b-loaded"), true, g, &dir};
+  committed_record fresh{shared_named("a-fresh"), false, g, &dir};
   fresh.commit(named("a-fresh"));
   EXPECT_EQ(listed(dir), std::vector<std::string>{"b-loaded"})
     << "a name whose creation is not committed is not listed";
@@ -94,4 +95,14 @@ TEST(committed_record, the_directory_lists_what_exists_and_a_list_keeps_the_reco
   loaded.forget();
   EXPECT_EQ(listed(dir), std::vector<std::string>{"a-fresh"});
   EXPECT_EQ(before[1]->name, "b-loaded") << "and still holds it after the erasure";
+}
+
+TEST(committed_record, a_loaded_record_is_the_one_the_directory_lists_not_a_copy) {
+  volume_gauges g{{"local"}};
+  record_directory dir;
+  auto loaded = shared_named("v4");
+  dir.put(loaded); // as the registry lists it before the volume first runs
+  committed_record rec{loaded, true, g, &dir};
+  EXPECT_EQ(dir.find("v4"), loaded);
+  EXPECT_EQ(&*rec, loaded.get());
 }

@@ -60,7 +60,8 @@ protected:
     if (adjust_env) {
       adjust_env(env);
     }
-    vol = sys.spawn(volume, std::move(env), std::move(rec), exists);
+    vol = sys.spawn(volume, std::move(env), std::make_shared<const volume_record>(std::move(rec)),
+                    exists);
     sched.run();
   }
 

@@ -139,7 +139,7 @@ protected:
     volume_record rec;
     rec.name = name;
     volume_name = name;
-    vol = ts.sys->spawn(volume, env, rec, false);
+    vol = ts.sys->spawn(volume, env, std::make_shared<const volume_record>(rec), false);
   }
 
   /// The volume's committed record, as the actor answers it.

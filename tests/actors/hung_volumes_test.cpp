@@ -121,7 +121,7 @@ private:
     auto env = test::env_of(storage, exec, persistence, 100ms);
     volume_record rec;
     rec.name = name;
-    vols[name] = ts.sys->spawn(volume, env, rec, true);
+    vols[name] = ts.sys->spawn(volume, env, std::make_shared<const volume_record>(rec), true);
   }
 };
 

@@ -2,6 +2,7 @@
 
 // Records the machines' tests start from.
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -16,6 +17,11 @@ inline volume_record named(std::string name) {
   r.backend = "local";
   r.owner = record_owner::docker;
   return r;
+}
+
+/// named(name), as the one shared record a committed_record starts from.
+inline std::shared_ptr<const volume_record> shared_named(std::string name) {
+  return std::make_shared<const volume_record>(named(std::move(name)));
 }
 
 } // namespace berth::test

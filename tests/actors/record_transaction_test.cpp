@@ -28,7 +28,7 @@ caf::error disk_gone() {
 
 struct fixture : ::testing::Test {
   volume_gauges gauges{{"local"}};
-  committed_record rec{named("v1"), true, gauges};
+  committed_record rec{test::shared_named("v1"), true, gauges};
 };
 
 using record_transaction_test = fixture;
@@ -123,7 +123,7 @@ TEST_F(record_transaction_test, a_removal_whose_erasure_fails_keeps_the_volume) 
 }
 
 TEST_F(record_transaction_test, a_creation_makes_the_volume_exist_when_it_commits) {
-  committed_record fresh{named("v2"), false, gauges};
+  committed_record fresh{test::shared_named("v2"), false, gauges};
   tx t{{record_change::save, true, true}};
   t.work_succeeded(fresh, mounted);
   EXPECT_FALSE(fresh.exists());

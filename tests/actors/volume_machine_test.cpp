@@ -55,7 +55,8 @@ struct fixture : ::testing::Test {
 
   /// The existing volume v1 (`reconciles_first`: loaded from state), calls of 30 s.
   volume_machine machine(bool reconciles_first = false) {
-    return volume_machine{committed_record{named("v1"), true, gauges}, 30s, reconciles_first};
+    return volume_machine{committed_record{test::shared_named("v1"), true, gauges}, 30s,
+                          reconciles_first};
   }
 
   /// Makes a call of `kind` hang in `m`: it began at t0 and was still running at its
@@ -159,7 +160,7 @@ TEST_F(volume_machine_test, guards_refuse_another_owner_and_an_absent_volume) {
   auto err = m.refusal(a_step("stage at /p", admits::existing, record_owner::csi), t0);
   ASSERT_TRUE(err);
   EXPECT_TRUE(is(err, ec::not_found)) << describe(err);
-  volume_machine fresh{committed_record{named("v2"), false, gauges}, 30s, false};
+  volume_machine fresh{committed_record{test::shared_named("v2"), false, gauges}, 30s, false};
   err = fresh.refusal(a_step("mount (id c89a)"), t0);
   ASSERT_TRUE(err);
   EXPECT_NE(describe(err).find("no such volume: v2"), std::string::npos) << describe(err);

@@ -154,7 +154,8 @@ TEST_F(volume_test, remove_of_a_volume_mounted_by_older_state_unmounts_first) {
   rec.mountpoint = "/fake/v2";
   storage->host_mounted = true;
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), rec, true);
+  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms),
+                      std::make_shared<const volume_record>(rec), true);
   EXPECT_FALSE(test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                     record_kind::volume));
   EXPECT_EQ(storage->unmounts, 1);
@@ -176,7 +177,8 @@ TEST_F(volume_test, the_unmount_before_a_remove_is_saved_even_when_the_remove_fa
     disk->records["v2"] = rec;
   }
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), rec, true);
+  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms),
+                      std::make_shared<const volume_record>(rec), true);
   storage->fail_remove = true;
   EXPECT_TRUE(test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                    record_kind::volume));
@@ -186,7 +188,8 @@ TEST_F(volume_test, the_unmount_before_a_remove_is_saved_even_when_the_remove_fa
   EXPECT_FALSE(on_disk().mounted) << "the unmount is durable, not only in the actor";
   // A restart loads what is on disk: the volume is not mounted there either.
   self->send_exit(vol, caf::exit_reason::user_shutdown);
-  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), on_disk(), true);
+  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms),
+                      std::make_shared<const volume_record>(on_disk()), true);
   EXPECT_FALSE(get().mounted);
   EXPECT_TRUE(get().mountpoint.empty());
 }
@@ -200,7 +203,8 @@ TEST_F(volume_test, a_remove_whose_unmount_cannot_be_saved_mounts_again_and_dele
   rec.mountpoint = "/fake/v2";
   storage->host_mounted = true;
   auto persistence = ts.sys->spawn(test::fake_persistence, disk);
-  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms), rec, true);
+  vol = ts.sys->spawn(volume, test::env_of(storage, exec, persistence, 500ms),
+                      std::make_shared<const volume_record>(rec), true);
   disk->fail = true;
   auto err = test::call<atom::ok>(self, vol, atom::remove_v, record_owner::docker,
                                   record_kind::volume);
