@@ -22,7 +22,8 @@ public:
   /// `rec`, loaded from the durable state (`exists`) or the name of a volume not created
   /// yet, counted in `gauges` and listed in `directory` (if any) while it exists. Shared,
   /// not copied: the registry lists a loaded record before its volume first runs, and
-  /// both hold that one (docs/benchmarks.md, "Restart: ... one copy of each record").
+  /// both hold that one (docs/benchmarks.md, "Restart with 10,000 volumes: fewer mount
+  /// table reads, one copy of each record").
   committed_record(std::shared_ptr<const volume_record> rec, bool exists, volume_gauges& gauges,
                    record_directory* directory = nullptr)
       : rec_(std::move(rec)), exists_(exists), gauges_(&gauges), directory_(directory) {

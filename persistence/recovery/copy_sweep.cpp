@@ -59,7 +59,8 @@ std::string resolved(const fs::path& dir) {
 
 /// The host's mount points, read once and only when a sweep has something to delete:
 /// with thousands of volumes mounted, each read of the table costs tens of milliseconds
-/// of the start (docs/benchmarks.md, "Restart: the sweeps read the mount table once").
+/// of the start (docs/benchmarks.md, "Restart with 10,000 volumes: fewer mount table
+/// reads, one copy of each record").
 class lazy_mount_points {
 public:
   const caf::expected<std::set<std::string>>& get() {
