@@ -9,6 +9,7 @@
 #include "actors/volume_rules.hpp"
 #include "core/errors.hpp"
 #include "core/names.hpp"
+#include "persistence/recovery/reconcile.hpp"
 
 namespace berth {
 
@@ -18,11 +19,13 @@ caf::error bad_name(const std::string& name) {
   return make_error(ec::invalid_argument, invalid_name_message("volume", name));
 }
 
-volume_actor spawn_volume(self_ptr self, std::shared_ptr<const volume_record> rec, bool exists) {
+namespace {
+
+/// The environment every volume of this registry gets.
+volume_env env_of(self_ptr self, const volume_record& rec) {
   auto& cfg = self->state.cfg;
   volume_env env;
-  auto it = cfg.backends.find(rec->backend);
-  env.storage = it != cfg.backends.end() ? it->second : cfg.backends.at(cfg.default_backend);
+  env.storage = storage_of(cfg, rec);
   env.exec = cfg.exec;
   env.persistence = cfg.persistence;
   env.backend_timeout = cfg.backend_timeout;
@@ -30,10 +33,30 @@ volume_actor spawn_volume(self_ptr self, std::shared_ptr<const volume_record> re
   env.timer = cfg.timer;
   env.stats = cfg.stats;
   env.directory = cfg.directory;
+  return env;
+}
+
+} // namespace
+
+const std::shared_ptr<backend>& storage_of(const registry_config& cfg, const volume_record& rec) {
+  auto it = cfg.backends.find(rec.backend);
+  return it != cfg.backends.end() ? it->second : cfg.backends.at(cfg.default_backend);
+}
+
+volume_actor spawn_volume(self_ptr self, std::shared_ptr<const volume_record> rec, bool exists) {
+  auto env = env_of(self, *rec);
   if (exists) {
-    env.reconcile_with = cfg.host_mounts;
+    env.reconcile_with = self->state.cfg.host_mounts;
   }
   return self->spawn(volume, std::move(env), std::move(rec), exists);
+}
+
+void wake(self_ptr self, const std::string& name, registry_entry& entry) {
+  auto env = env_of(self, *entry.dormant);
+  env.counted = self->state.cfg.stats != nullptr; // the registry counted it when it loaded
+  entry.hdl = self->spawn(volume, std::move(env), std::move(entry.dormant), true);
+  entry.dormant = nullptr;
+  self->state.cfg.handles->put(name, entry.hdl);
 }
 
 /// The actor of a created (or being created) volume, or nullptr.
@@ -44,6 +67,9 @@ registry_entry* find(self_ptr self, const std::string& name) {
   }
   if (!it->second.created && it->second.pending_creates == 0) {
     return nullptr;
+  }
+  if (it->second.dormant) {
+    wake(self, name, it->second);
   }
   return &it->second;
 }
@@ -134,13 +160,17 @@ shared_records list(self_ptr self, record_owner owner) {
 
 caf::result<atom::ok> drain(self_ptr self) {
   auto rp = self->make_response_promise<atom::ok>();
-  auto left = std::make_shared<size_t>(self->state.volumes.size() + 1);
+  auto left = std::make_shared<size_t>(1);
   auto settle = [left, rp]() mutable {
     if (--*left == 0) {
       rp.deliver(atom::ok_v);
     }
   };
   for (auto& [name, entry] : self->state.volumes) {
+    if (!entry.hdl) {
+      continue; // dormant: nothing of it runs
+    }
+    ++*left;
     self->request(entry.hdl, caf::infinite, atom::drain_v)
       .then([settle](atom::ok) mutable { settle(); },
             [settle](caf::error&) mutable { settle(); });
@@ -156,27 +186,43 @@ caf::result<atom::ok> drain(self_ptr self) {
 registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry_state> self,
                                        registry_config cfg, std::vector<volume_record> initial) {
   self->state.cfg = std::move(cfg);
+  const auto& kept = self->state.cfg;
+  size_t dormant = 0;
   for (auto& loaded : initial) {
     // Listed now, not once its actor first runs: a list right after start shows every
     // volume of the durable state, as it did when it asked each actor. The volume
     // commits this same record, so it is never copied.
     auto rec = std::make_shared<const volume_record>(std::move(loaded));
-    self->state.cfg.directory->put(rec);
+    kept.directory->put(rec);
     auto name = rec->name;
     auto& entry = self->state.volumes[name];
-    entry.hdl = spawn_volume(self, std::move(rec), true);
     entry.created = true;
-    self->state.cfg.handles->put(name, entry.hdl);
+    const auto& storage = storage_of(kept, *rec);
+    if (kept.host_mounts && reconciled_already(*rec, *storage, *kept.host_mounts)) {
+      // Nothing to reconcile: no actor until it is asked for (docs/design.md, "Dormant
+      // volumes"). Counted here, as its actor would when it starts.
+      if (kept.stats) {
+        kept.stats->volumes.replace(nullptr, rec.get());
+      }
+      entry.dormant = std::move(rec);
+      ++dormant;
+      continue;
+    }
+    entry.hdl = spawn_volume(self, std::move(rec), true);
+    kept.handles->put(name, entry.hdl);
   }
   // Volumes are not linked (one failing volume must not take the registry down), so the
   // registry stops them itself; otherwise the actor system would wait for them forever.
   self->set_exit_handler([self](caf::exit_msg& msg) {
     for (auto& [name, entry] : self->state.volumes) {
-      self->send_exit(entry.hdl, msg.reason);
+      if (entry.hdl) {
+        self->send_exit(entry.hdl, msg.reason);
+      }
     }
     self->quit(msg.reason);
   });
-  spdlog::info("registry serving {} volume(s)", self->state.volumes.size());
+  spdlog::info("registry serving {} volume(s), {} of them dormant until first asked for",
+               self->state.volumes.size(), dormant);
   return {
     [self](atom::create, const std::string& name, option_map& options) {
       return create_docker(self, name, options);

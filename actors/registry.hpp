@@ -39,6 +39,10 @@ struct registry_config {
 /// One name: its actor, and creations not yet answered.
 struct registry_entry {
   volume_actor hdl;
+  /// A loaded volume that needed no reconciliation (reconciled_already), with no actor
+  /// yet: its record, listed and counted, until it is first asked for (registry_detail::
+  /// find spawns its actor then). Null once it has an actor.
+  std::shared_ptr<const volume_record> dormant;
   int pending_creates = 0;
   bool created = false;
 };
@@ -52,7 +56,9 @@ struct registry_state {
   std::map<std::string, int> copying;
 };
 
-/// Spawns one volume actor per record of `initial` (loaded and reconciled state).
+/// Takes the records of `initial` (loaded state, the boot decision made): each that the
+/// host agrees with stays dormant, the others get their actor at once, which reconciles
+/// first (docs/design.md, "Dormant volumes").
 registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry_state> self,
                                        registry_config cfg, std::vector<volume_record> initial);
 

@@ -34,6 +34,9 @@ void create_entry(self_ptr self, const std::string& name, const std::string& bac
     ++self->state.copying[copying_from];
   }
   auto& entry = self->state.volumes[name];
+  if (entry.dormant) {
+    wake(self, name, entry); // a create of a loaded volume: its actor answers it
+  }
   if (!entry.hdl) {
     volume_record rec;
     rec.name = name;

@@ -53,9 +53,10 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
   }
   // Loaded from state, it agrees with the host before it serves anything.
   bool reconciles_first = exists && self->state.env.reconcile_with;
-  self->state.machine = volume_machine{
-    committed_record{std::move(rec), exists, stats->volumes, self->state.env.directory.get()},
-    self->state.env.backend_timeout, reconciles_first};
+  self->state.machine =
+    volume_machine{committed_record{std::move(rec), exists, stats->volumes,
+                                    self->state.env.directory.get(), self->state.env.counted},
+                   self->state.env.backend_timeout, reconciles_first};
   if (reconciles_first) {
     stats->volumes.reconcile_pending.add(1);
     enqueue_internal(self, "reconcile", [self] {

@@ -45,6 +45,9 @@ struct volume_env {
   std::shared_ptr<telemetry> stats;
   /// Where the volume's committed record is listed (the registry's); null: nowhere.
   std::shared_ptr<record_directory> directory;
+  /// Its loaded record is counted in `stats`' volume gauges already: a dormant volume the
+  /// registry counted when it loaded it, woken now.
+  bool counted = false;
 };
 
 struct volume_state {

@@ -16,10 +16,18 @@ using self_ptr = registry_actor::stateful_pointer<registry_state>;
 /// ec::invalid_argument naming the name and its grammar.
 caf::error bad_name(const std::string& name);
 
+/// The backend `rec` names, or the default one.
+const std::shared_ptr<backend>& storage_of(const registry_config& cfg, const volume_record& rec);
+
 /// A volume actor for `rec`; `exists` for a loaded record, which reconciles first.
 volume_actor spawn_volume(self_ptr self, std::shared_ptr<const volume_record> rec, bool exists);
 
-/// The actor of a created (or being created) volume, or nullptr.
+/// Gives dormant `entry` of `name` its actor, which starts from the dormant record,
+/// already counted and reconciled.
+void wake(self_ptr self, const std::string& name, registry_entry& entry);
+
+/// The entry of a created (or being created) volume, with its actor (a dormant one is
+/// woken), or nullptr.
 registry_entry* find(self_ptr self, const std::string& name);
 
 /// Drops a name whose actor holds no volume and no pending creation, once the actor has

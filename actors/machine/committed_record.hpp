@@ -24,11 +24,14 @@ public:
   /// not copied: the registry lists a loaded record before its volume first runs, and
   /// both hold that one (docs/benchmarks.md, "Restart with 10,000 volumes: fewer mount
   /// table reads, one copy of each record").
+  /// `counted`: `gauges` count the loaded record already (a dormant volume woken).
   committed_record(std::shared_ptr<const volume_record> rec, bool exists, volume_gauges& gauges,
-                   record_directory* directory = nullptr)
+                   record_directory* directory = nullptr, bool counted = false)
       : rec_(std::move(rec)), exists_(exists), gauges_(&gauges), directory_(directory) {
     if (exists_) {
-      gauges_->replace(nullptr, rec_.get());
+      if (!counted) {
+        gauges_->replace(nullptr, rec_.get());
+      }
       list();
     }
   }

@@ -219,6 +219,18 @@ volume_record reconcile_volume(volume_record rec, backend& storage,
   return rec;
 }
 
+bool reconciled_already(const volume_record& rec, backend& storage,
+                        const std::set<std::string>& mount_points) {
+  // Without CSI use and host work, reconcile_volume takes only branches that neither call
+  // the backend nor log (reconcile_csi returns at once); what is left is whether the
+  // record would change.
+  if (in_csi_use(rec) || needs_host_work(rec, storage, mount_points)) {
+    return false;
+  }
+  reconcile_report unused;
+  return reconcile_volume(rec, storage, mount_points, unused) == rec;
+}
+
 void count_reconcile_actions(const reconcile_report& report, counter_table& actions) {
   auto add = [&actions](const char* action, size_t n) {
     if (n > 0) {

@@ -69,4 +69,10 @@ volume_record reconcile_volume(volume_record rec, backend& storage,
                                const std::set<std::string>& mount_points,
                                reconcile_report& report);
 
+/// True when reconcile_volume(rec, ...) would call no backend, log nothing and leave the
+/// record as it is: a loaded volume so needs no reconciliation, and the registry may
+/// leave it without an actor until it is first asked for. False for a volume in CSI use.
+bool reconciled_already(const volume_record& rec, backend& storage,
+                        const std::set<std::string>& mount_points);
+
 } // namespace berth

@@ -20,9 +20,12 @@ protected:
   registry_actor reg;
   std::shared_ptr<volume_handles> handles = std::make_shared<volume_handles>();
 
-  /// Starts the registry on the records of `initial`, as loaded from the durable state.
-  void start_registry(std::vector<volume_record> initial = {}) {
+  /// Starts the registry on the records of `initial`, as loaded from the durable state;
+  /// with `host_mounts`, the host's mount points they reconcile against.
+  void start_registry(std::vector<volume_record> initial = {},
+                      std::shared_ptr<const std::set<std::string>> host_mounts = nullptr) {
     registry_config cfg;
+    cfg.host_mounts = std::move(host_mounts);
     cfg.backends["local"] = storage;
     cfg.exec = runner;
     cfg.persistence = persistence = sys.spawn(test::fake_persistence, disk);
@@ -47,6 +50,15 @@ protected:
     rec.owner = record_owner::docker;
     rec.capacity_bytes = 64 * test::fake_backend::mib;
     return rec;
+  }
+
+  /// The volumes berthd's gauges count.
+  int64_t counted() const {
+    int64_t n = 0;
+    for (const auto& row : stats->volumes.snapshot()) {
+      n += row.volumes;
+    }
+    return n;
   }
 
   std::vector<volume_record> list() {
@@ -128,4 +140,38 @@ TEST_F(registry_driver_test, the_handles_name_the_created_volumes_and_no_other) 
   ASSERT_TRUE(removed.given && !removed.err) << describe(removed.err);
   EXPECT_FALSE(handles->find("v")) << "a removed name goes back to the registry";
   EXPECT_TRUE(handles->find("old"));
+}
+
+TEST_F(registry_driver_test, a_loaded_volume_the_host_agrees_with_gets_its_actor_when_first_asked) {
+  auto held = durable("held"); // mounted by a container, but its host mount is gone
+  held.mounts["c1"] = 1;
+  held.mounted = true;
+  held.mountpoint = "/fake/held";
+  start_registry({durable("idle"), durable("kept"), held},
+                 std::make_shared<const std::set<std::string>>());
+  EXPECT_FALSE(handles->find("idle")) << "nothing to reconcile: dormant, no actor yet";
+  EXPECT_FALSE(handles->find("kept"));
+  EXPECT_TRUE(handles->find("held")) << "its reconciliation mounts it again, at once";
+  run_all_calls();
+  EXPECT_EQ(storage->mounts, 1) << "the held volume's mount was made again";
+  EXPECT_EQ(list().size(), 3U) << "a dormant volume is listed";
+  EXPECT_EQ(counted(), 3) << "and counted";
+
+  auto got = ask_to<volume_record>(reg, atom::get_v, std::string{"idle"});
+  ASSERT_TRUE(got.given && !got.err) << describe(got.err);
+  EXPECT_EQ(got.value, durable("idle")) << "woken on the record it was loaded with";
+  EXPECT_TRUE(handles->find("idle")) << "woken, it is served straight from now on";
+  EXPECT_EQ(counted(), 3) << "counted once, not again when woken";
+
+  auto created = ask_to<atom::ok>(reg, atom::create_v, std::string{"kept"}, option_map{});
+  ASSERT_TRUE(created.given && !created.err)
+    << "a create of a loaded name is idempotent: " << describe(created.err);
+  EXPECT_EQ(storage->creates, 0) << "the loaded volume answered it; nothing was made again";
+  EXPECT_TRUE(handles->find("kept"));
+
+  auto removed = ask_to<atom::ok>(reg, atom::remove_v, std::string{"idle"}, record_owner::docker,
+                                  record_kind::volume);
+  ASSERT_TRUE(removed.given && !removed.err) << describe(removed.err);
+  EXPECT_EQ(counted(), 2);
+  EXPECT_EQ(list().size(), 2U);
 }

@@ -34,16 +34,23 @@ protected:
 
   /// What berthd does at start: the boot decision, the strays, then each volume
   /// (in its actor). Checks that needs_host_work predicts every backend call, since
-  /// a volume that needs none reconciles on its actor thread.
+  /// a volume that needs none reconciles on its actor thread, and that a volume
+  /// reconciled_already calls nothing and keeps its record, since it gets no actor.
   reconcile_report run(const std::string& boot, std::set<std::string> on_host) {
     auto report = reconcile_boot(state, boot);
     report.unmounted += unmount_strays(state, on_host, "/state/volumes", *storage);
     for (auto& [name, rec] : state.volumes) {
       bool predicted = needs_host_work(rec, *storage, on_host);
+      bool already = reconciled_already(rec, *storage, on_host);
       auto before = backend_calls();
+      auto loaded = rec;
       rec = reconcile_volume(rec, *storage, on_host, report);
       EXPECT_EQ(predicted, backend_calls() != before)
         << "needs_host_work must predict whether volume " << name << " calls the backend";
+      if (already) {
+        EXPECT_EQ(rec, loaded) << "volume " << name << " was said to be reconciled already";
+        EXPECT_FALSE(predicted);
+      }
     }
     return report;
   }
@@ -300,4 +307,23 @@ TEST_F(reconcile_test, a_failing_publish_again_drops_only_that_publication) {
   count_reconcile_actions(report, actions);
   EXPECT_EQ(actions.value("republish_failed"), 1u);
   EXPECT_EQ(actions.value("mount_failed"), 0u);
+}
+
+TEST_F(reconcile_test, only_a_volume_whose_record_and_host_agree_is_reconciled_already) {
+  add("kept", {{"c1", 1}}, true);
+  EXPECT_TRUE(reconciled_already(state.volumes["kept"], *storage, {"/fake/kept"}));
+  add("idle", {}, false);
+  EXPECT_TRUE(reconciled_already(state.volumes["idle"], *storage, {}));
+
+  EXPECT_FALSE(reconciled_already(state.volumes["kept"], *storage, {}))
+    << "its mount vanished: it is mounted again";
+  EXPECT_FALSE(reconciled_already(state.volumes["idle"], *storage, {"/fake/idle"}))
+    << "a mount no ID holds is undone";
+  add("unflagged", {{"c1", 1}}, false);
+  EXPECT_FALSE(reconciled_already(state.volumes["unflagged"], *storage, {"/fake/unflagged"}))
+    << "the record gains its mount point";
+  state.volumes["pvc"] = staged("pvc", {"/pods/a"});
+  EXPECT_FALSE(reconciled_already(state.volumes["pvc"], *storage, {"/stage/pvc", "/pods/a"}))
+    << "a volume in CSI use always reconciles in its actor";
+  EXPECT_EQ(backend_calls(), 0);
 }
