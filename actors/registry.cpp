@@ -59,7 +59,8 @@ void wake(self_ptr self, const std::string& name, registry_entry& entry) {
   self->state.cfg.handles->put(name, entry.hdl);
 }
 
-/// The actor of a created (or being created) volume, or nullptr.
+/// The entry of a created (or being created) volume, with its actor (a dormant one is
+/// woken), or nullptr.
 registry_entry* find(self_ptr self, const std::string& name) {
   auto it = self->state.volumes.find(name);
   if (it == self->state.volumes.end()) {
