@@ -31,12 +31,10 @@ std::set<std::string> held_names(const state_snapshot& state, record_kind kind) 
   return held;
 }
 
-} // namespace
-
-std::vector<std::string> copies_to_sweep(const state_snapshot& state, record_kind kind,
-                                         const std::vector<copy_entry>& entries,
-                                         const std::string& identity) {
-  const auto held = held_names(state, kind);
+/// copies_to_sweep, given the names its records hold.
+std::vector<std::string> copies_among(const std::set<std::string>& held,
+                                      const std::vector<copy_entry>& entries,
+                                      const std::string& identity) {
   std::vector<std::string> out;
   for (const auto& entry : entries) {
     const bool orphan = entry.marked && entry.name[0] != '.' && held.count(entry.name) == 0
@@ -46,6 +44,14 @@ std::vector<std::string> copies_to_sweep(const state_snapshot& state, record_kin
     }
   }
   return out;
+}
+
+} // namespace
+
+std::vector<std::string> copies_to_sweep(const state_snapshot& state, record_kind kind,
+                                         const std::vector<copy_entry>& entries,
+                                         const std::string& identity) {
+  return copies_among(held_names(state, kind), entries, identity);
 }
 
 namespace {
@@ -93,7 +99,7 @@ void sweep_root(const state_snapshot& state, record_kind kind, const std::string
     auto mark = detail::read_copy_marker(entry.path().string());
     entries.push_back({std::move(name), !mark.source.empty(), mark.state});
   }
-  for (const auto& name : copies_to_sweep(state, kind, entries, identity)) {
+  for (const auto& name : copies_among(held, entries, identity)) {
     const auto dir = root + "/" + name;
     const auto& points = mounts.get();
     if (!points) {
