@@ -9,49 +9,38 @@
 #include "tests/actors/machine_records.hpp"
 
 using namespace berth;
+using test::counted_volumes;
 using test::named;
 using test::shared_named;
-
-namespace {
-
-int64_t counted(const volume_gauges& g) {
-  int64_t n = 0;
-  for (const auto& row : g.snapshot()) {
-    n += row.volumes;
-  }
-  return n;
-}
-
-} // namespace
 
 TEST(committed_record, a_new_volume_is_counted_once_its_creation_is_committed) {
   volume_gauges g{{"local"}};
   committed_record rec{shared_named("v1"), false, g};
   EXPECT_FALSE(rec.exists());
-  EXPECT_EQ(counted(g), 0);
+  EXPECT_EQ(counted_volumes(g), 0);
   auto next = named("v1");
   next.mounts["c89a"] = 1;
   rec.commit(next, true);
   EXPECT_TRUE(rec.exists());
   EXPECT_EQ(rec->mounts.at("c89a"), 1U);
-  EXPECT_EQ(counted(g), 1);
+  EXPECT_EQ(counted_volumes(g), 1);
   EXPECT_EQ(g.mount_ids.value(), 1);
   rec.commit(named("v1"));
-  EXPECT_EQ(counted(g), 1) << "a change moves the count, it does not add one";
+  EXPECT_EQ(counted_volumes(g), 1) << "a change moves the count, it does not add one";
   EXPECT_EQ(g.mount_ids.value(), 0);
 }
 
 TEST(committed_record, a_loaded_volume_is_counted_and_forgetting_it_keeps_only_its_name) {
   volume_gauges g{{"local"}};
   committed_record rec{shared_named("v2"), true, g};
-  EXPECT_EQ(counted(g), 1);
+  EXPECT_EQ(counted_volumes(g), 1);
   rec.forget();
   EXPECT_FALSE(rec.exists());
   EXPECT_EQ(rec->name, "v2");
   EXPECT_EQ(rec->owner, record_owner::unset);
-  EXPECT_EQ(counted(g), 0);
+  EXPECT_EQ(counted_volumes(g), 0);
   rec.forget();
-  EXPECT_EQ(counted(g), 0) << "forgetting twice counts nothing twice";
+  EXPECT_EQ(counted_volumes(g), 0) << "forgetting twice counts nothing twice";
 }
 
 TEST(committed_record, a_commit_without_creation_does_not_make_a_volume_exist) {
@@ -59,7 +48,7 @@ TEST(committed_record, a_commit_without_creation_does_not_make_a_volume_exist) {
   committed_record rec{shared_named("v3"), false, g};
   rec.commit(named("v3"));
   EXPECT_FALSE(rec.exists());
-  EXPECT_EQ(counted(g), 0);
+  EXPECT_EQ(counted_volumes(g), 0);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 
 #include "actors/registry.hpp"
 #include "tests/actors/driver_fixture.hpp"
+#include "tests/actors/machine_records.hpp"
 
 using namespace berth;
 using namespace std::chrono_literals;
@@ -53,13 +54,7 @@ protected:
   }
 
   /// The volumes berthd's gauges count.
-  int64_t counted() const {
-    int64_t n = 0;
-    for (const auto& row : stats->volumes.snapshot()) {
-      n += row.volumes;
-    }
-    return n;
-  }
+  int64_t counted() const { return test::counted_volumes(stats->volumes); }
 
   std::vector<volume_record> list() {
     return copies(ask_to<shared_records>(reg, atom::list_v).value);
