@@ -26,8 +26,8 @@ using caf::replies_to;
 
 /// Durable state: a reply means the record is on disk (fsync'd).
 using persistence_actor = caf::typed_actor<
-  /// Stores the whole record of one volume.
-  replies_to<atom::put, volume_record>::with<atom::ok>,
+  /// Stores the whole record of one volume, keeping the pointer (no copy).
+  replies_to<atom::put, shared_record>::with<atom::ok>,
   /// Forgets a volume.
   replies_to<atom::erase, std::string>::with<atom::ok>,
   /// Answers once everything sent before is durable (used at shutdown).

@@ -145,8 +145,9 @@ void maybe_compact(self_ptr self) {
     spdlog::error("compaction failed: {}", describe(generation.error()));
     return;
   }
-  // The state now is exactly what the journal switched away from holds.
-  st.copy = std::make_shared<const state_snapshot>(st.state);
+  // The state now is exactly what the journal switched away from holds. A copy of its
+  // pointers: the records themselves are never changed in place.
+  st.copy = std::make_shared<const shared_state>(st.state);
   st.generation = *generation;
   st.cfg.stats->persistence.journal_bytes.set(static_cast<int64_t>(st.st->journal_bytes()));
   start_writer(self);
@@ -190,12 +191,11 @@ void commit_one_by_one(self_ptr self) {
   st.waiting.clear();
   for (size_t i = 0; i < batch.size(); ++i) {
     if (auto err = append(self, {batch[i]})) {
-      spdlog::error("state change of volume {} not saved: {}", batch[i].record.name,
-                    describe(err));
+      spdlog::error("state change of volume {} not saved: {}", batch[i].name(), describe(err));
       waiting[i].deliver(err);
       continue;
     }
-    detail::apply_entry(st.state, std::move(batch[i]));
+    detail::apply_entry(st.state, batch[i]);
     waiting[i].deliver(atom::ok_v);
   }
   answer_all(self, {}); // the flush waiters
@@ -220,8 +220,8 @@ void commit(self_ptr self) {
     answer_all(self, err);
     return;
   }
-  for (auto& entry : st.batch) {
-    detail::apply_entry(st.state, std::move(entry));
+  for (const auto& entry : st.batch) {
+    detail::apply_entry(st.state, entry);
   }
   answer_all(self, {});
   maybe_compact(self);
@@ -235,9 +235,9 @@ persistence_state::~persistence_state() {
   }
 }
 
-persistence_actor::behavior_type
-persistence(persistence_actor::stateful_pointer<persistence_state> self,
-            std::shared_ptr<store> st, state_snapshot initial, persistence_config cfg) {
+persistence_actor::behavior_type persistence(
+  persistence_actor::stateful_pointer<persistence_state> self, std::shared_ptr<store> st,
+  shared_state initial, persistence_config cfg) {
   self->state.st = std::move(st);
   self->state.state = std::move(initial);
   self->state.cfg = cfg;
@@ -247,19 +247,16 @@ persistence(persistence_actor::stateful_pointer<persistence_state> self,
   self->state.cfg.stats->persistence.journal_bytes.set(
     static_cast<int64_t>(self->state.st->journal_bytes()));
   return {
-    [self](atom::put, volume_record& rec) -> caf::result<atom::ok> {
+    [self](atom::put, shared_record& rec) -> caf::result<atom::ok> {
       try {
-        return enqueue(self, journal_entry{false, std::move(rec)});
+        return enqueue(self, journal_entry::put(std::move(rec)));
       } catch (const std::exception& e) {
         return internal_error("put", e);
       }
     },
     [self](atom::erase, std::string& name) -> caf::result<atom::ok> {
       try {
-        journal_entry entry;
-        entry.erase = true;
-        entry.record.name = std::move(name);
-        return enqueue(self, std::move(entry));
+        return enqueue(self, journal_entry::erasure(std::move(name)));
       } catch (const std::exception& e) {
         return internal_error("erase", e);
       }
@@ -297,7 +294,7 @@ persistence(persistence_actor::stateful_pointer<persistence_state> self,
 }
 
 persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<store> st,
-                                    state_snapshot initial, persistence_config cfg) {
+                                    shared_state initial, persistence_config cfg) {
   return sys.spawn<caf::detached>(persistence, std::move(st), std::move(initial), cfg);
 }
 

@@ -30,7 +30,7 @@ struct persistence_state {
   static inline const char* name = "persistence";
   std::shared_ptr<store> st;
   persistence_config cfg;
-  state_snapshot state;                             ///< what is durable
+  shared_state state;                               ///< what is durable
   std::vector<journal_entry> batch;                 ///< waiting for the next fsync
   std::vector<caf::response_promise> waiting;       ///< one per entry in batch
   std::vector<caf::response_promise> flush_waiters; ///< answered after the next commit
@@ -39,7 +39,7 @@ struct persistence_state {
   /// The compaction begun (store::begin_compaction) and not finished, if `copy` is set:
   /// its snapshot is written from `copy`, the state when it began, on `writer`, while
   /// commits go on into the new journal. A failed write keeps the copy for the retry.
-  std::shared_ptr<const state_snapshot> copy;
+  std::shared_ptr<const shared_state> copy;
   uint64_t generation = 0;
   std::thread writer;       ///< writes the snapshot; joined when it reports back
   bool writing = false;     ///< `writer` runs
@@ -53,14 +53,15 @@ struct persistence_state {
 };
 
 /// The persistence actor's behaviour: group commit over `st`, starting from `initial`
-/// (the state already on disk). A put/erase is answered only once its record is durable.
-persistence_actor::behavior_type
-persistence(persistence_actor::stateful_pointer<persistence_state> self,
-            std::shared_ptr<store> st, state_snapshot initial, persistence_config cfg);
+/// (the state already on disk, its records shared with the registry that lists them). A
+/// put/erase is answered only once its record is durable.
+persistence_actor::behavior_type persistence(
+  persistence_actor::stateful_pointer<persistence_state> self, std::shared_ptr<store> st,
+  shared_state initial, persistence_config cfg);
 
 /// Spawns the persistence actor detached: it blocks in fsync, so it owns a thread.
 /// @pre `sys` was configured with `add_message_types<caf::id_block::berth>()`.
 persistence_actor spawn_persistence(caf::actor_system& sys, std::shared_ptr<store> st,
-                                    state_snapshot initial, persistence_config cfg = {});
+                                    shared_state initial, persistence_config cfg = {});
 
 } // namespace berth

@@ -183,17 +183,15 @@ caf::result<atom::ok> drain(self_ptr self) {
 
 } // namespace
 
-
 registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry_state> self,
-                                       registry_config cfg, std::vector<volume_record> initial) {
+                                       registry_config cfg, shared_records initial) {
   self->state.cfg = std::move(cfg);
   const auto& kept = self->state.cfg;
   size_t dormant = 0;
-  for (auto& loaded : initial) {
+  for (auto& rec : initial) {
     // Listed now, not once its actor first runs: a list right after start shows every
     // volume of the durable state, as it did when it asked each actor. The volume
     // commits this same record, so it is never copied.
-    auto rec = std::make_shared<const volume_record>(std::move(loaded));
     kept.directory->put(rec);
     auto name = rec->name;
     auto& entry = self->state.volumes[name];

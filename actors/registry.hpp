@@ -56,10 +56,11 @@ struct registry_state {
   std::map<std::string, int> copying;
 };
 
-/// Takes the records of `initial` (loaded state, the boot decision made): each that the
-/// host agrees with stays dormant, the others get their actor at once, which reconciles
-/// first (docs/design.md, "Dormant volumes").
+/// Takes the records of `initial` (loaded state, the boot decision made; shared with the
+/// persistence actor, not copied): each that the host agrees with stays dormant, the
+/// others get their actor at once, which reconciles first (docs/design.md, "Dormant
+/// volumes").
 registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry_state> self,
-                                       registry_config cfg, std::vector<volume_record> initial);
+                                       registry_config cfg, shared_records initial);
 
 } // namespace berth

@@ -65,3 +65,6 @@ CAF_END_TYPE_ID_BLOCK(berth)
 // A list's answer shares the records of the record directory: it never leaves the
 // process, so it needs no serialization.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(berth::shared_records)
+// A saved record goes to the persistence actor as the pointer its volume commits, for
+// the same reason.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(berth::shared_record)

@@ -197,9 +197,9 @@ void end_first_reconcile(self_ptr self) {
 // changed and the record not (yet) saved, or saved but never answered; the next
 // start must make both whole (docs/design.md, "All or nothing, across crashes").
 
-void persist(self_ptr self, const volume_record& next, done_fn then) {
+void persist(self_ptr self, shared_record next, done_fn then) {
   test_crash_point("engine-before-persist");
-  self->request(self->state.env.persistence, caf::infinite, atom::put_v, next)
+  self->request(self->state.env.persistence, caf::infinite, atom::put_v, std::move(next))
     .then(
       [then](atom::ok) {
         test_crash_point("engine-before-reply");

@@ -76,7 +76,7 @@ void on_undone(self_ptr self, const caf::error& err) {
 void carry(self_ptr self, record_transaction::next_step step) {
   auto stored = [self](const caf::error& err) { on_stored(self, err); };
   if (auto* save = std::get_if<record_transaction::save>(&step)) {
-    persist(self, save->next, std::move(stored));
+    persist(self, std::move(save->next), std::move(stored));
   } else if (auto* erase = std::get_if<record_transaction::erase>(&step)) {
     persist_erase(self, erase->name, std::move(stored));
   } else if (auto* back = std::get_if<record_transaction::undo>(&step)) {

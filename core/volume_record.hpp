@@ -155,8 +155,12 @@ typename Inspector::result_type inspect(Inspector& f, export_view& x) {
   return f(caf::meta::type_name("export_view"), x.path, x.consistency);
 }
 
+/// A committed record: shared by the volume, the record directory and the persistence
+/// actor, never changed in place.
+using shared_record = std::shared_ptr<const volume_record>;
+
 /// Records as a list answers them: shared, never changed in place.
-using shared_records = std::vector<std::shared_ptr<const volume_record>>;
+using shared_records = std::vector<shared_record>;
 
 /// `recs`, shared (a test's records, say).
 shared_records share(std::vector<volume_record> recs);

@@ -231,8 +231,8 @@ caf::expected<state_snapshot> file_store::load() {
 
 caf::error file_store::replay(const std::string& path, const std::string& journal,
                               detail::decoded_journal& decoded, state_snapshot& state) {
-  for (auto& entry : decoded.entries) {
-    detail::apply_entry(state, std::move(entry));
+  for (const auto& entry : decoded.entries) {
+    detail::apply_entry(state, entry);
   }
   if (decoded.good_bytes < journal.size()) {
     auto dropped = journal.size() - decoded.good_bytes;

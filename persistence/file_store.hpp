@@ -77,7 +77,7 @@ public:
   /// snapshot.json of `generation` from `state`: temp, fsync, rename, fsync dir. Reads
   /// only what never changes after construction, so it runs beside append(); it does not
   /// draw on the reserve (not thread-safe), compact() does.
-  caf::error write_snapshot(const state_snapshot& state, uint64_t generation) override;
+  caf::error write_snapshot(const shared_state& state, uint64_t generation) override;
 
   /// Renames journal.next over journal.log and fsyncs the directory.
   caf::error finish_compaction(uint64_t generation) override;
@@ -97,6 +97,8 @@ private:
   /// The snapshot of `generation`, written as write_snapshot() does but drawing on the
   /// reserve (this thread appends too).
   caf::error write_snapshot_with_room(const state_snapshot& state, uint64_t generation);
+  /// Writes the snapshot's `text` as write_snapshot() does.
+  caf::error write_snapshot_text(const std::string& text);
   /// load()'s end when a crash left journal.next: `state` (both journals replayed)
   /// becomes a snapshot newer than either journal, then both go.
   caf::error settle_interrupted_compaction(const state_snapshot& state, uint64_t newest);

@@ -106,8 +106,11 @@ caf::expected<uint64_t> file_store::begin_compaction() {
   return next;
 }
 
-caf::error file_store::write_snapshot(const state_snapshot& state, uint64_t generation) {
-  auto text = detail::encode_snapshot(state, generation);
+caf::error file_store::write_snapshot(const shared_state& state, uint64_t generation) {
+  return write_snapshot_text(detail::encode_snapshot(state, generation));
+}
+
+caf::error file_store::write_snapshot_text(const std::string& text) {
   auto tmp = snapshot_path_ + ".tmp";
   if (auto err = write_temp_file(tmp, text)) {
     return err;

@@ -61,20 +61,19 @@ caf::error encode_entry(const journal_entry& entry, std::string& out) {
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
   w.Key("op");
-  if (entry.erase) {
+  if (entry.erases()) {
     w.String("erase");
     w.Key("name");
-    w.String(entry.record.name.c_str(),
-             static_cast<rapidjson::SizeType>(entry.record.name.size()));
+    w.String(entry.erased.c_str(), static_cast<rapidjson::SizeType>(entry.erased.size()));
   } else {
     w.String("put");
     w.Key("record");
-    write_record(w, entry.record);
+    write_record(w, *entry.record);
   }
   w.EndObject();
   if (buf.GetSize() > max_payload_bytes) {
     return make_error(ec::out_of_range,
-                      "volume " + entry.record.name + ": its record would be "
+                      "volume " + entry.name() + ": its record would be "
                         + std::to_string(buf.GetSize() + header_bytes)
                         + " bytes in the journal, over the limit of "
                         + std::to_string(limits::max_frame_bytes)
@@ -156,9 +155,8 @@ bool parse_payload(const char* payload, size_t size, journal_entry& entry) {
     if (name == doc.MemberEnd() || !name->value.IsString()) {
       return false;
     }
-    entry.erase = true;
-    entry.record.name = name->value.GetString();
-    return is_valid_volume_name(entry.record.name);
+    entry = journal_entry::erasure(name->value.GetString());
+    return is_valid_volume_name(entry.erased);
   }
   if (std::strcmp(op->value.GetString(), "put") == 0) {
     auto rec_json = doc.FindMember("record");
@@ -169,8 +167,7 @@ bool parse_payload(const char* payload, size_t size, journal_entry& entry) {
     if (!rec || !is_valid_volume_name(rec->name)) {
       return false;
     }
-    entry.erase = false;
-    entry.record = std::move(*rec);
+    entry = journal_entry::put(std::move(*rec));
     return true;
   }
   return false;
@@ -226,7 +223,19 @@ decoded_journal decode_entries(const std::string& data) {
   return out;
 }
 
-std::string encode_snapshot(const state_snapshot& state, uint64_t generation) {
+namespace {
+
+const volume_record& record_of(const volume_record& rec) {
+  return rec;
+}
+
+const volume_record& record_of(const std::shared_ptr<const volume_record>& rec) {
+  return *rec;
+}
+
+template <class Volumes>
+std::string encode_snapshot_of(const Volumes& volumes, const std::string& boot_id,
+                               uint64_t generation) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
@@ -235,15 +244,25 @@ std::string encode_snapshot(const state_snapshot& state, uint64_t generation) {
   w.Key("generation");
   w.Uint64(generation);
   w.Key("boot_id");
-  w.String(state.boot_id.c_str(), static_cast<rapidjson::SizeType>(state.boot_id.size()));
+  w.String(boot_id.c_str(), static_cast<rapidjson::SizeType>(boot_id.size()));
   w.Key("volumes");
   w.StartArray();
-  for (const auto& [name, rec] : state.volumes) {
-    write_record(w, rec);
+  for (const auto& [name, rec] : volumes) {
+    write_record(w, record_of(rec));
   }
   w.EndArray();
   w.EndObject();
   return {buf.GetString(), buf.GetSize()};
+}
+
+} // namespace
+
+std::string encode_snapshot(const state_snapshot& state, uint64_t generation) {
+  return encode_snapshot_of(state.volumes, state.boot_id, generation);
+}
+
+std::string encode_snapshot(const shared_state& state, uint64_t generation) {
+  return encode_snapshot_of(state.volumes, state.boot_id, generation);
 }
 
 caf::expected<decoded_snapshot> decode_snapshot(const std::string& json) {
@@ -316,19 +335,18 @@ caf::expected<state_snapshot> decode_legacy_state(const std::string& json) {
 }
 
 void apply_entry(state_snapshot& state, const journal_entry& entry) {
-  if (entry.erase) {
-    state.volumes.erase(entry.record.name);
+  if (entry.erases()) {
+    state.volumes.erase(entry.erased);
   } else {
-    state.volumes[entry.record.name] = entry.record;
+    state.volumes[entry.record->name] = *entry.record;
   }
 }
 
-void apply_entry(state_snapshot& state, journal_entry&& entry) {
-  if (entry.erase) {
-    state.volumes.erase(entry.record.name);
+void apply_entry(shared_state& state, const journal_entry& entry) {
+  if (entry.erases()) {
+    state.volumes.erase(entry.erased);
   } else {
-    auto& slot = state.volumes[entry.record.name];
-    slot = std::move(entry.record);
+    state.volumes[entry.record->name] = entry.record;
   }
 }
 

@@ -44,6 +44,7 @@ decoded_journal decode_entries(const std::string& data);
 
 /// The snapshot's JSON text; `generation` counts compactions (see file_store).
 std::string encode_snapshot(const state_snapshot& state, uint64_t generation);
+std::string encode_snapshot(const shared_state& state, uint64_t generation);
 
 /// A parsed snapshot and its generation (0 for a version 1 snapshot).
 struct decoded_snapshot {
@@ -57,10 +58,10 @@ caf::expected<decoded_snapshot> decode_snapshot(const std::string& json);
 /// Parses an older berth's state.json: {"volumes":{NAME:{record without name}}}.
 caf::expected<state_snapshot> decode_legacy_state(const std::string& json);
 
-/// Applies one entry to a state.
+/// Applies one entry to a state (a loaded one: its record is copied).
 void apply_entry(state_snapshot& state, const journal_entry& entry);
 
-/// Applies one entry to a state, moving its record.
-void apply_entry(state_snapshot& state, journal_entry&& entry);
+/// Applies one entry to the persistence actor's state: its record is shared.
+void apply_entry(shared_state& state, const journal_entry& entry);
 
 } // namespace berth::detail

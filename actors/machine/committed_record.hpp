@@ -25,7 +25,7 @@ public:
   /// both hold that one (docs/benchmarks.md, "Restart with 10,000 volumes: fewer mount
   /// table reads, one copy of each record").
   /// `counted`: `gauges` count the loaded record already (a dormant volume woken).
-  committed_record(std::shared_ptr<const volume_record> rec, bool exists, volume_gauges& gauges,
+  committed_record(shared_record rec, bool exists, volume_gauges& gauges,
                    record_directory* directory = nullptr, bool counted = false)
       : rec_(std::move(rec)), exists_(exists), gauges_(&gauges), directory_(directory) {
     if (exists_) {
@@ -38,22 +38,27 @@ public:
 
   const volume_record& operator*() const { return *rec_; }
   const volume_record* operator->() const { return rec_.get(); }
+  /// The record itself, shared: it is never changed in place.
+  const shared_record& shared() const { return rec_; }
 
   /// Created and durable, not removed.
   bool exists() const { return exists_; }
 
   /// `next` is durable: it is the committed record (`creates`: the volume exists from
-  /// now on).
-  void commit(volume_record next, bool creates = false) {
+  /// now on). The one the store holds, shared: never changed in place, since a list or
+  /// the store may still hold the old one.
+  void commit(shared_record next, bool creates = false) {
     bool existed = exists_;
     exists_ = existed || creates;
-    // Shared with the directory, never changed in place: a list may still hold the old one.
-    auto committed = std::make_shared<const volume_record>(std::move(next));
-    gauges_->replace(existed ? rec_.get() : nullptr, exists_ ? committed.get() : nullptr);
-    rec_ = std::move(committed);
+    gauges_->replace(existed ? rec_.get() : nullptr, exists_ ? next.get() : nullptr);
+    rec_ = std::move(next);
     if (exists_) {
       list();
     }
+  }
+
+  void commit(volume_record next, bool creates = false) {
+    commit(std::make_shared<const volume_record>(std::move(next)), creates);
   }
 
   /// The volume's erasure is durable: it holds no record from now on, only its name.
@@ -77,7 +82,7 @@ private:
     }
   }
 
-  std::shared_ptr<const volume_record> rec_ = std::make_shared<const volume_record>();
+  shared_record rec_ = std::make_shared<const volume_record>();
   bool exists_ = false;
   volume_gauges* gauges_ = nullptr;       ///< berthd's, which outlives every volume
   record_directory* directory_ = nullptr; ///< the registry's, which outlives its volumes

@@ -26,23 +26,23 @@ record_transaction::next_step record_transaction::work_succeeded(
   }
   switch (plan_.change) {
     case record_change::none:
-      pending_ = *rec;
+      pending_ = rec.shared();
       phase_ = phase::over;
       return ended{ending::committed, {}};
     case record_change::erase:
-      pending_ = *rec;
+      pending_ = rec.shared();
       phase_ = phase::storing;
-      return erase{pending_.name};
+      return erase{pending_->name};
     case record_change::save:
     case record_change::save_if_changed: break;
   }
-  pending_ = after(*rec);
-  if (plan_.change == record_change::save_if_changed && pending_ == *rec) {
+  pending_ = std::make_shared<const volume_record>(after(*rec));
+  if (plan_.change == record_change::save_if_changed && *pending_ == *rec) {
     phase_ = phase::over;
     return ended{ending::committed, {}};
   }
   phase_ = phase::storing;
-  return save{std::cref(pending_)};
+  return save{pending_};
 }
 
 record_transaction::next_step record_transaction::persisted(const caf::error& err,
@@ -54,7 +54,7 @@ record_transaction::next_step record_transaction::persisted(const caf::error& er
     if (plan_.undoable) {
       store_error_ = err;
       phase_ = phase::undoing;
-      return undo{std::cref(pending_)};
+      return undo{std::cref(*pending_)};
     }
     phase_ = phase::over;
     return ended{ending::unsaved, err};

@@ -52,9 +52,9 @@ public:
   // -- what the inputs answer ---------------------------------------------------------
 
   /// Store `next` durably, then give persisted() the store's answer. `next` is the
-  /// machine's own (pending()): it lives as long as the machine.
+  /// record the commit takes: the store keeps this same one.
   struct save {
-    std::reference_wrapper<const volume_record> next;
+    shared_record next;
   };
   /// Erase the volume `name` from the durable state, then give persisted() the answer.
   struct erase {
@@ -91,7 +91,7 @@ public:
   next_step undone();
 
   /// The record being saved, or the one being erased: what the logs name.
-  const volume_record& pending() const { return pending_; }
+  const volume_record& pending() const { return *pending_; }
 
 private:
   enum class phase { working, storing, undoing, over };
@@ -101,7 +101,7 @@ private:
 
   plan plan_;
   phase phase_ = phase::working;
-  volume_record pending_;
+  shared_record pending_ = std::make_shared<const volume_record>();
   caf::error store_error_;
 };
 

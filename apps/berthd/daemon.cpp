@@ -299,7 +299,15 @@ int run_daemon(const daemon_options& opts) {
   persistence_config pc;
   pc.stats = stats;
   pc.compact_after_bytes = opts.compact_after_mb << 20;
-  auto persistence = spawn_persistence(sys, st, *state, pc);
+  // One copy of each record, from here on: the persistence actor's state, the registry's
+  // directory and each volume share it.
+  auto durable = share(std::move(*state));
+  shared_records records;
+  records.reserve(durable.volumes.size());
+  for (const auto& [name, rec] : durable.volumes) {
+    records.push_back(rec);
+  }
+  auto persistence = spawn_persistence(sys, st, std::move(durable), pc);
   registry_config rc;
   rc.backends = backends;
   rc.exec = exec;
@@ -308,12 +316,6 @@ int run_daemon(const daemon_options& opts) {
   rc.coalesce_window = opts.coalesce_window;
   rc.stats = stats;
   rc.host_mounts = std::make_shared<const std::set<std::string>>(std::move(*mount_points));
-  std::vector<volume_record> records;
-  records.reserve(state->volumes.size());
-  for (auto& [name, rec] : state->volumes) {
-    records.push_back(std::move(rec));
-  }
-  state->volumes.clear();
   volume_routes routes{rc.handles, rc.directory};
   auto reg = sys.spawn(registry, std::move(rc), std::move(records));
   if (metrics) {

@@ -58,13 +58,13 @@ inline volume_record record_on(fake_disk& disk, const std::string& name) {
 inline persistence_actor::behavior_type fake_persistence(persistence_actor::pointer,
                                                          std::shared_ptr<fake_disk> disk) {
   return {
-    [disk](atom::put, volume_record& rec) -> caf::result<atom::ok> {
+    [disk](atom::put, shared_record& rec) -> caf::result<atom::ok> {
       if (disk->fail) {
         return make_error(ec::persist_failure, "state directory is gone (injected)");
       }
       ++disk->writes;
       std::lock_guard<std::mutex> guard{disk->mtx};
-      disk->records[rec.name] = rec;
+      disk->records[rec->name] = *rec;
       return atom::ok_v;
     },
     [disk](atom::erase, std::string& name) -> caf::result<atom::ok> {

@@ -24,6 +24,11 @@ namespace {
 using test::make_record;
 using test::temp_dir;
 
+/// `rec` as a volume sends it to be saved: shared.
+shared_record saved(volume_record rec) {
+  return std::make_shared<const volume_record>(std::move(rec));
+}
+
 namespace fs = std::filesystem;
 
 /// An actor system config that knows berth's message types.
@@ -47,7 +52,7 @@ protected:
 
   void spawn(std::shared_ptr<store> st, state_snapshot initial = {},
              persistence_config cfg = {}) {
-    actor_ = spawn_persistence(sys_, std::move(st), std::move(initial), cfg);
+    actor_ = spawn_persistence(sys_, std::move(st), share(std::move(initial)), cfg);
   }
 
   /// Sends one message and waits for the reply: empty error means ok.
@@ -65,7 +70,7 @@ protected:
   /// caller releases the store and joins the thread.
   std::thread hold_first_commit(test::counting_store& st) {
     st.hold_next();
-    std::thread first([this] { EXPECT_FALSE(ask(atom::put_v, make_record("first"))); });
+    std::thread first([this] { EXPECT_FALSE(ask(atom::put_v, saved(make_record("first")))); });
     st.wait_held();
     return first;
   }
@@ -83,8 +88,9 @@ protected:
           auto n = static_cast<size_t>(t * per_thread + i);
           auto& slot = results[n];
           slot = make_error(ec::internal, "no reply");
-          self->request(actor_, caf::infinite, atom::put_v,
-                        make_record(prefix + std::to_string(n), i % 3))
+          self
+            ->request(actor_, caf::infinite, atom::put_v,
+                      saved(make_record(prefix + std::to_string(n), i % 3)))
             .receive([&](atom::ok) { slot = caf::error{}; },
                      [&](caf::error& err) { slot = std::move(err); });
         }
@@ -108,13 +114,13 @@ protected:
       workers.emplace_back([&, t] {
         caf::scoped_actor self{sys_};
         std::vector<size_t> mine;
-        std::vector<decltype(self->request(actor_, caf::infinite, atom::put_v, recs[0]))>
+        std::vector<decltype(self->request(actor_, caf::infinite, atom::put_v, saved(recs[0])))>
           replies;
         for (size_t n = static_cast<size_t>(t); n < recs.size();
              n += static_cast<size_t>(threads)) {
           results[n] = make_error(ec::internal, "no reply");
           mine.push_back(n);
-          replies.push_back(self->request(actor_, caf::infinite, atom::put_v, recs[n]));
+          replies.push_back(self->request(actor_, caf::infinite, atom::put_v, saved(recs[n])));
         }
         sent.count_down();
         for (size_t k = 0; k < replies.size(); ++k) {
@@ -173,14 +179,26 @@ TEST_F(persistence_fixture, erase_and_flush_are_durable) {
   ASSERT_TRUE(st->load());
   spawn(st);
   EXPECT_FALSE(ask(atom::flush_v)); // nothing pending
-  EXPECT_FALSE(ask(atom::put_v, make_record("a", 1)));
-  EXPECT_FALSE(ask(atom::put_v, make_record("b")));
+  EXPECT_FALSE(ask(atom::put_v, saved(make_record("a", 1))));
+  EXPECT_FALSE(ask(atom::put_v, saved(make_record("b"))));
   EXPECT_FALSE(ask(atom::erase_v, std::string{"a"}));
   EXPECT_FALSE(ask(atom::flush_v));
   auto loaded = file_store{dir}.load();
   ASSERT_TRUE(loaded);
   ASSERT_EQ(loaded->volumes.size(), 1u);
   EXPECT_EQ(loaded->volumes.count("b"), 1u);
+}
+
+TEST_F(persistence_fixture, keeps_the_record_it_was_given_not_a_copy_until_it_is_erased) {
+  temp_dir tmp;
+  auto st = std::make_shared<file_store>(tmp / "state");
+  ASSERT_TRUE(st->load());
+  spawn(st);
+  auto rec = saved(make_record("a", 1));
+  EXPECT_FALSE(ask(atom::put_v, rec));
+  EXPECT_EQ(rec.use_count(), 2) << "the durable state holds this record itself";
+  EXPECT_FALSE(ask(atom::erase_v, std::string{"a"}));
+  EXPECT_EQ(rec.use_count(), 1) << "an erased record is let go";
 }
 
 TEST_F(persistence_fixture, compacts_past_the_threshold_keeping_boot_id) {
@@ -195,7 +213,7 @@ TEST_F(persistence_fixture, compacts_past_the_threshold_keeping_boot_id) {
   cfg.compact_after_bytes = 300;
   spawn(st, initial, cfg);
   for (int i = 0; i < 6; ++i) {
-    EXPECT_FALSE(ask(atom::put_v, make_record("v" + std::to_string(i), i)));
+    EXPECT_FALSE(ask(atom::put_v, saved(make_record("v" + std::to_string(i), i))));
   }
   EXPECT_FALSE(ask(atom::erase_v, std::string{"v0"}));
   EXPECT_FALSE(ask(atom::flush_v)); // a compaction after the last commit has finished
@@ -222,13 +240,13 @@ TEST_F(persistence_fixture, commits_go_on_while_the_snapshot_is_written) {
   spawn(st, {}, cfg);
   st->hold_snapshot();
   for (int i = 0; i < 4; ++i) {
-    EXPECT_FALSE(ask(atom::put_v, make_record("before" + std::to_string(i), 1)));
+    EXPECT_FALSE(ask(atom::put_v, saved(make_record("before" + std::to_string(i), 1))));
   }
   // Past the threshold: the snapshot's write is held inside the store.
   st->wait_snapshot_held();
   EXPECT_TRUE(fs::exists(dir + "/journal.next")) << "appends switched to the next journal";
   for (int i = 0; i < 10; ++i) {
-    EXPECT_FALSE(ask(atom::put_v, make_record("during" + std::to_string(i), 2)))
+    EXPECT_FALSE(ask(atom::put_v, saved(make_record("during" + std::to_string(i), 2))))
       << "a commit waited for the snapshot";
   }
   EXPECT_FALSE(ask(atom::erase_v, std::string{"before0"}));
@@ -283,7 +301,7 @@ TEST_F(persistence_fixture, a_compaction_is_timed_and_shrinks_the_journal_gauge)
   cfg.stats = std::make_shared<telemetry>(std::vector<std::string>{"local"});
   spawn(st, {}, cfg);
   for (int i = 0; i < 6; ++i) {
-    EXPECT_FALSE(ask(atom::put_v, make_record("v" + std::to_string(i), i)));
+    EXPECT_FALSE(ask(atom::put_v, saved(make_record("v" + std::to_string(i), i))));
   }
   EXPECT_FALSE(ask(atom::flush_v));
   ASSERT_GE(st->compactions.load(), 1u);
@@ -314,7 +332,7 @@ TEST_F(persistence_fixture, failing_store_fails_every_waiting_put_and_keeps_stat
     EXPECT_TRUE(st->compacted.empty());
     st->failing = false;
   }
-  EXPECT_FALSE(ask(atom::put_v, make_record("after")));
+  EXPECT_FALSE(ask(atom::put_v, saved(make_record("after"))));
   // Compaction runs after the replies of its commit; the next message waits for it.
   EXPECT_FALSE(ask(atom::flush_v));
   std::lock_guard<std::mutex> guard{st->mtx};
@@ -332,7 +350,7 @@ TEST_F(persistence_fixture, removed_state_dir_fails_puts_and_nothing_is_durable)
   auto st = std::make_shared<file_store>(dir);
   ASSERT_TRUE(st->load());
   spawn(st);
-  EXPECT_FALSE(ask(atom::put_v, make_record("kept")));
+  EXPECT_FALSE(ask(atom::put_v, saved(make_record("kept"))));
   fs::remove_all(dir);
   auto results = put_concurrently(4, 2, "lost");
   for (const auto& err : results) {

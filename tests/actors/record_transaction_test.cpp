@@ -39,13 +39,22 @@ TEST_F(record_transaction_test, a_saved_change_is_committed_only_once_the_store_
   tx t{{record_change::save, false, true}};
   auto step = t.work_succeeded(rec, mounted);
   ASSERT_TRUE(std::holds_alternative<tx::save>(step));
-  EXPECT_EQ(std::get<tx::save>(step).next.get().mounts.at("c89a"), 1U);
+  EXPECT_EQ(std::get<tx::save>(step).next->mounts.at("c89a"), 1U);
   EXPECT_TRUE(rec->mounts.empty()) << "nothing is committed before it is durable";
   auto end = t.persisted({}, rec);
   ASSERT_TRUE(std::holds_alternative<tx::ended>(end));
   EXPECT_EQ(std::get<tx::ended>(end).how, ending::committed);
   EXPECT_FALSE(std::get<tx::ended>(end).err);
   EXPECT_EQ(rec->mounts.at("c89a"), 1U);
+}
+
+TEST_F(record_transaction_test, the_committed_record_is_the_one_the_store_was_given) {
+  tx t{{record_change::save, false, true}};
+  auto step = t.work_succeeded(rec, mounted);
+  ASSERT_TRUE(std::holds_alternative<tx::save>(step));
+  auto given = std::get<tx::save>(step).next;
+  t.persisted({}, rec);
+  EXPECT_EQ(rec.shared(), given) << "one record, shared by the volume and the store";
 }
 
 TEST_F(record_transaction_test, a_failed_work_ends_without_asking_for_the_record) {

@@ -33,7 +33,7 @@ protected:
     cfg.backend_timeout = timeout;
     cfg.stats = stats;
     cfg.handles = handles;
-    reg = sys.spawn(registry, cfg, std::move(initial));
+    reg = sys.spawn(registry, cfg, share(std::move(initial)));
     sched.run();
   }
 

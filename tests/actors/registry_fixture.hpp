@@ -39,7 +39,7 @@ protected:
     cfg.backend_timeout = timeout;
     cfg.host_mounts = host_mounts;
     cfg.stats = stats;
-    reg = ts.sys->spawn(registry, cfg, std::move(initial));
+    reg = ts.sys->spawn(registry, cfg, share(std::move(initial)));
   }
 
   void TearDown() override {

@@ -39,11 +39,12 @@ protected:
     auto st = std::make_shared<file_store>(dir);
     auto loaded = st->load();
     ASSERT_TRUE(loaded) << describe(loaded.error());
-    std::vector<volume_record> initial;
-    for (auto& [name, rec] : loaded->volumes) {
+    auto durable = share(std::move(*loaded));
+    shared_records initial;
+    for (const auto& [name, rec] : durable.volumes) {
       initial.push_back(rec);
     }
-    persistence = spawn_persistence(*ts.sys, st, *loaded);
+    persistence = spawn_persistence(*ts.sys, st, std::move(durable));
     registry_config cfg;
     cfg.backends["local"] = storage;
     cfg.exec = exec;
@@ -294,7 +295,7 @@ TEST_F(volume_release_test, a_record_only_release_runs_while_a_call_is_hung) {
   {
     file_store st{dir};
     ASSERT_TRUE(st.load());
-    ASSERT_FALSE(st.append({journal_entry{false, rec}}));
+    ASSERT_FALSE(st.append({journal_entry::put(rec)}));
   }
   backend_timeout = 200ms;
   start();

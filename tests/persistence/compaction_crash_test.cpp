@@ -185,7 +185,7 @@ TEST_P(compaction_crash, commits_during_a_compaction_off_the_commit_path_survive
     if (!generation) {
       return false;
     }
-    auto copy = state;
+    auto copy = share(state_snapshot{state});
     for (int i = 0; i < 10; ++i) {
       auto rec = make_record("during" + std::to_string(i), 2);
       if (st.append({put(rec)})) {

@@ -73,7 +73,7 @@ public:
 
   /// Each snapshot written counts as a compaction; while hold_snapshot() is set, the
   /// write waits inside the store until release_snapshot().
-  caf::error write_snapshot(const state_snapshot& state, uint64_t generation) override {
+  caf::error write_snapshot(const shared_state& state, uint64_t generation) override {
     {
       std::unique_lock<std::mutex> lock{gate_mtx_};
       if (hold_snapshot_) {

@@ -27,15 +27,12 @@ inline volume_record make_record(const std::string& name, int mounts = 0) {
 
 /// A put entry for `rec`.
 inline journal_entry put(volume_record rec) {
-  return journal_entry{false, std::move(rec)};
+  return journal_entry::put(std::move(rec));
 }
 
 /// An erase entry for `name`.
 inline journal_entry erase(const std::string& name) {
-  journal_entry entry;
-  entry.erase = true;
-  entry.record.name = name;
-  return entry;
+  return journal_entry::erasure(name);
 }
 
 } // namespace berth::test

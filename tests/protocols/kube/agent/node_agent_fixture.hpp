@@ -47,7 +47,7 @@ protected:
     cfg.exec = exec;
     cfg.persistence = ts.sys->spawn(fake_persistence, disk);
     cfg.coalesce_window = 100ms;
-    reg = ts.sys->spawn(registry, cfg, std::vector<volume_record>{});
+    reg = ts.sys->spawn(registry, cfg, shared_records{});
     auto objects = std::make_unique<memory_objects>();
     api = objects.get();
     ASSERT_TRUE(api->create_object(kube::nodes(), R"({"metadata":{"name":"n1"}})", far()));
