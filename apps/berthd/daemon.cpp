@@ -338,6 +338,11 @@ int run_daemon(const daemon_options& opts) {
   // served before that, a List would miss volumes of the durable state.
   auto up =
     blocking_ask<atom::ok>(sys, reg, std::chrono::seconds(60), "the registry", atom::ping_v);
+  // The start's temporaries (the snapshot's text and its parse, the loaded state, the
+  // compaction's text) are freed by now; the allocator would keep their pages for its
+  // decay time, a third of RSS at 10,000 volumes (docs/benchmarks.md, "RSS at 10,000
+  // volumes: one record, and the start's pages given back").
+  release_free_memory();
   auto err = up ? start_servers(srv, sys, reg, routes, backends, opts, stats, sync, agent, *passed)
                 : std::move(up.error());
   if (err) {
