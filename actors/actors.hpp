@@ -86,6 +86,10 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::publish, publish_request>::with<atom::ok>,
   /// NodeUnpublishVolume of a target path.
   replies_to<atom::unpublish, std::string>::with<atom::ok>,
+  /// The publish and unpublish above, sent straight from a gRPC thread, answered through
+  /// the direct_reply (docs/design.md, "Three hops").
+  reacts_to<atom::publish, publish_request, direct_reply<atom::ok>>,
+  reacts_to<atom::unpublish, std::string, direct_reply<atom::ok>>,
   /// ControllerExpandVolume, ControllerModifyVolume, berthctl resize/modify: a size
   /// and/or mutable parameters, merged with the others of the coalescing window into
   /// one backend call; returns the record.

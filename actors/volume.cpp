@@ -39,6 +39,21 @@ void queue_unmount(self_ptr self, std::string id, promise<atom::ok> rp) {
     [](const volume_record&) { return atom::ok_v; });
 }
 
+void queue_publish(self_ptr self, publish_request req, promise<atom::ok> rp) {
+  auto what = "publish at " + req.target;
+  auto from = req.from;
+  path_change change{req.target, req};
+  enqueue_path_change(self, std::move(what), std::move(from), std::move(change), std::move(rp),
+                      [self, req = std::move(req)](auto rp) { run_publish(self, rp, req); });
+}
+
+void queue_unpublish(self_ptr self, std::string target, promise<atom::ok> rp) {
+  auto what = "unpublish of " + target;
+  path_change change{target, std::nullopt};
+  enqueue_path_change(self, std::move(what), {}, std::move(change), std::move(rp),
+                      [self, target](auto rp) { run_unpublish(self, rp, target); });
+}
+
 } // namespace
 
 volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
@@ -148,18 +163,19 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     },
     [self](atom::publish, publish_request& req) -> caf::result<atom::ok> {
       auto rp = self->make_response_promise<atom::ok>();
-      auto what = "publish at " + req.target;
-      auto from = req.from;
-      path_change change{req.target, req};
-      enqueue_path_change(self, std::move(what), std::move(from), std::move(change), rp,
-                          [self, req = std::move(req)](auto rp) { run_publish(self, rp, req); });
+      queue_publish(self, std::move(req), rp);
       return rp;
+    },
+    [self](atom::publish, publish_request& req, direct_reply<atom::ok>& reply) {
+      queue_publish(self, std::move(req), std::move(reply));
     },
     [self](atom::unpublish, std::string& target) -> caf::result<atom::ok> {
       auto rp = self->make_response_promise<atom::ok>();
-      enqueue_path_change(self, "unpublish of " + target, {}, path_change{target, std::nullopt}, rp,
-                          [self, target](auto rp) { run_unpublish(self, rp, target); });
+      queue_unpublish(self, std::move(target), rp);
       return rp;
+    },
+    [self](atom::unpublish, std::string& target, direct_reply<atom::ok>& reply) {
+      queue_unpublish(self, std::move(target), std::move(reply));
     },
     // -- the coalescing mailbox ---------------------------------------------------
     [self](atom::modify, modify_request& req) -> caf::result<volume_record> {

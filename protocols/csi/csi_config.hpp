@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/volume_handles.hpp"
 #include "backends/backend.hpp"
 #include "backends/node_path.hpp"
 #include "core/telemetry/telemetry.hpp"
@@ -31,6 +32,10 @@ struct csi_config {
   /// False in the cluster mode (`berthd --kubernetes`): `berthd controller` serves the
   /// Controller service, and Identity does not advertise it.
   bool serve_controller = true;
+  /// The volume actors by name (the registry's): NodePublishVolume and
+  /// NodeUnpublishVolume go straight to a volume found here (docs/design.md, "Three
+  /// hops"). Null: everything goes through the registry.
+  std::shared_ptr<const volume_handles> handles;
   /// Where every RPC is counted (telemetry::operations, protocol "csi"). Null: a
   /// private one (tests that do not look).
   std::shared_ptr<telemetry> stats;

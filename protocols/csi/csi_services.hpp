@@ -205,12 +205,18 @@ public:
                                         v1::NodeGetInfoResponse* resp) override;
 
 private:
+  /// Sends `op, id, xs...` to the volume `id` when the handles know it, answered on the
+  /// volume's thread; else, or when the volume had quit as it arrived, to the registry.
+  template <class Op, class... Ts>
+  void ask_volume(counted_reactor* r, const std::string& id, Op op, Ts... xs);
+
   gateway& gw_;
   registry_actor registry_;
   codec_env env_;
   int64_t max_volumes_;
   std::string kubelet_dir_; ///< node paths must lie below it
   std::shared_ptr<telemetry> stats_;
+  std::shared_ptr<const volume_handles> handles_;
 };
 
 } // namespace berth::csi

@@ -61,12 +61,32 @@ grpc::Status expand_content(const v1::NodeExpandVolumeRequest& req) {
 } // namespace
 
 node_service::node_service(gateway& gw, registry_actor registry, const csi_config& cfg)
-  : gw_(gw),
-    registry_(std::move(registry)),
-    env_(make_codec_env(cfg)),
-    max_volumes_(cfg.max_volumes_per_node),
-    kubelet_dir_(cfg.kubelet_dir),
-    stats_(cfg.stats) {
+    : gw_(gw), registry_(std::move(registry)), env_(make_codec_env(cfg)),
+      max_volumes_(cfg.max_volumes_per_node), kubelet_dir_(cfg.kubelet_dir), stats_(cfg.stats),
+      handles_(cfg.handles) {}
+
+template <class Op, class... Ts>
+void node_service::ask_volume(counted_reactor* r, const std::string& id, Op op, Ts... xs) {
+  // The gateway's actor, not the gateway: a request dropped at shutdown may ask after the
+  // gateway object is gone, and then its job is dropped too.
+  auto via_registry = [gw = gw_.actor(), registry = registry_, r, id, op, xs...] {
+    gateway::ask_through(gw, registry, transition_timeout, finish_ok(r), on_error(r), op, id,
+                         xs...);
+  };
+  auto hdl = handles_ ? handles_->find(id) : volume_actor{};
+  if (!hdl) {
+    via_registry();
+    return;
+  }
+  direct_reply<atom::ok> reply{[r](caf::expected<atom::ok> out) {
+                                 if (out) {
+                                   r->Finish(grpc::Status::OK);
+                                 } else {
+                                   r->fail(out.error());
+                                 }
+                               },
+                               std::move(via_registry)};
+  caf::anon_send(hdl, op, std::move(xs)..., std::move(reply));
 }
 
 grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerContext* ctx,
@@ -140,9 +160,7 @@ grpc::ServerUnaryReactor* node_service::NodePublishVolume(grpc::CallbackServerCo
     return refused;
   }
   publish.from = caller_of(ctx);
-  gw_.ask(
-    registry_, transition_timeout, finish_ok(r), on_error(r), atom::publish_v,
-    req->volume_id(), std::move(publish));
+  ask_volume(r, req->volume_id(), atom::publish_v, std::move(publish));
   return r;
 }
 
@@ -159,9 +177,7 @@ node_service::NodeUnpublishVolume(grpc::CallbackServerContext*,
   if (auto* refused = refuse(gw_, registry_, r, shape)) {
     return refused;
   }
-  gw_.ask(
-    registry_, transition_timeout, finish_ok(r), on_error(r), atom::unpublish_v,
-    req->volume_id(), std::move(target));
+  ask_volume(r, req->volume_id(), atom::unpublish_v, std::move(target));
   return r;
 }
 

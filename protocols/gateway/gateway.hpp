@@ -82,11 +82,22 @@ public:
   /// (CAF 0.17 would otherwise kill the actor silently).
   template <class Handle, class OnOk, class OnErr, class... Ts>
   void ask(const Handle& dest, caf::duration timeout, OnOk on_ok, OnErr on_err, Ts... xs) {
-    caf::anon_send(actor_, gateway_job{[=](caf::event_based_actor* self) mutable {
-      self->request(dest, timeout, std::move(xs)...)
-        .then(detail::guarded_callback<OnOk>{std::move(on_ok)},
-              detail::guarded_callback<OnErr>{std::move(on_err)});
-    }});
+    ask_through(actor_, dest, timeout, std::move(on_ok), std::move(on_err), std::move(xs)...);
+  }
+
+  /// The gateway's actor. A copy may outlive this object: an ask_through() it after the
+  /// gateway stopped is dropped, as a request at shutdown may be.
+  const caf::actor& actor() const { return actor_; }
+
+  /// ask(), through the gateway actor `gw` (actor()).
+  template <class Handle, class OnOk, class OnErr, class... Ts>
+  static void ask_through(const caf::actor& gw, const Handle& dest, caf::duration timeout,
+                          OnOk on_ok, OnErr on_err, Ts... xs) {
+    caf::anon_send(gw, gateway_job{[=](caf::event_based_actor* self) mutable {
+                     self->request(dest, timeout, std::move(xs)...)
+                       .then(detail::guarded_callback<OnOk>{std::move(on_ok)},
+                             detail::guarded_callback<OnErr>{std::move(on_err)});
+                   }});
   }
 
 private:

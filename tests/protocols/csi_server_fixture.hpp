@@ -181,6 +181,9 @@ protected:
   registry_actor reg;
   std::unique_ptr<csi_server> srv;
   std::shared_ptr<grpc::Channel> channel;
+  /// The volume actors the node service sends publishes straight to; null: none (all
+  /// go to the registry stand-in).
+  std::shared_ptr<volume_handles> handles;
   /// Where the server counts its RPCs.
   std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"block"});
 
@@ -192,6 +195,7 @@ protected:
     c.version = "9.9.9";
     c.kubelet_dir = dir.path;
     c.backends["block"] = std::make_shared<capacity_backend>();
+    c.handles = handles;
     return c;
   }
 

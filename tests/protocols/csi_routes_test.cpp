@@ -1,0 +1,114 @@
+// The node service around the registry (docs/design.md, "Three hops"): NodePublishVolume and
+// NodeUnpublishVolume go straight to the actor the handles name, and a volume actor that
+// quit, or a name the handles do not hold, still reaches the registry (here its stand-in,
+// which knows nothing of the volumes in the handles).
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include <caf/all.hpp>
+#include <gtest/gtest.h>
+
+#include "tests/protocols/csi_server_fixture.hpp"
+
+using namespace berth;
+namespace v1 = ::csi::v1;
+using grpc::StatusCode;
+
+namespace {
+
+/// A volume that answers only the direct publish and unpublish, and keeps what it got.
+struct seen_by_volume {
+  std::atomic<int> asked{0};
+  std::string target; ///< of the last publish, written before `asked` moves
+};
+
+caf::behavior direct_volume(caf::event_based_actor*, std::shared_ptr<seen_by_volume> seen) {
+  return {
+    [seen](atom::publish, publish_request& req, direct_reply<atom::ok>& reply) {
+      seen->target = req.target;
+      ++seen->asked;
+      reply.deliver(atom::ok_v);
+    },
+    [seen](atom::unpublish, std::string& target, direct_reply<atom::ok>& reply) {
+      seen->target = target;
+      ++seen->asked;
+      reply.deliver(make_error(ec::failed_precondition, "refused by the volume itself"));
+    },
+  };
+}
+
+class csi_routes_test : public test::csi_server_fixture {
+protected:
+  std::shared_ptr<seen_by_volume> seen = std::make_shared<seen_by_volume>();
+
+  csi_routes_test() { handles = std::make_shared<volume_handles>(); }
+
+  volume_actor spawn_direct_volume() {
+    return caf::actor_cast<volume_actor>(sys->spawn(direct_volume, seen));
+  }
+
+  v1::NodePublishVolumeRequest publish_of(const std::string& id) const {
+    v1::NodePublishVolumeRequest pub;
+    pub.set_volume_id(id);
+    pub.set_target_path(dir.path + "/target");
+    pub.set_staging_target_path(dir.path + "/staging");
+    pub.mutable_volume_capability()->mutable_mount();
+    pub.mutable_volume_capability()->mutable_access_mode()->set_mode(
+      v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+    return pub;
+  }
+
+  grpc::Status publish(const std::string& id) {
+    v1::NodePublishVolumeResponse ignored;
+    grpc::ClientContext c;
+    return v1::Node::NewStub(channel)->NodePublishVolume(ctx(c), publish_of(id), &ignored);
+  }
+
+  grpc::Status unpublish(const std::string& id) {
+    v1::NodeUnpublishVolumeRequest req;
+    req.set_volume_id(id);
+    req.set_target_path(dir.path + "/target");
+    v1::NodeUnpublishVolumeResponse ignored;
+    grpc::ClientContext c;
+    return v1::Node::NewStub(channel)->NodeUnpublishVolume(ctx(c), req, &ignored);
+  }
+};
+
+} // namespace
+
+TEST_F(csi_routes_test, a_publish_and_an_unpublish_go_straight_to_the_volume) {
+  auto vol = spawn_direct_volume();
+  handles->put("pvc-1", vol);
+  auto st = publish("pvc-1");
+  EXPECT_TRUE(st.ok()) << st.error_message() << " (the registry stand-in knows no pvc-1)";
+  EXPECT_EQ(seen->target, dir.path + "/target") << "the request's canonical target";
+  st = unpublish("pvc-1");
+  EXPECT_EQ(st.error_code(), StatusCode::FAILED_PRECONDITION) << st.error_message();
+  EXPECT_EQ(st.error_message(), "refused by the volume itself") << "the volume's own error";
+  EXPECT_EQ(seen->asked.load(), 2);
+  caf::anon_send_exit(vol, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(csi_routes_test, a_publish_whose_volume_quit_asks_the_registry_instead) {
+  v1::CreateVolumeResponse created;
+  ASSERT_TRUE(create_volume("pvc-1", &created).ok());
+  auto vol = spawn_direct_volume();
+  handles->put("pvc-1", vol);
+  {
+    caf::scoped_actor self{*sys};
+    self->send_exit(vol, caf::exit_reason::user_shutdown);
+    self->wait_for(vol);
+  }
+  auto st = publish("pvc-1");
+  EXPECT_EQ(st.error_code(), StatusCode::FAILED_PRECONDITION)
+    << "the registry stand-in's answer: pvc-1 is not staged; " << st.error_message();
+  EXPECT_NE(st.error_message().find("is not staged at"), std::string::npos) << st.error_message();
+  EXPECT_EQ(seen->asked.load(), 0);
+}
+
+TEST_F(csi_routes_test, a_name_the_handles_do_not_hold_is_the_registrys_to_answer) {
+  EXPECT_EQ(publish("nope").error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(seen->asked.load(), 0);
+}
