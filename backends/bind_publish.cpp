@@ -92,6 +92,16 @@ bool volume_origins::owns(const mount_entry& e) const {
 caf::expected<bool> bind_publish(const std::string& source, const std::string& target, bool file,
                                  unsigned long flags, const volume_origins& mine,
                                  const std::string& what) {
+  auto mounts = read_mountinfo();
+  if (!mounts) {
+    return mounts.error();
+  }
+  return bind_publish(source, target, file, flags, mine, what, *mounts);
+}
+
+caf::expected<bool> bind_publish(const std::string& source, const std::string& target, bool file,
+                                 unsigned long flags, const volume_origins& mine,
+                                 const std::string& what, const std::vector<mount_entry>& mounts) {
   if (auto err = check_target(target, what)) {
     return err;
   }
@@ -99,11 +109,7 @@ caf::expected<bool> bind_publish(const std::string& source, const std::string& t
   if (::lstat(target.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     return make_error(ec::invalid_argument, what + ": target " + target + " is a symlink");
   }
-  auto mounts = read_mountinfo();
-  if (!mounts) {
-    return mounts.error();
-  }
-  auto here = mounts_at(*mounts, target);
+  auto here = mounts_at(mounts, target);
   if (!here.empty()) {
     const auto& top = *here.back();
     const auto& wanted = file ? mine.node : mine.fs;
@@ -161,7 +167,7 @@ caf::expected<bool> bind_publish(const std::string& source, const std::string& t
 }
 
 caf::error bind_unpublish(const std::string& target, const volume_origins& mine, bool created,
-                          const std::string& what) {
+                          const std::string& what, const std::vector<mount_entry>& mounts) {
   if (auto err = check_target(target, what)) {
     return err;
   }
@@ -174,16 +180,9 @@ caf::error bind_unpublish(const std::string& target, const volume_origins& mine,
     return make_error(ec::invalid_argument, what + ": target " + target
                                               + " is a symlink; berth never made it, left alone");
   }
-  // Stacked mounts of this volume (a publish repeated by hand) come off one by one.
-  for (int i = 0; i < 16; ++i) {
-    auto mounts = read_mountinfo();
-    if (!mounts) {
-      return mounts.error();
-    }
-    auto here = mounts_at(*mounts, target);
-    if (here.empty()) {
-      break;
-    }
+  // Stacked mounts of this volume (a publish repeated by hand) come off one by one, topmost
+  // first: each umount2 takes off the top one of `here`.
+  for (auto here = mounts_at(mounts, target); !here.empty(); here.pop_back()) {
     if (!mine.owns(*here.back())) {
       bool mine_below = std::any_of(here.begin(), here.end(),
                                     [&](const mount_entry* e) { return mine.owns(*e); });

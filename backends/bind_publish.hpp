@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
@@ -34,7 +35,15 @@ struct volume_origins {
 /// (MS_RDONLY, MS_NOEXEC, ...) are applied with a second MS_REMOUNT|MS_BIND
 /// call, as a bind mount ignores them. A symlink at `target` is refused. On
 /// failure nothing stays mounted or created. Returns true when it created
-/// `target`. `what` names the volume in errors, e.g. "volume v1".
+/// `target`. `what` names the volume in errors, e.g. "volume v1". The mounts at `target`
+/// are judged from `mounts`, the mount table its caller read for its own checks just
+/// before: reading and parsing mountinfo is most of a publish's cost (docs/benchmarks.md,
+/// "CSI publish and unpublish straight to the volume, A/B").
+caf::expected<bool> bind_publish(const std::string& source, const std::string& target, bool file,
+                                 unsigned long flags, const volume_origins& mine,
+                                 const std::string& what, const std::vector<mount_entry>& mounts);
+
+/// bind_publish() judged from mountinfo as it is now.
 caf::expected<bool> bind_publish(const std::string& source, const std::string& target, bool file,
                                  unsigned long flags, const volume_origins& mine,
                                  const std::string& what);
@@ -45,8 +54,9 @@ caf::expected<bool> bind_publish(const std::string& source, const std::string& t
 /// success. Then, only when `created` and nothing is mounted there any more,
 /// deletes `target`: an empty directory or a file (a directory that still holds
 /// files is ec::failed_precondition and stays). A missing target is success; a
-/// symlink is refused (ec::invalid_argument) and left.
+/// symlink is refused (ec::invalid_argument) and left. The mounts at `target` are those
+/// of `mounts`, the mount table its caller read just before, as for bind_publish().
 caf::error bind_unpublish(const std::string& target, const volume_origins& mine, bool created,
-                          const std::string& what);
+                          const std::string& what, const std::vector<mount_entry>& mounts);
 
 } // namespace berth

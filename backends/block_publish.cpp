@@ -66,7 +66,7 @@ caf::expected<bool> block_backend::publish(const volume_record& rec, const std::
     }
     source = *staging;
   }
-  auto created = bind_publish(source, *canonical, how.block, flags, mine, what);
+  auto created = bind_publish(source, *canonical, how.block, flags, mine, what, *mounts);
   if (!created) {
     return created.error();
   }
@@ -83,7 +83,7 @@ caf::error block_backend::unpublish(const volume_record& rec, const std::string&
   auto it = rec.published.find(target);
   bool created = it != rec.published.end() && it->second.created;
   if (auto err = bind_unpublish(view->path, block_origins(view->mounts, view->device, rec.device),
-                                created, view->what)) {
+                                created, view->what, view->mounts)) {
     return err;
   }
   spdlog::debug("{}: unpublished {}", view->what, view->path);

@@ -104,6 +104,24 @@ TEST_F(NodeOwnershipTest, UnpublishLeavesAForeignMountStackedOnTheTarget) {
   EXPECT_FALSE(exists(target));
 }
 
+TEST_F(NodeOwnershipTest, UnpublishTakesOffEveryStackedMountOfTheVolume) {
+  // A publish repeated by hand stacks the volume's binds; one unpublish takes them all off,
+  // topmost first, and then deletes the target it created.
+  v1::Volume vol;
+  std::string staging;
+  ASSERT_TRUE(staged_volume("v", &vol, &staging));
+  auto target = target_path(vol.volume_id());
+  ASSERT_TRUE(publish(vol.volume_id(), staging, target));
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(::mount(staging.c_str(), target.c_str(), nullptr, MS_BIND, nullptr), 0)
+      << std::strerror(errno);
+  }
+  ASSERT_EQ(mount_count(target), 3u);
+  ASSERT_TRUE(unpublish(vol.volume_id(), target));
+  EXPECT_EQ(mount_count(target), 0u) << "a bind of the volume stayed at the target";
+  EXPECT_FALSE(exists(target));
+}
+
 // -- files berth did not create ------------------------------------------------------------
 
 TEST_F(NodeOwnershipTest, RawBlockUnpublishKeepsARegularFileBerthDidNotCreate) {
