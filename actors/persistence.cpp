@@ -248,6 +248,9 @@ persistence_actor::behavior_type persistence(
     static_cast<int64_t>(self->state.st->journal_bytes()));
   return {
     [self](atom::put, shared_record& rec) -> caf::result<atom::ok> {
+      if (!rec) {
+        return make_error(ec::internal, "persistence: put without a record");
+      }
       try {
         return enqueue(self, journal_entry::put(std::move(rec)));
       } catch (const std::exception& e) {

@@ -197,7 +197,7 @@ void end_first_reconcile(self_ptr self) {
 // changed and the record not (yet) saved, or saved but never answered; the next
 // start must make both whole (docs/design.md, "All or nothing, across crashes").
 
-void persist(self_ptr self, shared_record next, done_fn then) {
+void persist(self_ptr self, shared_record next, const done_fn& then) {
   test_crash_point("engine-before-persist");
   self->request(self->state.env.persistence, caf::infinite, atom::put_v, std::move(next))
     .then(
@@ -208,7 +208,7 @@ void persist(self_ptr self, shared_record next, done_fn then) {
       [then](caf::error& err) { then(err); });
 }
 
-void persist_erase(self_ptr self, const std::string& name, done_fn then) {
+void persist_erase(self_ptr self, const std::string& name, const done_fn& then) {
   test_crash_point("engine-before-persist");
   self->request(self->state.env.persistence, caf::infinite, atom::erase_v, name)
     .then(

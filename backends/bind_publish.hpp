@@ -37,8 +37,8 @@ struct volume_origins {
 /// failure nothing stays mounted or created. Returns true when it created
 /// `target`. `what` names the volume in errors, e.g. "volume v1". The mounts at `target`
 /// are judged from `mounts`, the mount table its caller read for its own checks just
-/// before: reading and parsing mountinfo is most of a publish's cost (docs/benchmarks.md,
-/// "CSI publish and unpublish straight to the volume, A/B").
+/// before: reading and parsing mountinfo was most of a publish's cost (docs/benchmarks.md,
+/// "A publish and an unpublish read the mount table once, A/B").
 caf::expected<bool> bind_publish(const std::string& source, const std::string& target, bool file,
                                  unsigned long flags, const volume_origins& mine,
                                  const std::string& what, const std::vector<mount_entry>& mounts);

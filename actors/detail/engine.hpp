@@ -183,10 +183,10 @@ void run_work(self_ptr self, const work_plan& work, const done_fn& then);
 // -- persistence ------------------------------------------------------------------
 
 /// Stores `next`; `then` runs once it is durable (or with the error).
-void persist(self_ptr self, shared_record next, done_fn then);
+void persist(self_ptr self, shared_record next, const done_fn& then);
 
 /// Forgets the volume in the durable state.
-void persist_erase(self_ptr self, const std::string& name, done_fn then);
+void persist_erase(self_ptr self, const std::string& name, const done_fn& then);
 
 // -- transactions -----------------------------------------------------------------
 

@@ -52,7 +52,7 @@ protected:
 
   void spawn(std::shared_ptr<store> st, state_snapshot initial = {},
              persistence_config cfg = {}) {
-    actor_ = spawn_persistence(sys_, std::move(st), share(std::move(initial)), cfg);
+    actor_ = spawn_persistence(sys_, std::move(st), share(std::move(initial)), std::move(cfg));
   }
 
   /// Sends one message and waits for the reply: empty error means ok.

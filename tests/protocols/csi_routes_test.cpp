@@ -24,7 +24,7 @@ struct seen_by_volume {
   std::string target; ///< of the last publish, written before `asked` moves
 };
 
-caf::behavior direct_volume(caf::event_based_actor*, std::shared_ptr<seen_by_volume> seen) {
+caf::behavior direct_volume(caf::event_based_actor*, const std::shared_ptr<seen_by_volume>& seen) {
   return {
     [seen](atom::publish, publish_request& req, direct_reply<atom::ok>& reply) {
       seen->target = req.target;
