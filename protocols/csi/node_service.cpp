@@ -73,20 +73,16 @@ void node_service::ask_volume(counted_reactor* r, const std::string& id, Op op, 
     gateway::ask_through(gw, registry, transition_timeout, finish_ok(r), on_error(r), op, id,
                          xs...);
   };
-  auto hdl = handles_ ? handles_->find(id) : volume_actor{};
-  if (!hdl) {
-    via_registry();
-    return;
-  }
-  direct_reply<atom::ok> reply{[r](caf::expected<atom::ok> out) {
-                                 if (out) {
-                                   r->Finish(grpc::Status::OK);
-                                 } else {
-                                   r->fail(out.error());
-                                 }
-                               },
-                               std::move(via_registry)};
-  caf::anon_send(hdl, op, std::move(xs)..., std::move(reply));
+  send_to_volume<atom::ok>(
+    handles_.get(), id,
+    [r](caf::expected<atom::ok> out) {
+      if (out) {
+        r->Finish(grpc::Status::OK);
+      } else {
+        r->fail(out.error());
+      }
+    },
+    std::move(via_registry), op, std::move(xs)...);
 }
 
 grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerContext* ctx,

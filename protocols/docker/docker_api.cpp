@@ -149,20 +149,16 @@ void docker_api::ask_volume(const std::string& name, OnOk on_ok, OnErr on_err, O
   auto via_registry = [gw = gw_, registry = registry_, name, on_ok, on_err, op, xs...] {
     gw->ask(registry, transition_timeout, on_ok, on_err, op, name, xs...);
   };
-  auto hdl = routes_.handles ? routes_.handles->find(name) : volume_actor{};
-  if (!hdl) {
-    via_registry();
-    return;
-  }
-  direct_reply<R> reply{[on_ok, on_err](caf::expected<R> out) mutable {
-                          if (out) {
-                            on_ok(*out);
-                          } else {
-                            on_err(out.error());
-                          }
-                        },
-                        std::move(via_registry)};
-  caf::anon_send(hdl, op, std::move(xs)..., std::move(reply));
+  send_to_volume<R>(
+    routes_.handles.get(), name,
+    [on_ok, on_err](caf::expected<R> out) mutable {
+      if (out) {
+        on_ok(*out);
+      } else {
+        on_err(out.error());
+      }
+    },
+    std::move(via_registry), op, std::move(xs)...);
 }
 
 record_directory::entry docker_api::docker_record(const std::string& name) const {
