@@ -8,13 +8,8 @@
 //     ─▶ Docker and admin sockets, CSI gRPC socket ─▶ dockerd reconciliation (protocols/docker/sync/)
 //     ─▶ wait for a signal, trimming kept pages meanwhile ─▶ graceful stop
 
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <thread>
-
-#include <sys/resource.h>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -26,6 +21,7 @@
 #include "actors/registry.hpp"
 #include "apps/berthd/logging.hpp"
 #include "apps/berthd/metrics_endpoint.hpp"
+#include "apps/berthd/process_setup.hpp"
 #include "apps/berthd/servers.hpp"
 #include "apps/berthd/socket_activation.hpp"
 #include "apps/berthd/state_lock.hpp"
@@ -120,56 +116,6 @@ caf::error prepare_dirs(const daemon_options& opts) {
   // Docker's mode for its volumes root: reachable, not listable by others.
   std::filesystem::permissions(opts.state_dir + "/volumes", std::filesystem::perms(0701), err);
   return {};
-}
-
-/// Waits for SIGTERM or SIGINT. SIGHUP (blocked in main, like them) is logged and
-/// ignored: berthd has no configuration to reload, and a hang-up must not stop it.
-/// Between signals, every free_memory_sweep_interval, gives the allocator's kept pages
-/// back: what steady load frees is then returned within that interval, wherever it was freed.
-int wait_for_signal() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
-  while (true) {
-    const timespec timeout{static_cast<time_t>(free_memory_sweep_interval.count()), 0};
-    const int sig = sigtimedwait(&set, nullptr, &timeout);
-    if (sig < 0) {
-      if (errno == EAGAIN) {
-        release_free_memory();
-      }
-      continue;
-    }
-    if (sig != SIGHUP) {
-      return sig;
-    }
-    spdlog::info("SIGHUP received and ignored (berthd reloads nothing; SIGTERM stops it)");
-  }
-}
-
-/// Raises the soft open-file limit to the hard one: every connection, journal and
-/// helper pipe takes a descriptor, and the default soft limit (1024) is low.
-void raise_open_file_limit() {
-  struct rlimit lim {};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) {
-    spdlog::warn("cannot read the open-file limit: {}", std::strerror(errno));
-    return;
-  }
-  if (lim.rlim_cur == lim.rlim_max) {
-    spdlog::info("open-file limit {}", static_cast<uint64_t>(lim.rlim_cur));
-    return;
-  }
-  auto before = lim.rlim_cur;
-  lim.rlim_cur = lim.rlim_max;
-  if (::setrlimit(RLIMIT_NOFILE, &lim) != 0) {
-    spdlog::warn("cannot raise the open-file limit from {} to {}: {}",
-                 static_cast<uint64_t>(before), static_cast<uint64_t>(lim.rlim_max),
-                 std::strerror(errno));
-    return;
-  }
-  spdlog::info("raised the open-file limit from {} to {}", static_cast<uint64_t>(before),
-               static_cast<uint64_t>(lim.rlim_max));
 }
 
 } // namespace
