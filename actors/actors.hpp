@@ -124,6 +124,12 @@ using volume_actor = caf::typed_actor<
 /// which sees all.
 using registry_actor = caf::typed_actor<
   replies_to<atom::create, std::string, option_map>::with<atom::ok>,
+  /// The Docker Create above, the Remove and the CSI create below, sent straight from an
+  /// adapter's thread: the registry answers through the direct_reply, with no actor
+  /// between it and the adapter (docs/design.md, "Three hops").
+  reacts_to<atom::create, std::string, option_map, direct_reply<atom::ok>>,
+  reacts_to<atom::remove, std::string, record_owner, record_kind, direct_reply<atom::ok>>,
+  reacts_to<atom::create, std::string, volume_spec, direct_reply<volume_record>>,
   /// berthctl import, before it reads the tar: whether a Docker volume `name` with these
   /// options could be created (the name free, the options valid, no copy). Changes nothing.
   replies_to<atom::import_check, std::string, option_map>::with<atom::ok>,

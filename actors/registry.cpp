@@ -120,20 +120,23 @@ caf::result<Result> forward(self_ptr self, const std::string& name, Ts&&... xs) 
 }
 
 /// Removes `name` if it is a record of `owner` and `kind`.
-caf::result<atom::ok> remove(self_ptr self, const std::string& name, record_owner owner,
-                             record_kind kind) {
+void remove(self_ptr self, const std::string& name, record_owner owner, record_kind kind,
+            reply_to<atom::ok> rp) {
   auto entry = find(self, name);
   if (entry == nullptr) {
-    return no_such_volume(name);
+    rp.deliver(no_such_volume(name));
+    return;
   }
   if (auto copies = self->state.copying.find(name); copies != self->state.copying.end()) {
-    return make_error(ec::in_use, to_string(kind) + " " + name + " is being copied ("
-                                    + std::to_string(copies->second) + " snapshot, clone or export of "
-                                    + "it in progress); remove it when that has finished");
+    rp.deliver(make_error(ec::in_use,
+                          to_string(kind) + " " + name + " is being copied ("
+                            + std::to_string(copies->second) + " snapshot, clone or "
+                            + "export of it in progress); remove it when that has " + "finished"));
+    return;
   }
   auto hdl = entry->hdl;
-  auto rp = self->make_response_promise<atom::ok>();
-  self->request(hdl, caf::infinite, atom::remove_v, owner, kind).then(
+  self->request(hdl, caf::infinite, atom::remove_v, owner, kind)
+    .then(
       [self, name, hdl, rp](atom::ok) mutable {
         auto it = self->state.volumes.find(name);
         if (it != self->state.volumes.end() && it->second.hdl == hdl) {
@@ -144,6 +147,13 @@ caf::result<atom::ok> remove(self_ptr self, const std::string& name, record_owne
         rp.deliver(atom::ok_v);
       },
       [rp](caf::error& err) mutable { rp.deliver(err); });
+}
+
+/// Runs `op` with a promise of an answer to the sender of the message being handled.
+template <class R, class Op>
+caf::result<R> to_sender(self_ptr self, Op op) {
+  auto rp = self->make_response_promise<R>();
+  op(reply_to<R>{rp});
   return rp;
 }
 
@@ -224,7 +234,13 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
                self->state.volumes.size(), dormant);
   return {
     [self](atom::create, const std::string& name, option_map& options) {
-      return create_docker(self, name, options);
+      return to_sender<atom::ok>(self, [&](reply_to<atom::ok> rp) {
+        create_docker(self, name, std::move(options), std::move(rp));
+      });
+    },
+    [self](atom::create, const std::string& name, option_map& options,
+           direct_reply<atom::ok>& reply) {
+      create_docker(self, name, std::move(options), std::move(reply));
     },
     [self](atom::import_check, const std::string& name,
            const option_map& options) -> caf::result<atom::ok> {
@@ -250,50 +266,53 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
     [self](atom::release, const std::string& name, mount_release& r) -> caf::result<uint32_t> {
       return forward<uint32_t>(self, name, atom::release_v, std::move(r));
     },
-    [self](atom::unmount, const std::string& name,
-           std::string& id) -> caf::result<atom::ok> {
+    [self](atom::unmount, const std::string& name, std::string& id) -> caf::result<atom::ok> {
       return forward<atom::ok>(self, name, atom::unmount_v, std::move(id));
     },
-    [self](atom::remove, const std::string& name, record_owner owner,
-           record_kind kind) { return remove(self, name, owner, kind); },
+    [self](atom::remove, const std::string& name, record_owner owner, record_kind kind) {
+      return to_sender<atom::ok>(
+        self, [&](reply_to<atom::ok> rp) { remove(self, name, owner, kind, std::move(rp)); });
+    },
+    [self](atom::remove, const std::string& name, record_owner owner, record_kind kind,
+           direct_reply<atom::ok>& reply) { remove(self, name, owner, kind, std::move(reply)); },
     [self](atom::get, const std::string& name) -> caf::result<volume_record> {
       return forward<volume_record>(self, name, atom::get_v);
     },
-    [self](atom::get, const std::string& name,
-           record_owner owner) -> caf::result<volume_record> {
+    [self](atom::get, const std::string& name, record_owner owner) -> caf::result<volume_record> {
       return forward<volume_record>(self, name, atom::get_v, owner);
     },
     [self](atom::list) { return list(self, record_owner::unset); },
     [self](atom::list, record_owner owner) { return list(self, owner); },
     // -- CSI ---------------------------------------------------------------------
     [self](atom::create, const std::string& name, volume_spec& spec) {
-      return create_csi(self, name, std::move(spec));
+      return to_sender<volume_record>(self, [&](reply_to<volume_record> rp) {
+        create_csi(self, name, std::move(spec), std::move(rp));
+      });
     },
-    [self](atom::stage, const std::string& name,
-           stage_request& req) -> caf::result<atom::ok> {
+    [self](atom::create, const std::string& name, volume_spec& spec,
+           direct_reply<volume_record>& reply) {
+      create_csi(self, name, std::move(spec), std::move(reply));
+    },
+    [self](atom::stage, const std::string& name, stage_request& req) -> caf::result<atom::ok> {
       return forward<atom::ok>(self, name, atom::stage_v, std::move(req));
     },
-    [self](atom::unstage, const std::string& name,
-           std::string& path) -> caf::result<atom::ok> {
+    [self](atom::unstage, const std::string& name, std::string& path) -> caf::result<atom::ok> {
       return forward<atom::ok>(self, name, atom::unstage_v, std::move(path));
     },
-    [self](atom::publish, const std::string& name,
-           publish_request& req) -> caf::result<atom::ok> {
+    [self](atom::publish, const std::string& name, publish_request& req) -> caf::result<atom::ok> {
       return forward<atom::ok>(self, name, atom::publish_v, std::move(req));
     },
-    [self](atom::unpublish, const std::string& name,
-           std::string& target) -> caf::result<atom::ok> {
+    [self](atom::unpublish, const std::string& name, std::string& target) -> caf::result<atom::ok> {
       return forward<atom::ok>(self, name, atom::unpublish_v, std::move(target));
     },
-    [self](atom::modify, const std::string& name, modify_request& req)
-      -> caf::result<volume_record> {
+    [self](atom::modify, const std::string& name,
+           modify_request& req) -> caf::result<volume_record> {
       return forward<volume_record>(self, name, atom::modify_v, std::move(req));
     },
     [self](atom::grow, const std::string& name, std::string& path) -> caf::result<uint64_t> {
       return forward<uint64_t>(self, name, atom::grow_v, std::move(path));
     },
-    [self](atom::stats, const std::string& name,
-           std::string& path) -> caf::result<volume_stats> {
+    [self](atom::stats, const std::string& name, std::string& path) -> caf::result<volume_stats> {
       return forward<volume_stats>(self, name, atom::stats_v, std::move(path));
     },
     [self](atom::drain) { return drain(self); },

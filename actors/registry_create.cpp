@@ -28,8 +28,7 @@ namespace {
 /// `copying_from` ("": none) so its source is not removed under it.
 template <class Result, class... Ts>
 void create_entry(self_ptr self, const std::string& name, const std::string& backend_name,
-                  const std::string& copying_from, caf::typed_response_promise<Result> rp,
-                  Ts... xs) {
+                  const std::string& copying_from, reply_to<Result> rp, Ts... xs) {
   if (!copying_from.empty()) {
     ++self->state.copying[copying_from];
   }
@@ -90,7 +89,7 @@ caf::expected<std::shared_ptr<backend>> docker_backend(self_ptr self, const std:
 /// A Docker Create with -o from-snapshot or clone-of, once the source's record is read:
 /// the copy is made on the source's backend, at least the source's size.
 void create_docker_copy(self_ptr self, const std::string& name, option_map options,
-                        const volume_record& src, caf::typed_response_promise<atom::ok> rp) {
+                        const volume_record& src, reply_to<atom::ok> rp) {
   auto& cfg = self->state.cfg;
   auto chosen = options.find("backend");
   if (chosen != options.end() && chosen->second != src.backend) {
@@ -122,34 +121,38 @@ void create_docker_copy(self_ptr self, const std::string& name, option_map optio
 
 } // namespace
 
-caf::result<atom::ok> create_docker(self_ptr self, const std::string& name, option_map& options) {
+void create_docker(self_ptr self, const std::string& name, option_map options,
+                   reply_to<atom::ok> rp) {
   if (!is_valid_volume_name(name)) {
-    return bad_name(name);
+    rp.deliver(bad_name(name));
+    return;
   }
   auto source = docker_content_source(name, options);
   if (!source) {
-    return source.error();
+    rp.deliver(source.error());
+    return;
   }
   if (auto existing = find(self, name); existing != nullptr && existing->created) {
     // A retried Create goes straight to its volume, which compares the options it was
     // made with (its source may be gone since, and that is fine).
-    auto rp = self->make_response_promise<atom::ok>();
-    create_entry(self, name, std::string{}, std::string{}, rp, std::move(options), uint64_t{0});
-    return rp;
+    create_entry(self, name, std::string{}, std::string{}, std::move(rp), std::move(options),
+                 uint64_t{0});
+    return;
   }
   if (source->empty()) {
     // `-o backend=` picks the backend, as the StorageClass parameter does for CSI.
     auto storage = docker_backend(self, name, options);
     if (!storage) {
-      return storage.error();
+      rp.deliver(storage.error());
+      return;
     }
     if (auto capacity = (*storage)->validate_docker(name, options); !capacity) {
-      return capacity.error();
+      rp.deliver(capacity.error());
+      return;
     }
-    auto rp = self->make_response_promise<atom::ok>();
-    create_entry(self, name, (*storage)->name(), std::string{}, rp, std::move(options),
+    create_entry(self, name, (*storage)->name(), std::string{}, std::move(rp), std::move(options),
                  uint64_t{0});
-    return rp;
+    return;
   }
   const std::string key = source->kind == record_kind::snapshot ? docker_from_snapshot_key
                                                                  : docker_clone_of_key;
@@ -158,10 +161,9 @@ caf::result<atom::ok> create_docker(self_ptr self, const std::string& name, opti
                                              + source->name);
   auto entry = find(self, source->name);
   if (entry == nullptr) {
-    return missing;
+    rp.deliver(missing);
+    return;
   }
-  // Made only after the checks: a made promise takes over the reply (CAF 0.17).
-  auto rp = self->make_response_promise<atom::ok>();
   auto kind = source->kind;
   self->request(entry->hdl, caf::infinite, atom::get_v, record_owner::docker)
     .then(
@@ -173,7 +175,6 @@ caf::result<atom::ok> create_docker(self_ptr self, const std::string& name, opti
         create_docker_copy(self, name, std::move(options), src, rp);
       },
       [rp, missing](caf::error&) mutable { rp.deliver(missing); });
-  return rp;
 }
 
 namespace {
@@ -223,53 +224,57 @@ caf::result<atom::ok> create_import(self_ptr self, const std::string& name, opti
     return backend_name.error();
   }
   auto rp = self->make_response_promise<atom::ok>();
-  create_entry(self, name, *backend_name, std::string{}, rp, std::move(options), uint64_t{0},
-               tree);
+  create_entry(self, name, *backend_name, std::string{}, reply_to<atom::ok>{rp}, std::move(options),
+               uint64_t{0}, tree);
   return rp;
 }
 
 /// CSI CreateVolume/CreateSnapshot. With a content source, the source's record is
 /// read first: it must exist and be of the named kind, and its size goes into
 /// the spec (a restored volume is at least as large as its source).
-caf::result<volume_record> create_csi(self_ptr self, const std::string& name, volume_spec spec) {
+void create_csi(self_ptr self, const std::string& name, volume_spec spec,
+                reply_to<volume_record> rp) {
   if (!is_valid_volume_name(name)) {
-    return bad_name(name);
+    rp.deliver(bad_name(name));
+    return;
   }
   auto& cfg = self->state.cfg;
   if (spec.kind == record_kind::snapshot && spec.source.empty()) {
-    return make_error(ec::invalid_argument, "snapshot " + name + " names no volume to take");
+    rp.deliver(make_error(ec::invalid_argument, "snapshot " + name + " names no volume to take"));
+    return;
   }
   // A snapshot's backend is its volume's (below); a volume's is the one asked for.
   if (spec.kind == record_kind::volume && cfg.backends.count(spec.backend) == 0) {
-    return make_error(ec::invalid_argument, "unknown backend \"" + spec.backend + "\"");
+    rp.deliver(make_error(ec::invalid_argument, "unknown backend \"" + spec.backend + "\""));
+    return;
   }
   auto existing = find(self, name);
   if (spec.source.empty() || (existing != nullptr && existing->created)) {
     // A retried create goes straight to its volume, which compares the source
     // recorded at creation: the source may be gone since, and that is fine.
-    auto rp = self->make_response_promise<volume_record>();
     auto backend_name = spec.backend; // copied first: argument order is unspecified
-    create_entry(self, name, backend_name, std::string{}, rp, std::move(spec));
-    return rp;
+    create_entry(self, name, backend_name, std::string{}, std::move(rp), std::move(spec));
+    return;
   }
   auto kind = spec.source.kind;
   if (spec.kind == record_kind::snapshot && kind != record_kind::volume) {
-    return make_error(ec::invalid_argument, "snapshot " + name + " must be taken of a volume, not "
-                                              + spec.source.describe());
+    rp.deliver(
+      make_error(ec::invalid_argument,
+                 "snapshot " + name + " must be taken of a volume, not " + spec.source.describe()));
+    return;
   }
   auto missing = make_error(ec::not_found,
                             "source " + spec.source.describe() + " of " + name + " not found");
   if (spec.source.name == name) {
-    return make_error(ec::invalid_argument, "invalid content source \"" + spec.source.describe()
-                                              + "\" for " + name);
+    rp.deliver(make_error(ec::invalid_argument,
+                          "invalid content source \"" + spec.source.describe() + "\" for " + name));
+    return;
   }
   auto entry = find(self, spec.source.name);
   if (entry == nullptr) {
-    return missing;
+    rp.deliver(missing);
+    return;
   }
-  // Made only after the checks: in CAF 0.17 a made promise takes over the reply,
-  // so an error returned after it would never reach the caller.
-  auto rp = self->make_response_promise<volume_record>();
   // Scoped to the asking namespace: another's volume is no content source ("not found").
   auto owner = spec.owner;
   self->request(entry->hdl, caf::infinite, atom::get_v, std::move(owner))
@@ -301,7 +306,6 @@ caf::result<volume_record> create_csi(self_ptr self, const std::string& name, vo
         create_entry(self, name, backend_name, source_name, rp, std::move(spec));
       },
       [rp, missing](caf::error&) mutable { rp.deliver(missing); });
-  return rp;
 }
 
 } // namespace berth::registry_detail

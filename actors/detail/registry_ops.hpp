@@ -35,8 +35,9 @@ registry_entry* find(self_ptr self, const std::string& name);
 void forget_if_unused(self_ptr self, const std::string& name, const volume_actor& hdl);
 
 /// Docker Create: `-o backend=` picks the backend; `-o from-snapshot=`/`-o clone-of=`
-/// copy Docker's source on its backend.
-caf::result<atom::ok> create_docker(self_ptr self, const std::string& name, option_map& options);
+/// copy Docker's source on its backend. Answers `rp`.
+void create_docker(self_ptr self, const std::string& name, option_map options,
+                   reply_to<atom::ok> rp);
 
 /// A copy of `source` (a snapshot, clone or export of it) ended: it may be removed again
 /// once no other is in progress.
@@ -58,6 +59,8 @@ caf::result<export_view> open_export(self_ptr self, const std::string& name, std
 caf::result<atom::ok> close_export(self_ptr self, const std::string& name, std::string id);
 
 /// CSI CreateVolume/CreateSnapshot (and berthctl snapshot create, in Docker's namespace).
-caf::result<volume_record> create_csi(self_ptr self, const std::string& name, volume_spec spec);
+/// Answers `rp`.
+void create_csi(self_ptr self, const std::string& name, volume_spec spec,
+                reply_to<volume_record> rp);
 
 } // namespace berth::registry_detail

@@ -50,20 +50,19 @@ grpc::ServerUnaryReactor* controller_service::CreateVolume(grpc::CallbackServerC
     return refused;
   }
   spec.from = caller_of(ctx);
-  gw_.ask(
-    registry_, transition_timeout,
-    [this, r, resp](volume_record& rec) {
-      finish(r, [&] {
-        if (rec.kind != record_kind::volume) {
-          return grpc::Status{grpc::StatusCode::ALREADY_EXISTS,
-                              "name " + quote_input(rec.name) + " is taken by a "
-                                + to_string(rec.kind)};
-        }
-        encode_volume(rec, env_, resp->mutable_volume());
-        return grpc::Status::OK;
-      });
-    },
-    on_error(r), atom::create_v, req->name(), std::move(spec));
+  auto created = [this, r, resp](const volume_record& rec) {
+    finish(r, [&] {
+      if (rec.kind != record_kind::volume) {
+        return grpc::Status{grpc::StatusCode::ALREADY_EXISTS,
+                            "name " + quote_input(rec.name) + " is taken by a "
+                              + to_string(rec.kind)};
+      }
+      encode_volume(rec, env_, resp->mutable_volume());
+      return grpc::Status::OK;
+    });
+  };
+  send_to_registry<volume_record>(registry_, answer_of<volume_record>(r, std::move(created)),
+                                  atom::create_v, req->name(), std::move(spec));
   return r;
 }
 
@@ -82,13 +81,13 @@ grpc::ServerUnaryReactor* controller_service::remove_kind(grpc::CallbackServerCo
   }
   // One namespace holds volumes and snapshots: the registry removes the record only
   // when it is of `kind`, in one message, so DeleteVolume never removes a snapshot.
-  gw_.ask(
-    registry_, transition_timeout, finish_ok(r),
-    [r](caf::error& err) {
-      if (is(err, ec::not_found)) {
-        r->Finish(grpc::Status::OK); // already gone, or never of this kind
+  send_to_registry<atom::ok>(
+    registry_,
+    [r](caf::expected<atom::ok> out) {
+      if (out || is(out.error(), ec::not_found)) {
+        r->Finish(grpc::Status::OK); // removed; or already gone, or never of this kind
       } else {
-        r->fail(err);
+        r->fail(out.error());
       }
     },
     atom::remove_v, name, record_owner::csi, kind);
@@ -316,20 +315,19 @@ grpc::ServerUnaryReactor* controller_service::CreateSnapshot(grpc::CallbackServe
     return refused;
   }
   spec.from = caller_of(ctx);
-  gw_.ask(
-    registry_, transition_timeout,
-    [r, resp](volume_record& rec) {
-      finish(r, [&] {
-        if (rec.kind != record_kind::snapshot) {
-          return grpc::Status{grpc::StatusCode::ALREADY_EXISTS,
-                              "name " + quote_input(rec.name) + " is taken by a "
-                                + to_string(rec.kind)};
-        }
-        encode_snapshot(rec, resp->mutable_snapshot());
-        return grpc::Status::OK;
-      });
-    },
-    on_error(r), atom::create_v, req->name(), std::move(spec));
+  auto created = [r, resp](const volume_record& rec) {
+    finish(r, [&] {
+      if (rec.kind != record_kind::snapshot) {
+        return grpc::Status{grpc::StatusCode::ALREADY_EXISTS,
+                            "name " + quote_input(rec.name) + " is taken by a "
+                              + to_string(rec.kind)};
+      }
+      encode_snapshot(rec, resp->mutable_snapshot());
+      return grpc::Status::OK;
+    });
+  };
+  send_to_registry<volume_record>(registry_, answer_of<volume_record>(r, std::move(created)),
+                                  atom::create_v, req->name(), std::move(spec));
   return r;
 }
 

@@ -17,6 +17,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "actors/actors.hpp"
+#include "actors/registry_direct.hpp"
 #include "protocols/csi/counted_reactor.hpp"
 #include "protocols/csi/csi_codec.hpp"
 #include "protocols/csi/csi_config.hpp"
@@ -55,6 +56,19 @@ inline auto on_error(counted_reactor* r) {
 /// A reply callback for gateway::ask on a transition answered with atom::ok.
 inline auto finish_ok(counted_reactor* r) {
   return [r](atom::ok) { r->Finish(grpc::Status::OK); };
+}
+
+/// A direct_reply's answer (send_to_registry): `on_ok(value)`, or `r` failed with the
+/// mapped status.
+template <class R, class F>
+auto answer_of(counted_reactor* r, F on_ok) {
+  return [r, on_ok = std::move(on_ok)](caf::expected<R> out) mutable {
+    if (out) {
+      on_ok(*out);
+    } else {
+      r->fail(out.error());
+    }
+  };
 }
 
 /// The client of a call as a caller: past the call's deadline (kubelet sets one on

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "actors/registry_direct.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "protocols/docker/docker_codec.hpp"
@@ -72,6 +73,18 @@ public:
   /// An error callback for ask() that answers through this.
   auto on_error() const {
     return [a = *this](caf::error& err) { a.fail(err); };
+  }
+
+  /// The answer of a request the registry answers with atom::ok through a direct_reply
+  /// (send_to_registry): Docker's empty success, or the error.
+  auto ok_or_error() const {
+    return [a = *this](caf::expected<atom::ok> out) {
+      if (out) {
+        a.ok(docker::encode_ok());
+      } else {
+        a.fail(out.error());
+      }
+    };
   }
 
 private:
@@ -194,9 +207,8 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       return;
     }
     a.about(req->name);
-    gw_->ask(
-      registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); }, a.on_error(),
-      atom::create_v, std::move(req->name), std::move(req->options));
+    send_to_registry<atom::ok>(registry_, a.ok_or_error(), atom::create_v, std::move(req->name),
+                               std::move(req->options));
   } else if (endpoint == "/VolumeDriver.Remove") {
     auto req = docker::decode_name(body);
     if (!req) {
@@ -204,9 +216,8 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       return;
     }
     a.about(req->name);
-    gw_->ask(
-      registry_, transition_timeout, [a](atom::ok) { a.ok(docker::encode_ok()); }, a.on_error(),
-      atom::remove_v, std::move(req->name), record_owner::docker, record_kind::volume);
+    send_to_registry<atom::ok>(registry_, a.ok_or_error(), atom::remove_v, std::move(req->name),
+                               record_owner::docker, record_kind::volume);
   } else if (endpoint == "/VolumeDriver.Mount") {
     auto req = docker::decode_mount(body);
     if (!req) {

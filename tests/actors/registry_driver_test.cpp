@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "actors/registry.hpp"
+#include "actors/registry_direct.hpp"
 #include "tests/actors/driver_fixture.hpp"
 #include "tests/actors/machine_records.hpp"
 
@@ -169,4 +172,99 @@ TEST_F(registry_driver_test, a_loaded_volume_the_host_agrees_with_gets_its_actor
   ASSERT_TRUE(removed.given && !removed.err) << describe(removed.err);
   EXPECT_EQ(counted(), 2);
   EXPECT_EQ(list().size(), 2U);
+}
+
+namespace {
+
+/// What became of a request sent straight to the registry with a direct_reply.
+template <class R>
+struct direct_outcome {
+  std::optional<caf::expected<R>> answer;
+  int answers = 0;
+
+  direct_reply<R> reply() {
+    return direct_reply<R>{[this](caf::expected<R> x) {
+                             answer = std::move(x);
+                             ++answers;
+                           },
+                           [this] { answer = make_error(ec::internal, "dropped"); }};
+  }
+};
+
+} // namespace
+
+// The adapters send a creation and a removal straight to the registry, whose answer the
+// message carries (docs/design.md, "Three hops"): the same checks and outcomes as a
+// request from an actor, answered once.
+TEST_F(registry_driver_test, a_create_and_a_remove_sent_straight_are_answered_through_them) {
+  start_registry();
+  direct_outcome<atom::ok> created;
+  caf::anon_send(reg, atom::create_v, std::string{"v"}, option_map{}, created.reply());
+  sched.run();
+  EXPECT_FALSE(created.answer) << "not before the backend's create ran";
+  run_all_calls();
+  ASSERT_TRUE(created.answer && *created.answer) << describe(created.answer->error());
+  EXPECT_EQ(created.answers, 1);
+  EXPECT_TRUE(handles->find("v"));
+
+  direct_outcome<volume_record> csi;
+  volume_spec spec;
+  spec.backend = "local";
+  spec.required_bytes = test::fake_backend::mib;
+  caf::anon_send(reg, atom::create_v, std::string{"pvc-1"}, spec, csi.reply());
+  sched.run();
+  run_all_calls();
+  ASSERT_TRUE(csi.answer && *csi.answer) << describe(csi.answer->error());
+  EXPECT_EQ((*csi.answer)->name, "pvc-1");
+  EXPECT_EQ(owner_of(**csi.answer), record_owner::csi);
+
+  direct_outcome<atom::ok> wrong_owner;
+  caf::anon_send(reg, atom::remove_v, std::string{"pvc-1"}, record_owner::docker,
+                 record_kind::volume, wrong_owner.reply());
+  sched.run();
+  ASSERT_TRUE(wrong_owner.answer);
+  EXPECT_TRUE(is(wrong_owner.answer->error(), ec::not_found)) << "CSI's volume is not Docker's";
+
+  direct_outcome<atom::ok> removed;
+  caf::anon_send(reg, atom::remove_v, std::string{"v"}, record_owner::docker, record_kind::volume,
+                 removed.reply());
+  sched.run();
+  run_all_calls();
+  ASSERT_TRUE(removed.answer && *removed.answer) << describe(removed.answer->error());
+  EXPECT_FALSE(handles->find("v"));
+  ASSERT_EQ(list().size(), 1U);
+  EXPECT_EQ(list()[0].name, "pvc-1");
+}
+
+TEST_F(registry_driver_test, a_bad_create_sent_straight_is_refused_through_it_and_changes_nothing) {
+  start_registry();
+  direct_outcome<atom::ok> docker;
+  caf::anon_send(reg, atom::create_v, std::string{"../x"}, option_map{}, docker.reply());
+  direct_outcome<volume_record> csi;
+  volume_spec spec;
+  spec.backend = "nonesuch";
+  caf::anon_send(reg, atom::create_v, std::string{"pvc-1"}, spec, csi.reply());
+  sched.run();
+  ASSERT_TRUE(docker.answer);
+  EXPECT_TRUE(is(docker.answer->error(), ec::invalid_argument)) << describe(docker.answer->error());
+  EXPECT_EQ(docker.answers, 1);
+  ASSERT_TRUE(csi.answer);
+  EXPECT_NE(describe(csi.answer->error()).find("unknown backend \"nonesuch\""), std::string::npos)
+    << describe(csi.answer->error());
+  EXPECT_TRUE(list().empty());
+  EXPECT_EQ(storage->creates, 0);
+}
+
+TEST_F(registry_driver_test, a_request_sent_straight_to_a_registry_that_quit_is_unavailable) {
+  start_registry();
+  self->send_exit(reg, caf::exit_reason::user_shutdown);
+  sched.run();
+  std::optional<caf::expected<atom::ok>> answer;
+  send_to_registry<atom::ok>(
+    reg, [&](caf::expected<atom::ok> x) { answer = std::move(x); }, atom::remove_v,
+    std::string{"v"}, record_owner::docker, record_kind::volume);
+  sched.run();
+  ASSERT_TRUE(answer) << "the dropped request answers itself";
+  EXPECT_TRUE(is(answer->error(), ec::unavailable)) << describe(answer->error());
+  EXPECT_NE(describe(answer->error()).find("berthd is stopping"), std::string::npos);
 }

@@ -55,18 +55,31 @@ inline caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<
   auto missing = [](const std::string& name) {
     return make_error(ec::not_found, "no such volume: " + name);
   };
+  auto create = [recs](const std::string& name, const volume_spec& spec) {
+    if (auto it = recs->find(name); it != recs->end()) {
+      return it->second; // the real actor checks compatibility; the adapter checks kind
+    }
+    // The registry's record, with a fixed time the tests can compare.
+    auto rec = make_csi_record(name, spec, spec.required_bytes);
+    rec.created_at = "2026-11-30T18:00:00Z";
+    recs->emplace(name, rec);
+    return rec;
+  };
+  auto remove = [recs, missing](const std::string& name, record_owner owner,
+                                record_kind kind) -> caf::expected<atom::ok> {
+    auto it = recs->find(name);
+    if (it == recs->end() || owner_of(it->second) != owner || it->second.kind != kind) {
+      return missing(name);
+    }
+    recs->erase(it);
+    return atom::ok_v;
+  };
   return {
-    [recs](atom::create, const std::string& name, const volume_spec& spec)
-      -> caf::result<volume_record> {
-      if (auto it = recs->find(name); it != recs->end()) {
-        return it->second; // the real actor checks compatibility; the adapter checks kind
-      }
-      // The registry's record, with a fixed time the tests can compare.
-      auto rec = make_csi_record(name, spec, spec.required_bytes);
-      rec.created_at = "2026-11-30T18:00:00Z";
-      recs->emplace(name, rec);
-      return rec;
-    },
+    [create](atom::create, const std::string& name,
+             const volume_spec& spec) -> caf::result<volume_record> { return create(name, spec); },
+    // The adapter sends creations and removals straight, with a direct_reply.
+    [create](atom::create, const std::string& name, const volume_spec& spec,
+             direct_reply<volume_record>& reply) { reply.deliver(create(name, spec)); },
     [recs, missing](atom::get, const std::string& name,
                     record_owner owner) -> caf::result<volume_record> {
       auto it = recs->find(name);
@@ -75,15 +88,10 @@ inline caf::behavior fake_csi_registry(caf::event_based_actor*, std::shared_ptr<
       }
       return it->second;
     },
-    [recs, missing](atom::remove, const std::string& name, record_owner owner,
-                    record_kind kind) -> caf::result<atom::ok> {
-      auto it = recs->find(name);
-      if (it == recs->end() || owner_of(it->second) != owner || it->second.kind != kind) {
-        return missing(name);
-      }
-      recs->erase(it);
-      return atom::ok_v;
-    },
+    [remove](atom::remove, const std::string& name, record_owner owner,
+             record_kind kind) -> caf::result<atom::ok> { return remove(name, owner, kind); },
+    [remove](atom::remove, const std::string& name, record_owner owner, record_kind kind,
+             direct_reply<atom::ok>& reply) { reply.deliver(remove(name, owner, kind)); },
     [recs](atom::list, record_owner owner) {
       std::vector<volume_record> out;
       for (const auto& [name, rec] : *recs) {

@@ -55,7 +55,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
   };
   /// Removes `name` (only a record of `owner` and `kind`, when given); refused while mounted.
   auto remove = [self, find, missing](const std::string& name, record_owner owner,
-                                      record_kind kind) -> caf::result<atom::ok> {
+                                      record_kind kind) -> caf::expected<atom::ok> {
     auto* rec = find(name);
     if (!rec || owner_of(*rec) != owner || rec->kind != kind) {
       return missing(name);
@@ -66,24 +66,39 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
     self->state.volumes.erase(name);
     return atom::ok_v;
   };
-  return {
-    [self, find, created_at](atom::create, std::string& name,
-                             option_map& opts) -> caf::result<atom::ok> {
-      if (auto* rec = find(name)) {
-        if (rec->options != opts) {
-          return make_error(ec::already_exists,
-                            "volume \"" + name + "\" exists with other options");
-        }
-        return atom::ok_v;
+  auto create_docker = [self, find, created_at](const std::string& name,
+                                                option_map& opts) -> caf::expected<atom::ok> {
+    if (auto* rec = find(name)) {
+      if (rec->options != opts) {
+        return make_error(ec::already_exists, "volume \"" + name + "\" exists with other options");
       }
-      volume_record rec;
-      rec.name = name;
-      rec.options = std::move(opts);
-      rec.owner = record_owner::docker;
-      rec.created_at = created_at;
-      self->state.volumes.emplace(name, std::move(rec));
       return atom::ok_v;
+    }
+    volume_record rec;
+    rec.name = name;
+    rec.options = std::move(opts);
+    rec.owner = record_owner::docker;
+    rec.created_at = created_at;
+    self->state.volumes.emplace(name, std::move(rec));
+    return atom::ok_v;
+  };
+  /// A CSI create only records the name and kind (Docker tests seed snapshots with it).
+  auto create_csi = [self](const std::string& name, const volume_spec& spec) {
+    volume_record rec;
+    rec.name = name;
+    rec.kind = spec.kind;
+    rec.owner = spec.owner;
+    rec.source = spec.source;
+    rec.backend = spec.backend;
+    self->state.volumes[name] = rec;
+    return rec;
+  };
+  return {
+    [create_docker](atom::create, std::string& name, option_map& opts) -> caf::result<atom::ok> {
+      return create_docker(name, opts);
     },
+    [create_docker](atom::create, std::string& name, option_map& opts,
+                    direct_reply<atom::ok>& reply) { reply.deliver(create_docker(name, opts)); },
     [find, missing](atom::mount, std::string& name, std::string& id, std::string& dockerd,
                     caller&) -> caf::result<std::string> {
       auto* rec = find(name);
@@ -138,9 +153,10 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
       }
       return atom::ok_v;
     },
-    [remove](atom::remove, std::string& name, record_owner owner, record_kind kind) {
-      return remove(name, owner, kind);
-    },
+    [remove](atom::remove, std::string& name, record_owner owner,
+             record_kind kind) -> caf::result<atom::ok> { return remove(name, owner, kind); },
+    [remove](atom::remove, std::string& name, record_owner owner, record_kind kind,
+             direct_reply<atom::ok>& reply) { reply.deliver(remove(name, owner, kind)); },
     [find, missing](atom::get, std::string& name) -> caf::result<volume_record> {
       auto* rec = find(name);
       if (!rec) {
@@ -174,18 +190,12 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
     },
     [](atom::drain) { return atom::ok_v; },
     [](atom::ping) { return atom::ok_v; },
-    // The rest of CSI is not what the Docker and admin tests exercise: refused plainly.
-    // A CSI create only records the name and kind (Docker tests seed snapshots with it).
-    [self](atom::create, std::string& name, volume_spec& spec) -> caf::result<volume_record> {
-      volume_record rec;
-      rec.name = name;
-      rec.kind = spec.kind;
-      rec.owner = spec.owner;
-      rec.source = spec.source;
-      rec.backend = spec.backend;
-      self->state.volumes[name] = rec;
-      return rec;
+    [create_csi](atom::create, std::string& name, volume_spec& spec) -> caf::result<volume_record> {
+      return create_csi(name, spec);
     },
+    [create_csi](atom::create, std::string& name, volume_spec& spec,
+                 direct_reply<volume_record>& reply) { reply.deliver(create_csi(name, spec)); },
+    // The rest of CSI is not what the Docker and admin tests exercise: refused plainly.
     [](atom::stage, std::string&, stage_request&) -> caf::result<atom::ok> { return not_served(); },
     [](atom::unstage, std::string&, std::string&) -> caf::result<atom::ok> { return not_served(); },
     [](atom::publish, std::string&, publish_request&) -> caf::result<atom::ok> {
