@@ -164,6 +164,22 @@ void describe_options(CLI::App& app, bench_args& a) {
                 "the publish phase stages one volume, which every client\n"
                 "publishes to its own targets (default: one volume per client)");
 
+  auto* list =
+    app.add_subcommand("csi-list",
+                       "C clients create V volumes; then one client times L ListVolumes\n"
+                       "calls, each the whole list, one after another; then the volumes are\n"
+                       "deleted.");
+  flags l{list};
+  l.text("--endpoint", "unix:///PATH", "berthd's CSI socket (required)", a.list.endpoint);
+  l.integer("--volumes", "V", "volumes made before the lists (required)", a.list.volumes, 1,
+            1000000);
+  l.integer("--lists", "L", "ListVolumes calls timed (default 100)", a.list.lists, 1, 1000000);
+  l.integer("--concurrency", "C", "clients that create and delete (default 16)", a.list.concurrency,
+            1, 4096);
+  l.text("--backend", "NAME", "the StorageClass parameter backend (default local)", a.list.backend);
+  l.text("--prefix", "P", "volume names start with P-list-PID- (default bench)", a.list.prefix);
+  l.integer("--pid", "PID", "berthd's pid, for its RSS (default none)", a.list.pid, 1);
+
   auto* burst = app.add_subcommand(
     "csi-burst", "Creates one block volume, then for R rounds releases K clients at once:\n"
                  "even ones ControllerExpandVolume (all to the same size, --step-mb more\n"
@@ -309,7 +325,7 @@ std::optional<std::string> parse_bench_args(const std::vector<std::string>& args
     return std::nullopt;
   }
   if (subs.empty()) {
-    return std::string{"missing mode (docker, restart, csi, csi-burst or io)"};
+    return std::string{"missing mode (docker, restart, csi, csi-list, csi-burst or io)"};
   }
   auto* sub = subs.front();
   a.mode = sub->get_name();
@@ -328,6 +344,16 @@ std::optional<std::string> parse_bench_args(const std::vector<std::string>& args
       if (value->empty()) {
         return std::string{flag} + " must not be empty";
       }
+    }
+  } else if (a.mode == "csi-list") {
+    if (auto err = unix_endpoint(a.list.endpoint)) {
+      return err;
+    }
+    if (!given("--volumes")) {
+      return std::string{"csi-list mode needs --volumes"};
+    }
+    if (a.list.prefix.empty() || a.list.backend.empty()) {
+      return std::string{"--prefix and --backend must not be empty"};
     }
   } else if (a.mode == "io") {
     if (!a.io.endpoint.empty()) {

@@ -1,7 +1,7 @@
 #pragma once
 
 // berth-bench's command line: one CLI11 table of its modes (docker, restart, csi,
-// csi-burst, io) and their flags, which both parses the arguments and writes --help.
+// csi-list, csi-burst, io) and their flags, which both parses the arguments and writes --help.
 
 #include <optional>
 #include <string>
@@ -9,6 +9,7 @@
 
 #include "apps/bench/common.hpp"
 #include "apps/bench/csi_burst.hpp"
+#include "apps/bench/csi_list.hpp"
 #include "apps/bench/csi_mode.hpp"
 #include "apps/bench/io_mode.hpp"
 
@@ -16,9 +17,11 @@ namespace berth::bench {
 
 /// A parsed command line: the mode and its options (the other modes' keep defaults).
 struct bench_args {
-  std::string mode;     ///< docker, restart, csi, csi-burst or io; "" with --help or --version
+  std::string
+    mode; ///< docker, restart, csi, csi-list, csi-burst or io; "" with --help or --version
   options common;       ///< docker and restart
   csi_options csi;      ///< csi
+  csi_list_options list; ///< csi-list
   burst_options burst;  ///< csi-burst
   io_options io;        ///< io
   bool help = false;    ///< --help (also `berth-bench help`): print bench_usage()

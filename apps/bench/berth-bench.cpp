@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   if (args.mode == "csi") {
     return berth::bench::run_csi(args.csi);
   }
+  if (args.mode == "csi-list") {
+    return berth::bench::run_csi_list(args.list);
+  }
   if (args.mode == "csi-burst") {
     return berth::bench::run_csi_burst(args.burst);
   }

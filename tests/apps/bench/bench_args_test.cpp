@@ -97,6 +97,30 @@ TEST(bench_args, csi_defaults_and_every_flag) {
   EXPECT_EQ(a.csi.node_endpoint, "unix:///n1.sock");
 }
 
+TEST(bench_args, csi_list_defaults_and_every_flag) {
+  auto a = accepted({"csi-list", "--endpoint", "/c.sock", "--volumes", "10000"});
+  EXPECT_EQ(a.mode, "csi-list");
+  EXPECT_EQ(a.list.endpoint, "unix:///c.sock");
+  EXPECT_EQ(a.list.volumes, 10000);
+  EXPECT_EQ(a.list.lists, 100);
+  EXPECT_EQ(a.list.concurrency, 16);
+  EXPECT_EQ(a.list.backend, "local");
+  EXPECT_EQ(a.list.prefix, "bench");
+  EXPECT_EQ(a.list.pid, 0);
+  a = accepted({"csi-list", "--endpoint", "unix:///c", "--volumes", "5", "--lists", "3",
+                "--concurrency", "2", "--backend", "block", "--prefix", "q", "--pid", "7"});
+  EXPECT_EQ(a.list.lists, 3);
+  EXPECT_EQ(a.list.concurrency, 2);
+  EXPECT_EQ(a.list.backend, "block");
+  EXPECT_EQ(a.list.prefix, "q");
+  EXPECT_EQ(a.list.pid, 7);
+  EXPECT_EQ(refusal({"csi-list", "--endpoint", "/c"}), "csi-list mode needs --volumes");
+  EXPECT_EQ(refusal({"csi-list", "--endpoint", "/c", "--volumes", "0"}),
+            "--volumes needs an integer from 1 to 1000000, got '0'");
+  EXPECT_EQ(refusal({"csi-list", "--endpoint", "/c", "--volumes", "1", "--backend", ""}),
+            "--prefix and --backend must not be empty");
+}
+
 TEST(bench_args, io_defaults_and_every_flag) {
   auto a = accepted({"io", "--endpoint", "/c.sock", "--host-dir", "/h"});
   EXPECT_EQ(a.mode, "io");
@@ -169,7 +193,7 @@ TEST(bench_args, a_bad_value_is_refused_naming_the_flag_and_the_value) {
 }
 
 TEST(bench_args, modes_and_usage_errors_are_named) {
-  EXPECT_EQ(refusal({}), "missing mode (docker, restart, csi, csi-burst or io)");
+  EXPECT_EQ(refusal({}), "missing mode (docker, restart, csi, csi-list, csi-burst or io)");
   EXPECT_EQ(refusal({"fly"}), "unknown mode 'fly'");
   EXPECT_EQ(refusal({"docker", "--volumes", "1"}), "--socket is required");
   EXPECT_EQ(refusal({"docker", "--socket", "/p", "--volumes", "1"}),
@@ -196,17 +220,51 @@ TEST(bench_args, help_and_version_need_no_mode) {
 
 TEST(bench_args, help_lists_every_mode_and_flag_it_parses) {
   auto help = bench_usage();
-  for (const char* item :
-       {"docker", "restart", "csi-burst", "--socket PATH", "--volumes N", "--concurrency C",
-        "--seconds S", "--pid PID", "--prefix P", "--stalled NAME", "--berthd PATH",
-        "--report-every SECONDS", "--mixed",
-        "--state-dir DIR", "--ids-per-volume K", "--keep", "--berthd-arg ARG",
-        "--endpoint unix:///PATH", "--node-endpoint unix:///PATH", "--backend NAME", "--work-dir DIR", "--clients K",
-        "--rounds R", "--admin-socket PATH", "--size-mb N", "--step-mb N", "--parameter KEY",
-        "-h,--help", "--version", "(default 16)", "(default /tmp)", "(default 1024)",
-        "(default 64)", "(default 5)", "(default readAheadKB)", "(default /run/berth/admin.sock)",
-        "--host-dir DIR", "--fs TYPE", "--runtime S", "--job NAME", "--fio PATH", "io",
-        "The last line of the output is one JSON object."}) {
+  for (const char* item : {"docker",
+                           "restart",
+                           "csi-burst",
+                           "csi-list",
+                           "--lists L",
+                           "--socket PATH",
+                           "--volumes N",
+                           "--concurrency C",
+                           "--seconds S",
+                           "--pid PID",
+                           "--prefix P",
+                           "--stalled NAME",
+                           "--berthd PATH",
+                           "--report-every SECONDS",
+                           "--mixed",
+                           "--state-dir DIR",
+                           "--ids-per-volume K",
+                           "--keep",
+                           "--berthd-arg ARG",
+                           "--endpoint unix:///PATH",
+                           "--node-endpoint unix:///PATH",
+                           "--backend NAME",
+                           "--work-dir DIR",
+                           "--clients K",
+                           "--rounds R",
+                           "--admin-socket PATH",
+                           "--size-mb N",
+                           "--step-mb N",
+                           "--parameter KEY",
+                           "-h,--help",
+                           "--version",
+                           "(default 16)",
+                           "(default /tmp)",
+                           "(default 1024)",
+                           "(default 64)",
+                           "(default 5)",
+                           "(default readAheadKB)",
+                           "(default /run/berth/admin.sock)",
+                           "--host-dir DIR",
+                           "--fs TYPE",
+                           "--runtime S",
+                           "--job NAME",
+                           "--fio PATH",
+                           "io",
+                           "The last line of the output is one JSON object."}) {
     EXPECT_NE(help.find(item), std::string::npos) << item << "\n" << help;
   }
 }
