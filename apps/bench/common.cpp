@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace berth::bench {
 
 std::optional<double> read_rss_mb(long pid, const std::string& field) {
@@ -28,6 +30,30 @@ std::optional<double> read_status_number(long pid, const std::string& field) {
     }
   }
   return std::nullopt;
+}
+
+std::optional<double> read_cpu_seconds(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) {
+    return std::nullopt;
+  }
+  // The command name, in parentheses, may hold spaces: the fields follow its last ')'.
+  auto close = line.rfind(')');
+  if (close == std::string::npos) {
+    return std::nullopt;
+  }
+  std::istringstream fields(line.substr(close + 1));
+  std::string skip;
+  for (int i = 3; i <= 13; ++i) { // state .. cmajflt
+    fields >> skip;
+  }
+  double utime = 0;
+  double stime = 0;
+  if (!(fields >> utime >> stime)) {
+    return std::nullopt;
+  }
+  return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 void error_log::add(const std::string& what) {

@@ -39,6 +39,9 @@ struct options {
 /// VmRSS (or another field, e.g. "VmHWM") of `pid` in MiB, from /proc/PID/status.
 std::optional<double> read_rss_mb(long pid, const std::string& field = "VmRSS");
 
+/// The CPU time `pid` has used, user and system, in seconds (/proc/PID/stat).
+std::optional<double> read_cpu_seconds(long pid);
+
 /// The number of a field of /proc/PID/status as written there (kB for sizes).
 std::optional<double> read_status_number(long pid, const std::string& field);
 

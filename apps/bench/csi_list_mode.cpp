@@ -77,6 +77,7 @@ int run_csi_list(const csi_list_options& opt) {
   error_log errors;
   latency_recorder lists;
   size_t bytes = 0;
+  auto cpu_before = opt.pid > 0 ? read_cpu_seconds(opt.pid) : std::nullopt;
   if (setup_errors.count() == 0) {
     auto& c = *clients[0];
     for (long i = 0; i < opt.lists; ++i) {
@@ -99,8 +100,13 @@ int run_csi_list(const csi_list_options& opt) {
     }
   }
   std::optional<double> rss;
+  std::optional<double> cpu_ms_per_list; // berthd's, over the lists
   if (opt.pid > 0) {
     rss = read_rss_mb(opt.pid);
+    auto cpu_after = read_cpu_seconds(opt.pid);
+    if (cpu_before && cpu_after && lists.count() > 0) {
+      cpu_ms_per_list = (*cpu_after - *cpu_before) * 1000.0 / static_cast<double>(lists.count());
+    }
   }
 
   // -- teardown ------------------------------------------------------------------------
@@ -126,12 +132,18 @@ int run_csi_list(const csi_list_options& opt) {
   if (rss) {
     std::printf("rss: pid %ld VmRSS %.1f MB\n", opt.pid, *rss);
   }
+  if (cpu_ms_per_list) {
+    std::printf("cpu: pid %ld used %.2f ms per list (user and system)\n", opt.pid,
+                *cpu_ms_per_list);
+  }
   std::printf("{\"mode\":\"csi-list\",\"endpoint\":%s,\"volumes\":%ld,\"lists\":%zu,"
               "\"list_bytes\":%zu,\"list_p50_ms\":%.3f,\"list_p99_ms\":%.3f,\"list_max_ms\":%.3f,"
-              "\"setup_s\":%.2f,\"errors\":%" PRIu64 ",\"rss_mb\":%s}\n",
+              "\"setup_s\":%.2f,\"errors\":%" PRIu64 ",\"rss_mb\":%s,"
+              "\"server_cpu_ms_per_list\":%s}\n",
               json_quote(opt.endpoint).c_str(), opt.volumes, lists.count(), bytes,
               lists.percentile(50), lists.percentile(99), lists.max(), setup_s, total_errors,
-              rss ? std::to_string(*rss).c_str() : "null");
+              rss ? std::to_string(*rss).c_str() : "null",
+              cpu_ms_per_list ? std::to_string(*cpu_ms_per_list).c_str() : "null");
   if (setup_errors.count() > 0) {
     return 1;
   }
