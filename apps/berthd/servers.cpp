@@ -16,11 +16,12 @@ namespace berth {
 namespace {
 
 caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
-                     std::shared_ptr<const volume_handles> handles, const backend_map& backends,
+                     const volume_routes& routes, const backend_map& backends,
                      std::shared_ptr<telemetry> stats, const daemon_options& opts) {
   csi_config cfg;
   cfg.stats = std::move(stats);
-  cfg.handles = std::move(handles);
+  cfg.handles = routes.handles;
+  cfg.directory = routes.directory;
   cfg.endpoint = opts.csi_endpoint;
   cfg.driver_name = opts.csi_driver_name;
   cfg.node_id = opts.node_id;
@@ -56,9 +57,8 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
                          const daemon_options& opts, const std::shared_ptr<telemetry>& stats,
                          std::shared_ptr<operator_release_desk> desk,
                          std::shared_ptr<unclaimed_desk> unclaimed, passed_sockets& passed) {
-  auto handles = routes.handles;
   if (!opts.docker_socket.empty()) {
-    srv.docker = std::make_unique<docker_api>(sys, reg, stats, std::move(routes));
+    srv.docker = std::make_unique<docker_api>(sys, reg, stats, routes);
     auto* api = srv.docker.get();
     srv.listeners.push_back(std::make_unique<unix_http_server>(
       srv.io,
@@ -102,7 +102,7 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
     srv.threads.emplace_back([&srv] { srv.io.run(); });
   }
   if (!opts.csi_endpoint.empty()) {
-    return start_csi(srv, sys, reg, std::move(handles), backends, stats, opts);
+    return start_csi(srv, sys, reg, routes, backends, stats, opts);
   }
   return {};
 }

@@ -1,5 +1,7 @@
 #include "protocols/csi/csi_services.hpp"
 
+#include <algorithm>
+
 #include "core/text.hpp"
 
 namespace berth::csi {
@@ -26,10 +28,11 @@ request_shape about_volume(const std::string& id, const char* field,
 
 } // namespace
 
-controller_service::controller_service(gateway& gw, registry_actor registry,
-                                       const csi_config& cfg)
-  : gw_(gw), registry_(std::move(registry)), env_(make_codec_env(cfg)), backends_(cfg.backends),
-    stats_(cfg.stats) {
+controller_service::controller_service(gateway& gw, registry_actor registry, const csi_config& cfg)
+    : gw_(gw), registry_(std::move(registry)), env_(make_codec_env(cfg)), backends_(cfg.backends),
+      stats_(cfg.stats), directory_(cfg.directory) {
+  SetMessageAllocatorFor_ListVolumes(&list_volumes_messages_);
+  SetMessageAllocatorFor_ListSnapshots(&list_snapshots_messages_);
 }
 
 // -- volumes ----------------------------------------------------------------------
@@ -168,6 +171,29 @@ grpc::ServerUnaryReactor* controller_service::ValidateVolumeCapabilities(
   return r;
 }
 
+grpc::Status controller_service::list_volumes(shared_records all, const v1::ListVolumesRequest& req,
+                                              v1::ListVolumesResponse& resp) const {
+  all.erase(std::remove_if(all.begin(), all.end(),
+                           [](const auto& rec) { return owner_of(*rec) != record_owner::csi; }),
+            all.end());
+  auto recs = select_kind(std::move(all), record_kind::volume);
+  page pg;
+  auto st = paginate_records(recs, req.max_entries(), req.starting_token(), pg);
+  if (!st.ok()) {
+    return st;
+  }
+  resp.mutable_entries()->Reserve(static_cast<int>(pg.end - pg.begin));
+  for (auto i = pg.begin; i < pg.end; ++i) {
+    auto* entry = resp.add_entries();
+    encode_volume(*recs[i], env_, entry->mutable_volume());
+    // VOLUME_CONDITION is advertised, so the status is set; no published
+    // node ids (berth has no ControllerPublish).
+    entry->mutable_status()->mutable_volume_condition()->set_abnormal(false);
+  }
+  resp.set_next_token(pg.next_token);
+  return grpc::Status::OK;
+}
+
 grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerContext*,
                                                           const v1::ListVolumesRequest* req,
                                                           v1::ListVolumesResponse* resp) {
@@ -176,26 +202,16 @@ grpc::ServerUnaryReactor* controller_service::ListVolumes(grpc::CallbackServerCo
     return finish_now(r, invalid_argument("max_entries " + std::to_string(req->max_entries())
                                             + " is negative"));
   }
+  if (directory_) {
+    // The directory holds exactly the committed records the registry would list
+    // (docs/design.md, "Lists"): read here, with no actor between.
+    finish(r, [&] { return list_volumes(directory_->all(), *req, *resp); });
+    return r;
+  }
   gw_.ask(
     registry_, query_timeout,
     [this, r, req, resp](shared_records& all) {
-      finish(r, [&] {
-        auto recs = select_kind(std::move(all), record_kind::volume);
-        page pg;
-        auto st = paginate_records(recs, req->max_entries(), req->starting_token(), pg);
-        if (!st.ok()) {
-          return st;
-        }
-        for (auto i = pg.begin; i < pg.end; ++i) {
-          auto* entry = resp->add_entries();
-          encode_volume(*recs[i], env_, entry->mutable_volume());
-          // VOLUME_CONDITION is advertised, so the status is set; no published
-          // node ids (berth has no ControllerPublish).
-          entry->mutable_status()->mutable_volume_condition()->set_abnormal(false);
-        }
-        resp->set_next_token(pg.next_token);
-        return grpc::Status::OK;
-      });
+      finish(r, [&] { return list_volumes(std::move(all), *req, *resp); });
     },
     on_error(r), atom::list_v, record_owner::csi);
   return r;

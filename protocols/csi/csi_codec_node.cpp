@@ -15,20 +15,33 @@ using namespace detail;
 
 // -- pagination -------------------------------------------------------------------
 
-grpc::Status paginate(const std::vector<std::string>& names, int32_t max_entries,
-                      const std::string& starting_token, page& out) {
+namespace {
+
+/// paginate() over any sorted sequence of names with size() and [].
+template <class Names>
+grpc::Status paginate_names(const Names& names, int32_t max_entries,
+                            const std::string& starting_token, page& out) {
   if (max_entries < 0) {
     return invalid_argument("max_entries " + std::to_string(max_entries) + " is negative");
   }
   out = page{};
   if (!starting_token.empty()) {
-    auto it = std::lower_bound(names.begin(), names.end(), starting_token);
-    if (it == names.end() || *it != starting_token) {
+    size_t low = 0;
+    size_t high = names.size();
+    while (low < high) { // the first name not before the token
+      size_t mid = low + (high - low) / 2;
+      if (names[mid] < starting_token) {
+        low = mid + 1;
+      } else {
+        high = mid;
+      }
+    }
+    if (low == names.size() || names[low] != starting_token) {
       return {grpc::StatusCode::ABORTED,
               "starting_token " + quote_input(starting_token)
                 + " names no entry (the list changed): list again from the start"};
     }
-    out.begin = static_cast<size_t>(it - names.begin());
+    out.begin = low;
   }
   out.end = names.size();
   if (max_entries > 0 && names.size() - out.begin > static_cast<size_t>(max_entries)) {
@@ -38,22 +51,32 @@ grpc::Status paginate(const std::vector<std::string>& names, int32_t max_entries
   return grpc::Status::OK;
 }
 
+} // namespace
+
+grpc::Status paginate(const std::vector<std::string>& names, int32_t max_entries,
+                      const std::string& starting_token, page& out) {
+  return paginate_names(names, max_entries, starting_token, out);
+}
+
 grpc::Status paginate_records(const shared_records& recs, int32_t max_entries,
                               const std::string& starting_token, page& out) {
-  std::vector<std::string> names;
-  names.reserve(recs.size());
-  for (const auto& rec : recs) {
-    names.push_back(rec->name);
-  }
-  return paginate(names, max_entries, starting_token, out);
+  // The names are read in place: a whole list of 10,000 copies none.
+  struct names_of {
+    const shared_records& recs;
+    size_t size() const { return recs.size(); }
+    const std::string& operator[](size_t i) const { return recs[i]->name; }
+  };
+  return paginate_names(names_of{recs}, max_entries, starting_token, out);
 }
 
 shared_records select_kind(shared_records recs, record_kind kind) {
   recs.erase(
     std::remove_if(recs.begin(), recs.end(), [&](const auto& r) { return r->kind != kind; }),
     recs.end());
-  std::sort(recs.begin(), recs.end(),
-            [](const auto& a, const auto& b) { return a->name < b->name; });
+  auto by_name = [](const auto& a, const auto& b) { return a->name < b->name; };
+  if (!std::is_sorted(recs.begin(), recs.end(), by_name)) { // the directory's come sorted
+    std::sort(recs.begin(), recs.end(), by_name);
+  }
   return recs;
 }
 

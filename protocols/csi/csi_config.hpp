@@ -8,6 +8,7 @@
 #include "actors/volume_handles.hpp"
 #include "backends/backend.hpp"
 #include "backends/node_path.hpp"
+#include "core/record_directory.hpp"
 #include "core/telemetry/telemetry.hpp"
 
 namespace berth {
@@ -36,6 +37,9 @@ struct csi_config {
   /// NodeUnpublishVolume go straight to a volume found here (docs/design.md, "Three
   /// hops"). Null: everything goes through the registry.
   std::shared_ptr<const volume_handles> handles;
+  /// The committed records of every volume (the registry's directory): ListVolumes reads
+  /// them on its gRPC thread. Null: it asks the registry.
+  std::shared_ptr<const record_directory> directory;
   /// Where every RPC is counted (telemetry::operations, protocol "csi"). Null: a
   /// private one (tests that do not look).
   std::shared_ptr<telemetry> stats;

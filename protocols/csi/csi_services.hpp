@@ -18,6 +18,7 @@
 
 #include "actors/actors.hpp"
 #include "actors/registry_direct.hpp"
+#include "protocols/csi/arena_allocator.hpp"
 #include "protocols/csi/counted_reactor.hpp"
 #include "protocols/csi/csi_codec.hpp"
 #include "protocols/csi/csi_config.hpp"
@@ -180,11 +181,18 @@ private:
                                         const char* rpc, const std::string& name,
                                         const char* field, record_kind kind);
 
+  /// ListVolumes' answer from `all` (records of any owner and kind, sorted by name).
+  grpc::Status list_volumes(shared_records all, const v1::ListVolumesRequest& req,
+                            v1::ListVolumesResponse& resp) const;
+
   gateway& gw_;
   registry_actor registry_;
   codec_env env_;
   std::map<std::string, std::shared_ptr<backend>> backends_;
   std::shared_ptr<telemetry> stats_;
+  std::shared_ptr<const record_directory> directory_; ///< null: lists ask the registry
+  arena_allocator<v1::ListVolumesRequest, v1::ListVolumesResponse> list_volumes_messages_;
+  arena_allocator<v1::ListSnapshotsRequest, v1::ListSnapshotsResponse> list_snapshots_messages_;
 };
 
 // -- Node -----------------------------------------------------------------------

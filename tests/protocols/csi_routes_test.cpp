@@ -1,7 +1,8 @@
-// The node service around the registry (docs/design.md, "Three hops"): NodePublishVolume and
+// The CSI services around the registry (docs/design.md, "Three hops"): NodePublishVolume and
 // NodeUnpublishVolume go straight to the actor the handles name, and a volume actor that
 // quit, or a name the handles do not hold, still reaches the registry (here its stand-in,
-// which knows nothing of the volumes in the handles).
+// which knows nothing of the volumes in the handles). ListVolumes reads the record
+// directory.
 
 #include <atomic>
 #include <memory>
@@ -111,4 +112,70 @@ TEST_F(csi_routes_test, a_publish_whose_volume_quit_asks_the_registry_instead) {
 TEST_F(csi_routes_test, a_name_the_handles_do_not_hold_is_the_registrys_to_answer) {
   EXPECT_EQ(publish("nope").error_code(), StatusCode::NOT_FOUND);
   EXPECT_EQ(seen->asked.load(), 0);
+}
+
+namespace {
+
+class csi_list_routes_test : public test::csi_server_fixture {
+protected:
+  csi_list_routes_test() { directory = std::make_shared<record_directory>(); }
+
+  void put_csi(const std::string& name, record_kind kind = record_kind::volume) {
+    volume_spec spec;
+    spec.kind = kind;
+    auto rec = make_csi_record(name, spec, 1 << 20);
+    directory->put(std::make_shared<const volume_record>(std::move(rec)));
+  }
+
+  v1::ListVolumesResponse list(int32_t max_entries = 0, const std::string& token = {}) {
+    v1::ListVolumesRequest req;
+    req.set_max_entries(max_entries);
+    req.set_starting_token(token);
+    v1::ListVolumesResponse resp;
+    grpc::ClientContext c;
+    auto st = v1::Controller::NewStub(channel)->ListVolumes(ctx(c), req, &resp);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return resp;
+  }
+};
+
+std::vector<std::string> ids_of(const v1::ListVolumesResponse& resp) {
+  std::vector<std::string> ids;
+  for (const auto& entry : resp.entries()) {
+    ids.push_back(entry.volume().volume_id());
+  }
+  return ids;
+}
+
+} // namespace
+
+TEST_F(csi_list_routes_test, list_volumes_reads_csis_volumes_from_the_record_directory) {
+  put_csi("pvc-b");
+  put_csi("pvc-a");
+  put_csi("snap-1", record_kind::snapshot);
+  volume_record web;
+  web.name = "web";
+  web.owner = record_owner::docker;
+  directory->put(std::make_shared<const volume_record>(web));
+  auto all = list();
+  EXPECT_EQ(ids_of(all), (std::vector<std::string>{"pvc-a", "pvc-b"}))
+    << "CSI's volumes, sorted, and not the registry stand-in's (it holds none)";
+  EXPECT_EQ(all.next_token(), "");
+  ASSERT_EQ(all.entries_size(), 2);
+  EXPECT_FALSE(all.entries(0).status().volume_condition().abnormal());
+  EXPECT_EQ(all.entries(0).volume().capacity_bytes(), 1 << 20);
+
+  auto first = list(1);
+  EXPECT_EQ(ids_of(first), std::vector<std::string>{"pvc-a"});
+  EXPECT_EQ(first.next_token(), "pvc-b");
+  auto second = list(1, first.next_token());
+  EXPECT_EQ(ids_of(second), std::vector<std::string>{"pvc-b"});
+  EXPECT_EQ(second.next_token(), "");
+
+  v1::ListVolumesRequest req;
+  req.set_starting_token("pvc-gone");
+  v1::ListVolumesResponse resp;
+  grpc::ClientContext c;
+  auto st = v1::Controller::NewStub(channel)->ListVolumes(ctx(c), req, &resp);
+  EXPECT_EQ(st.error_code(), StatusCode::ABORTED) << st.error_message();
 }

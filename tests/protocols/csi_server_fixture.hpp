@@ -192,6 +192,8 @@ protected:
   /// The volume actors the node service sends publishes straight to; null: none (all
   /// go to the registry stand-in).
   std::shared_ptr<volume_handles> handles;
+  /// The committed records ListVolumes reads; null: it asks the registry stand-in.
+  std::shared_ptr<record_directory> directory;
   /// Where the server counts its RPCs.
   std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{"block"});
 
@@ -204,6 +206,7 @@ protected:
     c.kubelet_dir = dir.path;
     c.backends["block"] = std::make_shared<capacity_backend>();
     c.handles = handles;
+    c.directory = directory;
     return c;
   }
 
