@@ -98,6 +98,13 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::grow, std::string>::with<uint64_t>,
   /// NodeGetVolumeStats at a staging path or published target.
   replies_to<atom::stats, std::string>::with<volume_stats>,
+  /// NodeStageVolume, NodeUnstageVolume, NodeExpandVolume and NodeGetVolumeStats above,
+  /// sent straight from a gRPC thread, answered through the direct_reply (docs/design.md,
+  /// "Three hops").
+  reacts_to<atom::stage, stage_request, direct_reply<atom::ok>>,
+  reacts_to<atom::unstage, std::string, direct_reply<atom::ok>>,
+  reacts_to<atom::grow, std::string, direct_reply<uint64_t>>,
+  reacts_to<atom::stats, std::string, direct_reply<volume_stats>>,
   /// The current record.
   replies_to<atom::get>::with<volume_record>,
   /// The current record if this owner's (Docker or CSI), else ec::not_found.

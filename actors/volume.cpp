@@ -54,6 +54,42 @@ void queue_unpublish(self_ptr self, std::string target, promise<atom::ok> rp) {
                       [self, target](auto rp) { run_unpublish(self, rp, target); });
 }
 
+void queue_stage(self_ptr self, stage_request req, promise<atom::ok> rp) {
+  auto what = "stage at " + req.staging_path;
+  auto from = req.from;
+  enqueue_answering<atom::ok>(self, std::move(what), admits::existing, record_owner::csi,
+                              std::move(from), std::move(rp),
+                              [self, req = std::move(req)](auto rp) { run_stage(self, rp, req); });
+}
+
+void queue_unstage(self_ptr self, std::string path, promise<atom::ok> rp) {
+  auto what = "unstage of " + path;
+  enqueue_answering<atom::ok>(self, std::move(what), admits::existing, record_owner::csi, {},
+                              std::move(rp),
+                              [self, path](auto rp) { run_unstage(self, rp, path); });
+}
+
+void queue_grow(self_ptr self, std::string path, promise<uint64_t> rp) {
+  auto what = "grow at " + path;
+  enqueue_answering<uint64_t>(self, std::move(what), admits::existing, record_owner::csi, {},
+                              std::move(rp), [self, path](auto rp) { run_grow(self, rp, path); });
+}
+
+void queue_stats(self_ptr self, std::string path, promise<volume_stats> rp) {
+  auto what = "stats at " + path;
+  enqueue_answering<volume_stats>(self, std::move(what), admits::existing, record_owner::csi, {},
+                                  std::move(rp),
+                                  [self, path](auto rp) { run_stats(self, rp, path); });
+}
+
+/// A handler's answer to its sender: `queue` given a promise of it.
+template <class R, class Queue>
+caf::result<R> to_sender(self_ptr self, Queue queue) {
+  auto rp = self->make_response_promise<R>();
+  queue(promise<R>{rp});
+  return rp;
+}
+
 } // namespace
 
 volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
@@ -148,18 +184,17 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                               run_csi_create(self, rp, spec);
                                             });
     },
-    [self](atom::stage, stage_request& req) -> caf::result<atom::ok> {
-      auto from = req.from;
-      return enqueue_request<atom::ok>(self, "stage at " + req.staging_path, admits::existing,
-                                       record_owner::csi, std::move(from),
-                                       [self, req = std::move(req)](auto rp) {
-                                         run_stage(self, rp, req);
-                                       });
+    [self](atom::stage, stage_request& req) {
+      return to_sender<atom::ok>(self, [&](auto rp) { queue_stage(self, std::move(req), rp); });
     },
-    [self](atom::unstage, std::string& path) -> caf::result<atom::ok> {
-      return enqueue_request<atom::ok>(self, "unstage of " + path, admits::existing,
-                                       record_owner::csi, {},
-                                       [self, path](auto rp) { run_unstage(self, rp, path); });
+    [self](atom::stage, stage_request& req, direct_reply<atom::ok>& reply) {
+      queue_stage(self, std::move(req), std::move(reply));
+    },
+    [self](atom::unstage, std::string& path) {
+      return to_sender<atom::ok>(self, [&](auto rp) { queue_unstage(self, std::move(path), rp); });
+    },
+    [self](atom::unstage, std::string& path, direct_reply<atom::ok>& reply) {
+      queue_unstage(self, std::move(path), std::move(reply));
     },
     [self](atom::publish, publish_request& req) -> caf::result<atom::ok> {
       auto rp = self->make_response_promise<atom::ok>();
@@ -184,16 +219,18 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
       return rp;
     },
     [self](atom::close_window, uint64_t number) { close_window(self, number); },
-    [self](atom::grow, std::string& path) -> caf::result<uint64_t> {
-      return enqueue_request<uint64_t>(self, "grow at " + path, admits::existing,
-                                       record_owner::csi, {},
-                                       [self, path](auto rp) { run_grow(self, rp, path); });
+    [self](atom::grow, std::string& path) {
+      return to_sender<uint64_t>(self, [&](auto rp) { queue_grow(self, std::move(path), rp); });
     },
-    [self](atom::stats, std::string& path) -> caf::result<volume_stats> {
-      return enqueue_request<volume_stats>(self, "stats at " + path, admits::existing,
-                                           record_owner::csi, {}, [self, path](auto rp) {
-                                             run_stats(self, rp, path);
-                                           });
+    [self](atom::grow, std::string& path, direct_reply<uint64_t>& reply) {
+      queue_grow(self, std::move(path), std::move(reply));
+    },
+    [self](atom::stats, std::string& path) {
+      return to_sender<volume_stats>(self,
+                                     [&](auto rp) { queue_stats(self, std::move(path), rp); });
+    },
+    [self](atom::stats, std::string& path, direct_reply<volume_stats>& reply) {
+      queue_stats(self, std::move(path), std::move(reply));
     },
     // -- reading -----------------------------------------------------------------
     [self](atom::get) -> caf::result<volume_record> {

@@ -228,9 +228,11 @@ public:
 
 private:
   /// Sends `op, id, xs...` to the volume `id` when the handles know it, answered on the
-  /// volume's thread; else, or when the volume had quit as it arrived, to the registry.
-  template <class Op, class... Ts>
-  void ask_volume(counted_reactor* r, const std::string& id, Op op, Ts... xs);
+  /// volume's thread; else, or when the volume had quit as it arrived, to the registry
+  /// (within `timeout`). `on_ok(R)` answers its success; an error fails `r`.
+  template <class R, class OnOk, class Op, class... Ts>
+  void ask_volume(counted_reactor* r, const std::string& id, caf::duration timeout, OnOk on_ok,
+                  Op op, Ts... xs);
 
   gateway& gw_;
   registry_actor registry_;

@@ -65,24 +65,17 @@ node_service::node_service(gateway& gw, registry_actor registry, const csi_confi
       max_volumes_(cfg.max_volumes_per_node), kubelet_dir_(cfg.kubelet_dir), stats_(cfg.stats),
       handles_(cfg.handles) {}
 
-template <class Op, class... Ts>
-void node_service::ask_volume(counted_reactor* r, const std::string& id, Op op, Ts... xs) {
+template <class R, class OnOk, class Op, class... Ts>
+void node_service::ask_volume(counted_reactor* r, const std::string& id, caf::duration timeout,
+                              OnOk on_ok, Op op, Ts... xs) {
   // The gateway's actor, not the gateway: a request dropped at shutdown may ask after the
   // gateway object is gone, and then its job is dropped too.
-  auto via_registry = [gw = gw_.actor(), registry = registry_, r, id, op, xs...] {
-    gateway::ask_through(gw, registry, transition_timeout, finish_ok(r), on_error(r), op, id,
-                         xs...);
+  auto via_registry = [gw = gw_.actor(), registry = registry_, r, id, timeout, on_ok, op, xs...] {
+    gateway::ask_through(
+      gw, registry, timeout, [on_ok](R& out) mutable { on_ok(out); }, on_error(r), op, id, xs...);
   };
-  send_to_volume<atom::ok>(
-    handles_.get(), id,
-    [r](caf::expected<atom::ok> out) {
-      if (out) {
-        r->Finish(grpc::Status::OK);
-      } else {
-        r->fail(out.error());
-      }
-    },
-    std::move(via_registry), op, std::move(xs)...);
+  send_to_volume<R>(handles_.get(), id, answer_of<R>(r, std::move(on_ok)), std::move(via_registry),
+                    op, std::move(xs)...);
 }
 
 grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerContext* ctx,
@@ -103,9 +96,8 @@ grpc::ServerUnaryReactor* node_service::NodeStageVolume(grpc::CallbackServerCont
     return refused;
   }
   stage.from = caller_of(ctx);
-  gw_.ask(
-    registry_, transition_timeout, finish_ok(r), on_error(r), atom::stage_v,
-    req->volume_id(), std::move(stage));
+  ask_volume<atom::ok>(r, req->volume_id(), transition_timeout, finish_ok(r), atom::stage_v,
+                       std::move(stage));
   return r;
 }
 
@@ -122,9 +114,8 @@ grpc::ServerUnaryReactor* node_service::NodeUnstageVolume(grpc::CallbackServerCo
   if (auto* refused = refuse(gw_, registry_, r, shape)) {
     return refused;
   }
-  gw_.ask(
-    registry_, transition_timeout, finish_ok(r), on_error(r), atom::unstage_v,
-    req->volume_id(), std::move(staging));
+  ask_volume<atom::ok>(r, req->volume_id(), transition_timeout, finish_ok(r), atom::unstage_v,
+                       std::move(staging));
   return r;
 }
 
@@ -156,7 +147,8 @@ grpc::ServerUnaryReactor* node_service::NodePublishVolume(grpc::CallbackServerCo
     return refused;
   }
   publish.from = caller_of(ctx);
-  ask_volume(r, req->volume_id(), atom::publish_v, std::move(publish));
+  ask_volume<atom::ok>(r, req->volume_id(), transition_timeout, finish_ok(r), atom::publish_v,
+                       std::move(publish));
   return r;
 }
 
@@ -173,7 +165,8 @@ node_service::NodeUnpublishVolume(grpc::CallbackServerContext*,
   if (auto* refused = refuse(gw_, registry_, r, shape)) {
     return refused;
   }
-  ask_volume(r, req->volume_id(), atom::unpublish_v, std::move(target));
+  ask_volume<atom::ok>(r, req->volume_id(), transition_timeout, finish_ok(r), atom::unpublish_v,
+                       std::move(target));
   return r;
 }
 
@@ -193,15 +186,14 @@ grpc::ServerUnaryReactor* node_service::NodeGetVolumeStats(grpc::CallbackServerC
   }
   // The volume actor answers NOT_FOUND for a path where the volume is neither
   // staged nor published.
-  gw_.ask(
-    registry_, query_timeout,
-    [r, resp](volume_stats& stats) {
-      finish(r, [&] {
-        encode_stats(stats, resp);
-        return grpc::Status::OK;
-      });
-    },
-    on_error(r), atom::stats_v, req->volume_id(), canonical_node_path(req->volume_path()));
+  auto answer = [r, resp](const volume_stats& stats) {
+    finish(r, [&] {
+      encode_stats(stats, resp);
+      return grpc::Status::OK;
+    });
+  };
+  ask_volume<volume_stats>(r, req->volume_id(), query_timeout, std::move(answer), atom::stats_v,
+                           canonical_node_path(req->volume_path()));
   return r;
 }
 
@@ -217,15 +209,13 @@ grpc::ServerUnaryReactor* node_service::NodeExpandVolume(grpc::CallbackServerCon
   if (auto* refused = refuse(gw_, registry_, r, shape)) {
     return refused;
   }
-  gw_.ask(
-    registry_, transition_timeout,
-    [r, resp](uint64_t capacity) {
-      resp->set_capacity_bytes(capacity > static_cast<uint64_t>(INT64_MAX)
-                                 ? INT64_MAX
-                                 : static_cast<int64_t>(capacity));
-      r->Finish(grpc::Status::OK);
-    },
-    on_error(r), atom::grow_v, req->volume_id(), canonical_node_path(req->volume_path()));
+  auto answer = [r, resp](uint64_t capacity) {
+    resp->set_capacity_bytes(
+      capacity > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(capacity));
+    r->Finish(grpc::Status::OK);
+  };
+  ask_volume<uint64_t>(r, req->volume_id(), transition_timeout, std::move(answer), atom::grow_v,
+                       canonical_node_path(req->volume_path()));
   return r;
 }
 

@@ -37,6 +37,28 @@ caf::behavior direct_volume(caf::event_based_actor*, const std::shared_ptr<seen_
       ++seen->asked;
       reply.deliver(make_error(ec::failed_precondition, "refused by the volume itself"));
     },
+    [seen](atom::stage, stage_request& req, direct_reply<atom::ok>& reply) {
+      seen->target = req.staging_path;
+      ++seen->asked;
+      reply.deliver(atom::ok_v);
+    },
+    [seen](atom::unstage, std::string& path, direct_reply<atom::ok>& reply) {
+      seen->target = path;
+      ++seen->asked;
+      reply.deliver(atom::ok_v);
+    },
+    [seen](atom::stats, std::string& path, direct_reply<volume_stats>& reply) {
+      seen->target = path;
+      ++seen->asked;
+      volume_stats st;
+      st.total_bytes = 7 << 20;
+      reply.deliver(st);
+    },
+    [seen](atom::grow, std::string& path, direct_reply<uint64_t>& reply) {
+      seen->target = path;
+      ++seen->asked;
+      reply.deliver(uint64_t{9} << 20);
+    },
   };
 }
 
@@ -89,6 +111,53 @@ TEST_F(csi_routes_test, a_publish_and_an_unpublish_go_straight_to_the_volume) {
   EXPECT_EQ(st.error_code(), StatusCode::FAILED_PRECONDITION) << st.error_message();
   EXPECT_EQ(st.error_message(), "refused by the volume itself") << "the volume's own error";
   EXPECT_EQ(seen->asked.load(), 2);
+  caf::anon_send_exit(vol, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(csi_routes_test, stage_unstage_stats_and_expand_go_straight_to_the_volume) {
+  auto vol = spawn_direct_volume();
+  handles->put("pvc-1", vol);
+  auto node = v1::Node::NewStub(channel);
+  const auto staging = dir.path + "/staging";
+  v1::NodeStageVolumeRequest stage;
+  stage.set_volume_id("pvc-1");
+  stage.set_staging_target_path(staging);
+  stage.mutable_volume_capability()->mutable_mount();
+  stage.mutable_volume_capability()->mutable_access_mode()->set_mode(
+    v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+  v1::NodeStageVolumeResponse staged;
+  grpc::ClientContext c1;
+  auto st = node->NodeStageVolume(ctx(c1), stage, &staged);
+  EXPECT_TRUE(st.ok()) << st.error_message() << " (the registry stand-in knows no pvc-1)";
+  EXPECT_EQ(seen->target, staging);
+
+  v1::NodeGetVolumeStatsRequest stats;
+  stats.set_volume_id("pvc-1");
+  stats.set_volume_path(staging);
+  v1::NodeGetVolumeStatsResponse got;
+  grpc::ClientContext c2;
+  st = node->NodeGetVolumeStats(ctx(c2), stats, &got);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_GT(got.usage_size(), 0);
+  EXPECT_EQ(got.usage(0).total(), 7 << 20) << "the volume's own figures";
+
+  v1::NodeExpandVolumeRequest expand;
+  expand.set_volume_id("pvc-1");
+  expand.set_volume_path(staging);
+  v1::NodeExpandVolumeResponse grown;
+  grpc::ClientContext c3;
+  st = node->NodeExpandVolume(ctx(c3), expand, &grown);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(grown.capacity_bytes(), int64_t{9} << 20);
+
+  v1::NodeUnstageVolumeRequest unstage;
+  unstage.set_volume_id("pvc-1");
+  unstage.set_staging_target_path(staging);
+  v1::NodeUnstageVolumeResponse unstaged;
+  grpc::ClientContext c4;
+  st = node->NodeUnstageVolume(ctx(c4), unstage, &unstaged);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(seen->asked.load(), 4);
   caf::anon_send_exit(vol, caf::exit_reason::user_shutdown);
 }
 
