@@ -19,44 +19,45 @@ using grpc::StatusCode;
 
 namespace {
 
-/// A volume that answers only the direct publish and unpublish, and keeps what it got.
+/// What a volume that answers only direct requests got.
 struct seen_by_volume {
   std::atomic<int> asked{0};
-  std::string target; ///< of the last publish, written before `asked` moves
+  std::string target; ///< the path of the last request, written before `asked` moves
+
+  void got(const std::string& path) {
+    target = path;
+    ++asked;
+  }
 };
 
+/// A volume that answers only the node calls sent straight to it, each with its own
+/// answer, and keeps what it got.
 caf::behavior direct_volume(caf::event_based_actor*, const std::shared_ptr<seen_by_volume>& seen) {
   return {
     [seen](atom::publish, publish_request& req, direct_reply<atom::ok>& reply) {
-      seen->target = req.target;
-      ++seen->asked;
+      seen->got(req.target);
       reply.deliver(atom::ok_v);
     },
     [seen](atom::unpublish, std::string& target, direct_reply<atom::ok>& reply) {
-      seen->target = target;
-      ++seen->asked;
+      seen->got(target);
       reply.deliver(make_error(ec::failed_precondition, "refused by the volume itself"));
     },
     [seen](atom::stage, stage_request& req, direct_reply<atom::ok>& reply) {
-      seen->target = req.staging_path;
-      ++seen->asked;
+      seen->got(req.staging_path);
       reply.deliver(atom::ok_v);
     },
     [seen](atom::unstage, std::string& path, direct_reply<atom::ok>& reply) {
-      seen->target = path;
-      ++seen->asked;
+      seen->got(path);
       reply.deliver(atom::ok_v);
     },
     [seen](atom::stats, std::string& path, direct_reply<volume_stats>& reply) {
-      seen->target = path;
-      ++seen->asked;
+      seen->got(path);
       volume_stats st;
       st.total_bytes = 7 << 20;
       reply.deliver(st);
     },
     [seen](atom::grow, std::string& path, direct_reply<uint64_t>& reply) {
-      seen->target = path;
-      ++seen->asked;
+      seen->got(path);
       reply.deliver(uint64_t{9} << 20);
     },
   };
