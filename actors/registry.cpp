@@ -128,10 +128,10 @@ void remove(self_ptr self, const std::string& name, record_owner owner, record_k
     return;
   }
   if (auto copies = self->state.copying.find(name); copies != self->state.copying.end()) {
-    rp.deliver(make_error(ec::in_use,
-                          to_string(kind) + " " + name + " is being copied ("
-                            + std::to_string(copies->second) + " snapshot, clone or "
-                            + "export of it in progress); remove it when that has " + "finished"));
+    rp.deliver(make_error(
+      ec::in_use,
+      to_string(kind) + " " + name + " is being copied (" + std::to_string(copies->second)
+        + " snapshot, clone or export of it in progress); remove it when that has finished"));
     return;
   }
   auto hdl = entry->hdl;

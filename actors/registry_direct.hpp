@@ -14,8 +14,8 @@
 namespace berth {
 
 /// Sends `op, xs...` to `registry` with a direct_reply that calls `answer` on the
-/// registry's thread (or on the volume's, for an answer the volume gives). A request the
-/// registry dropped unanswered, because it had quit, is answered ec::unavailable.
+/// registry's thread, which also receives the volume's answer to a transition. A request
+/// the registry dropped unanswered, because it had quit, is answered ec::unavailable.
 template <class R, class Op, class... Ts>
 void send_to_registry(const registry_actor& registry, typename direct_reply<R>::on_answer answer,
                       Op op, Ts... xs) {
