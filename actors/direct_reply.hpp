@@ -16,6 +16,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
+#include <caf/result.hpp>
 #include <caf/typed_response_promise.hpp>
 #include <spdlog/spdlog.h>
 
@@ -102,6 +103,15 @@ public:
 private:
   std::variant<caf::typed_response_promise<R>, direct_reply<R>> to_;
 };
+
+/// The answer of a handler that answers its sender later: runs `op` with a reply_to that
+/// holds the sender's response promise, and returns that promise to CAF as the result.
+template <class R, class Self, class Op>
+caf::result<R> to_sender(Self* self, Op op) {
+  auto rp = self->template make_response_promise<R>();
+  op(reply_to<R>{rp});
+  return rp;
+}
 
 } // namespace berth
 

@@ -149,14 +149,6 @@ void remove(self_ptr self, const std::string& name, record_owner owner, record_k
       [rp](caf::error& err) mutable { rp.deliver(err); });
 }
 
-/// Runs `op` with a promise of an answer to the sender of the message being handled.
-template <class R, class Op>
-caf::result<R> to_sender(self_ptr self, Op op) {
-  auto rp = self->make_response_promise<R>();
-  op(reply_to<R>{rp});
-  return rp;
-}
-
 /// Every volume's committed record, sorted by name, from the directory the volumes keep
 /// current; with an `owner`, only that owner's records.
 shared_records list(self_ptr self, record_owner owner) {

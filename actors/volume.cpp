@@ -82,14 +82,6 @@ void queue_stats(self_ptr self, std::string path, promise<volume_stats> rp) {
                                   [self, path](auto rp) { run_stats(self, rp, path); });
 }
 
-/// A handler's answer to its sender: `queue` given a promise of it.
-template <class R, class Queue>
-caf::result<R> to_sender(self_ptr self, Queue queue) {
-  auto rp = self->make_response_promise<R>();
-  queue(promise<R>{rp});
-  return rp;
-}
-
 } // namespace
 
 volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> self,
@@ -144,20 +136,17 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                          run_export_close(self, rp, id);
                                        });
     },
-    [self](atom::mount, std::string& id, std::string& dockerd,
-           caller& from) -> caf::result<std::string> {
-      auto rp = self->make_response_promise<std::string>();
-      queue_mount(self, std::move(id), std::move(dockerd), std::move(from), rp);
-      return rp;
+    [self](atom::mount, std::string& id, std::string& dockerd, caller& from) {
+      return to_sender<std::string>(self, [&](auto rp) {
+        queue_mount(self, std::move(id), std::move(dockerd), std::move(from), rp);
+      });
     },
     [self](atom::mount, std::string& id, std::string& dockerd, caller& from,
            direct_reply<std::string>& reply) {
       queue_mount(self, std::move(id), std::move(dockerd), std::move(from), std::move(reply));
     },
-    [self](atom::unmount, std::string& id) -> caf::result<atom::ok> {
-      auto rp = self->make_response_promise<atom::ok>();
-      queue_unmount(self, std::move(id), rp);
-      return rp;
+    [self](atom::unmount, std::string& id) {
+      return to_sender<atom::ok>(self, [&](auto rp) { queue_unmount(self, std::move(id), rp); });
     },
     [self](atom::unmount, std::string& id, direct_reply<atom::ok>& reply) {
       queue_unmount(self, std::move(id), std::move(reply));
@@ -196,18 +185,15 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
     [self](atom::unstage, std::string& path, direct_reply<atom::ok>& reply) {
       queue_unstage(self, std::move(path), std::move(reply));
     },
-    [self](atom::publish, publish_request& req) -> caf::result<atom::ok> {
-      auto rp = self->make_response_promise<atom::ok>();
-      queue_publish(self, std::move(req), rp);
-      return rp;
+    [self](atom::publish, publish_request& req) {
+      return to_sender<atom::ok>(self, [&](auto rp) { queue_publish(self, std::move(req), rp); });
     },
     [self](atom::publish, publish_request& req, direct_reply<atom::ok>& reply) {
       queue_publish(self, std::move(req), std::move(reply));
     },
-    [self](atom::unpublish, std::string& target) -> caf::result<atom::ok> {
-      auto rp = self->make_response_promise<atom::ok>();
-      queue_unpublish(self, std::move(target), rp);
-      return rp;
+    [self](atom::unpublish, std::string& target) {
+      return to_sender<atom::ok>(self,
+                                 [&](auto rp) { queue_unpublish(self, std::move(target), rp); });
     },
     [self](atom::unpublish, std::string& target, direct_reply<atom::ok>& reply) {
       queue_unpublish(self, std::move(target), std::move(reply));
