@@ -53,7 +53,7 @@ caf::error serve(unix_http_server& server, const std::string& path, passed_socke
 } // namespace
 
 caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
-                         volume_routes routes, const backend_map& backends,
+                         const volume_routes& routes, const backend_map& backends,
                          const daemon_options& opts, const std::shared_ptr<telemetry>& stats,
                          std::shared_ptr<operator_release_desk> desk,
                          std::shared_ptr<unclaimed_desk> unclaimed, passed_sockets& passed) {

@@ -59,10 +59,10 @@ struct servers {
 /// Starts the Docker plugin and admin sockets (each unless its path is empty: on the socket
 /// systemd passed for its path, else bound here) and the CSI server (with --csi-endpoint);
 /// `desk` answers berthctl release, `unclaimed` berthctl unclaimed (null without
-/// --kubernetes); `routes` let the Docker plugin go around the registry. A passed socket no
-/// flag names is an error.
+/// --kubernetes); `routes` let the Docker plugin and CSI go around the registry. A passed
+/// socket no flag names is an error.
 caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor reg,
-                         volume_routes routes, const backend_map& backends,
+                         const volume_routes& routes, const backend_map& backends,
                          const daemon_options& opts, const std::shared_ptr<telemetry>& stats,
                          std::shared_ptr<operator_release_desk> desk,
                          std::shared_ptr<unclaimed_desk> unclaimed, passed_sockets& passed);
