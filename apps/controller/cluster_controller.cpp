@@ -505,10 +505,10 @@ grpc::Status cluster_controller::ControllerGetCapabilities(
   grpc::ServerContext*, const v1::ControllerGetCapabilitiesRequest*,
   v1::ControllerGetCapabilitiesResponse* resp) {
   using rpc = v1::ControllerServiceCapability::RPC;
-  for (auto type : {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY,
-                    rpc::CLONE_VOLUME, rpc::EXPAND_VOLUME, rpc::GET_VOLUME, rpc::VOLUME_CONDITION,
-                    rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME,
-                    rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS}) {
+  for (auto type :
+       {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY, rpc::CLONE_VOLUME,
+        rpc::EXPAND_VOLUME, rpc::GET_VOLUME, rpc::VOLUME_CONDITION, rpc::SINGLE_NODE_MULTI_WRITER,
+        rpc::MODIFY_VOLUME, rpc::GET_SNAPSHOT, rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS}) {
     resp->add_capabilities()->mutable_rpc()->set_type(type);
   }
   return grpc::Status::OK;

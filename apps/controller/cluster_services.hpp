@@ -74,6 +74,8 @@ public:
                               v1::DeleteSnapshotResponse* resp) override;
   grpc::Status ListSnapshots(grpc::ServerContext* ctx, const v1::ListSnapshotsRequest* req,
                              v1::ListSnapshotsResponse* resp) override;
+  grpc::Status GetSnapshot(grpc::ServerContext* ctx, const v1::GetSnapshotRequest* req,
+                           v1::GetSnapshotResponse* resp) override;
 
 private:
   /// The object's answer as a CSI Volume (id = the CSI name, its node's topology).

@@ -152,4 +152,24 @@ grpc::Status cluster_controller::ListSnapshots(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
+// GetSnapshot (CSI 1.12): the BerthSnapshot as it is now, cut or not yet (the spec wants a
+// snapshot that is not ready yet retrievable); one being deleted no longer exists.
+grpc::Status cluster_controller::GetSnapshot(grpc::ServerContext* ctx,
+                                             const v1::GetSnapshotRequest* req,
+                                             v1::GetSnapshotResponse* resp) {
+  auto until = deadline_of(ctx);
+  if (req->snapshot_id().empty()) {
+    return invalid_argument("snapshot_id is required");
+  }
+  auto found = snapshots_.find(req->snapshot_id(), until);
+  if (!found) {
+    return to_status(found.error());
+  }
+  if (!*found || (*found)->deleting) {
+    return not_found("snapshot " + quote_input(req->snapshot_id()) + " does not exist");
+  }
+  encode_snapshot(**found, resp->mutable_snapshot());
+  return grpc::Status::OK;
+}
+
 } // namespace berth::controller

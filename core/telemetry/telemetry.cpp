@@ -86,15 +86,33 @@ const std::vector<label_pair>& operation_names() {
     for (const auto& op : docker_endpoint_names()) {
       out.emplace_back("docker", op);
     }
-    for (auto& op : with_protocol(
-           "csi", {"GetPluginInfo", "GetPluginCapabilities", "Probe", "CreateVolume",
-                   "DeleteVolume", "ControllerPublishVolume", "ControllerUnpublishVolume",
-                   "ValidateVolumeCapabilities", "ListVolumes", "GetCapacity",
-                   "ControllerGetCapabilities", "CreateSnapshot", "DeleteSnapshot",
-                   "ListSnapshots", "ControllerExpandVolume", "ControllerGetVolume",
-                   "ControllerModifyVolume", "NodeStageVolume", "NodeUnstageVolume",
-                   "NodePublishVolume", "NodeUnpublishVolume", "NodeGetVolumeStats",
-                   "NodeExpandVolume", "NodeGetCapabilities", "NodeGetInfo"})) {
+    for (auto& op : with_protocol("csi",
+                                  {"GetPluginInfo",
+                                   "GetPluginCapabilities",
+                                   "Probe",
+                                   "CreateVolume",
+                                   "DeleteVolume",
+                                   "ControllerPublishVolume",
+                                   "ControllerUnpublishVolume",
+                                   "ValidateVolumeCapabilities",
+                                   "ListVolumes",
+                                   "GetCapacity",
+                                   "ControllerGetCapabilities",
+                                   "CreateSnapshot",
+                                   "DeleteSnapshot",
+                                   "ListSnapshots",
+                                   "GetSnapshot",
+                                   "ControllerExpandVolume",
+                                   "ControllerGetVolume",
+                                   "ControllerModifyVolume",
+                                   "NodeStageVolume",
+                                   "NodeUnstageVolume",
+                                   "NodePublishVolume",
+                                   "NodeUnpublishVolume",
+                                   "NodeGetVolumeStats",
+                                   "NodeExpandVolume",
+                                   "NodeGetCapabilities",
+                                   "NodeGetInfo"})) {
       out.push_back(std::move(op));
     }
     for (auto& op :

@@ -255,7 +255,7 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetCapabilities(
   for (auto type : {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY,
                     rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS, rpc::CLONE_VOLUME,
                     rpc::EXPAND_VOLUME, rpc::GET_VOLUME, rpc::VOLUME_CONDITION,
-                    rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME}) {
+                    rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME, rpc::GET_SNAPSHOT}) {
     resp->add_capabilities()->mutable_rpc()->set_type(type);
   }
   return finish_now(start(stats_, "ControllerGetCapabilities"), grpc::Status::OK);
@@ -385,6 +385,43 @@ grpc::ServerUnaryReactor* controller_service::ListSnapshots(grpc::CallbackServer
       });
     },
     on_error(r), atom::list_v, record_owner::csi);
+  return r;
+}
+
+// GetSnapshot (CSI 1.12): a snapshot is cut whole before its record is committed, so one
+// that exists is ready; NOT_FOUND otherwise, as for a snapshot of the Docker namespace.
+grpc::ServerUnaryReactor* controller_service::GetSnapshot(grpc::CallbackServerContext*,
+                                                          const v1::GetSnapshotRequest* req,
+                                                          v1::GetSnapshotResponse* resp) {
+  auto* r = start(stats_, "GetSnapshot");
+  request_shape shape;
+  shape.required = {{!req->snapshot_id().empty(), "snapshot_id"}};
+  shape.volume_id = &req->snapshot_id();
+  shape.volume_noun = "snapshot";
+  if (auto* refused = refuse(gw_, registry_, r, shape)) {
+    return refused;
+  }
+  auto answer = [r, resp](const volume_record& rec) {
+    finish(r, [&] {
+      if (rec.kind != record_kind::snapshot) {
+        return unknown_volume(rec.name, "snapshot");
+      }
+      encode_snapshot(rec, resp->mutable_snapshot());
+      return grpc::Status::OK;
+    });
+  };
+  if (directory_) {
+    // Read here, as ListVolumes does (docs/design.md, "Lists").
+    auto rec = directory_->find(req->snapshot_id());
+    if (!rec || owner_of(*rec) != record_owner::csi) {
+      return finish_now(r, unknown_volume(req->snapshot_id(), "snapshot"));
+    }
+    answer(*rec);
+    return r;
+  }
+  gw_.ask(
+    registry_, query_timeout, [answer](volume_record& rec) { answer(rec); }, on_error(r),
+    atom::get_v, req->snapshot_id(), record_owner::csi);
   return r;
 }
 

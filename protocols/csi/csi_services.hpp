@@ -164,6 +164,9 @@ public:
   grpc::ServerUnaryReactor* ListSnapshots(grpc::CallbackServerContext* ctx,
                                           const v1::ListSnapshotsRequest* req,
                                           v1::ListSnapshotsResponse* resp) override;
+  grpc::ServerUnaryReactor* GetSnapshot(grpc::CallbackServerContext* ctx,
+                                        const v1::GetSnapshotRequest* req,
+                                        v1::GetSnapshotResponse* resp) override;
   grpc::ServerUnaryReactor* ControllerExpandVolume(
     grpc::CallbackServerContext* ctx, const v1::ControllerExpandVolumeRequest* req,
     v1::ControllerExpandVolumeResponse* resp) override;

@@ -96,6 +96,11 @@ protected:
        }}},
       {rpc_type::LIST_SNAPSHOTS,
        {[=] { return rpc(&ctrl::ListSnapshots, v1::ListSnapshotsRequest{}); }}},
+      {rpc_type::GET_SNAPSHOT, {[=] {
+         v1::GetSnapshotRequest req;
+         req.set_snapshot_id("snap-none");
+         return rpc(&ctrl::GetSnapshot, req);
+       }}},
       {rpc_type::CLONE_VOLUME, {[=] { return create("probe-clone", cap_of(), true); }, true}},
       {rpc_type::PUBLISH_READONLY, {[=] { return controller_publish(true); }}},
       {rpc_type::EXPAND_VOLUME, {[=] {

@@ -249,3 +249,30 @@ TEST_F(csi_list_routes_test, list_volumes_reads_csis_volumes_from_the_record_dir
   auto st = v1::Controller::NewStub(channel)->ListVolumes(ctx(c), req, &resp);
   EXPECT_EQ(st.error_code(), StatusCode::ABORTED) << st.error_message();
 }
+
+TEST_F(csi_list_routes_test, get_snapshot_reads_csis_snapshot_from_the_record_directory) {
+  put_csi("pvc-a");
+  put_csi("snap-1", record_kind::snapshot);
+  volume_record web;
+  web.name = "web-snap";
+  web.owner = record_owner::docker;
+  web.kind = record_kind::snapshot;
+  directory->put(std::make_shared<const volume_record>(web));
+  auto get = [this](const std::string& id, v1::GetSnapshotResponse* resp) {
+    v1::GetSnapshotRequest req;
+    req.set_snapshot_id(id);
+    grpc::ClientContext c;
+    return v1::Controller::NewStub(channel)->GetSnapshot(ctx(c), req, resp);
+  };
+  v1::GetSnapshotResponse got;
+  auto st = get("snap-1", &got);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(got.snapshot().snapshot_id(), "snap-1");
+  EXPECT_TRUE(got.snapshot().ready_to_use());
+  for (const char* id : {"pvc-a", "web-snap", "snap-gone"}) {
+    v1::GetSnapshotResponse none;
+    st = get(id, &none);
+    EXPECT_EQ(st.error_code(), StatusCode::NOT_FOUND) << id << ": a volume, Docker's, or none";
+    EXPECT_NE(st.error_message().find(id), std::string::npos) << st.error_message();
+  }
+}

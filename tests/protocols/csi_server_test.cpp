@@ -120,6 +120,25 @@ TEST_F(csi_server_test, keeps_volumes_and_snapshots_apart) {
   grpc::ClientContext c5;
   ASSERT_TRUE(stub->ListSnapshots(ctx(c5), list, &listed).ok());
   EXPECT_EQ(listed.entries_size(), 0);
+
+  // GetSnapshot (CSI 1.12) answers the snapshot, and NOT_FOUND for a volume's name.
+  v1::GetSnapshotRequest get_snap;
+  get_snap.set_snapshot_id("snap-1");
+  v1::GetSnapshotResponse got_snap;
+  grpc::ClientContext c6;
+  st = stub->GetSnapshot(ctx(c6), get_snap, &got_snap);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(got_snap.snapshot().source_volume_id(), "pvc-1");
+  EXPECT_EQ(got_snap.snapshot().creation_time().seconds(),
+            snapped.snapshot().creation_time().seconds());
+  get_snap.set_snapshot_id("pvc-1");
+  grpc::ClientContext c7;
+  st = stub->GetSnapshot(ctx(c7), get_snap, &got_snap);
+  EXPECT_EQ(st.error_code(), StatusCode::NOT_FOUND) << st.error_message();
+  get_snap.clear_snapshot_id();
+  grpc::ClientContext c8;
+  st = stub->GetSnapshot(ctx(c8), get_snap, &got_snap);
+  EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT) << st.error_message();
 }
 
 TEST_F(csi_server_test, answers_controller_queries) {

@@ -40,6 +40,13 @@ protected:
     return resp;
   }
 
+  grpc::Status get_snapshot(const std::string& id, controller::v1::GetSnapshotResponse* resp) {
+    grpc::ServerContext ctx;
+    controller::v1::GetSnapshotRequest req;
+    req.set_snapshot_id(id);
+    return rpc->GetSnapshot(&ctx, &req, resp);
+  }
+
   std::optional<kube::snapshot_object> snapshot_object(const std::string& name) {
     auto json = api->object(kube::berth_snapshots().plural, name);
     if (!json) {
@@ -88,6 +95,17 @@ TEST_F(controller_snapshot_test, a_snapshot_is_cut_on_its_volumes_node_and_answe
   ASSERT_EQ(listed.entries_size(), 1);
   EXPECT_EQ(listed.entries(0).snapshot().snapshot_id(), "snap-s");
   EXPECT_EQ(list_snapshots("vol-t").entries_size(), 0);
+  // GetSnapshot (CSI 1.12) answers it from the same status; NOT_FOUND for none.
+  controller::v1::GetSnapshotResponse got;
+  st = get_snapshot("snap-s", &got);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(got.snapshot().source_volume_id(), "vol-s");
+  EXPECT_TRUE(got.snapshot().ready_to_use());
+  EXPECT_EQ(got.snapshot().creation_time().seconds(), resp.snapshot().creation_time().seconds());
+  st = get_snapshot("snap-none", &got);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND) << st.error_message();
+  st = get_snapshot("", &got);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
 }
 
 TEST_F(controller_snapshot_test, a_deleted_snapshot_is_removed_on_its_node_before_its_object_goes) {
@@ -113,6 +131,10 @@ TEST_F(controller_snapshot_test, a_removal_the_node_refuses_is_the_answer_and_th
   EXPECT_NE(st.error_message().find("injected"), std::string::npos) << st.error_message();
   EXPECT_TRUE(snapshot_object("snap-r"));
   EXPECT_TRUE(recorded("snap-r"));
+  // Being deleted, it no longer exists for GetSnapshot, as for ListSnapshots.
+  ASSERT_TRUE(snapshot_object("snap-r")->deleting);
+  controller::v1::GetSnapshotResponse got;
+  EXPECT_EQ(get_snapshot("snap-r", &got).error_code(), grpc::StatusCode::NOT_FOUND);
   storage->fail_remove = false;
   st = delete_snapshot("snap-r");
   EXPECT_TRUE(st.ok()) << st.error_message();
