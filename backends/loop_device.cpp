@@ -24,35 +24,13 @@
 
 #include "backends/loop_block_size.hpp"
 #include "core/errors.hpp"
+#include "core/unique_fd.hpp"
 
 namespace fs = std::filesystem;
 
 namespace berth {
 
 namespace {
-
-/// Closes a file descriptor at scope exit.
-class unique_fd {
-public:
-  explicit unique_fd(int fd) : fd_(fd) {
-  }
-  ~unique_fd() {
-    if (fd_ >= 0) {
-      ::close(fd_);
-    }
-  }
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  int get() const {
-    return fd_;
-  }
-  explicit operator bool() const {
-    return fd_ >= 0;
-  }
-
-private:
-  int fd_;
-};
 
 /// An error for a failed system call; `e` is its errno, saved before any other call.
 caf::error sys_error(int e, const std::string& what) {
