@@ -5,6 +5,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "backends/block_ranges.hpp"
 #include "core/csi_types.hpp"
 #include "core/errors.hpp"
 #include "core/names.hpp"
@@ -123,6 +124,13 @@ public:
   virtual caf::error create_from_tree(const volume_record& rec, const std::string& tree) {
     (void)rec, (void)tree;
     return unsupported("import");
+  }
+
+  /// The image of snapshot `rec`, opened for its block map (changed block tracking,
+  /// block_ranges.hpp). A plain read of a file that never changes: safe on any thread.
+  virtual caf::expected<image_map> open_snapshot_image(const volume_record& rec) const {
+    (void)rec;
+    return unsupported("changed block tracking");
   }
 
   /// Bytes a new volume could still get (CSI GetCapacity).

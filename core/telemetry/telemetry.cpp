@@ -112,7 +112,9 @@ const std::vector<label_pair>& operation_names() {
                                    "NodeGetVolumeStats",
                                    "NodeExpandVolume",
                                    "NodeGetCapabilities",
-                                   "NodeGetInfo"})) {
+                                   "NodeGetInfo",
+                                   "GetMetadataAllocated",
+                                   "GetMetadataDelta"})) {
       out.push_back(std::move(op));
     }
     for (auto& op :

@@ -12,6 +12,7 @@
 #include "core/errors.hpp"
 #include "protocols/csi/csi_services.hpp"
 #include "protocols/csi/csi_socket.hpp"
+#include "protocols/csi/snapshot_metadata_service.hpp"
 
 namespace berth {
 
@@ -46,6 +47,9 @@ caf::error csi_server::start() {
     controller_ = std::make_unique<csi::controller_service>(gw_, registry_, cfg_);
   }
   node_ = std::make_unique<csi::node_service>(gw_, registry_, cfg_);
+  if (cfg_.directory) {
+    snapshot_metadata_ = std::make_unique<csi::snapshot_metadata_service>(cfg_);
+  }
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials());
   builder.RegisterService(identity_.get());
@@ -53,11 +57,15 @@ caf::error csi_server::start() {
     builder.RegisterService(controller_.get());
   }
   builder.RegisterService(node_.get());
+  if (snapshot_metadata_) {
+    builder.RegisterService(snapshot_metadata_.get());
+  }
   server_ = builder.BuildAndStart();
   if (!server_) {
     identity_.reset();
     controller_.reset();
     node_.reset();
+    snapshot_metadata_.reset();
     return make_error(ec::failed_precondition, "CSI server cannot listen on " + *path);
   }
   path_ = *path;
@@ -86,6 +94,7 @@ void csi_server::stop(std::chrono::milliseconds deadline) {
   identity_.reset();
   controller_.reset();
   node_.reset();
+  snapshot_metadata_.reset();
   if (!path_.empty() && ::unlink(path_.c_str()) != 0 && errno != ENOENT) {
     spdlog::warn("cannot remove CSI socket {}: {}", path_, std::strerror(errno));
   }

@@ -1,7 +1,8 @@
 #pragma once
 
 // berthd's CSI endpoint: a gRPC server on a unix socket serving the Identity,
-// Controller and Node services (csi_services.hpp).
+// Controller and Node services (csi_services.hpp), and SnapshotMetadata
+// (snapshot_metadata_service.hpp).
 
 #include <chrono>
 #include <memory>
@@ -24,6 +25,7 @@ namespace csi {
 class identity_service;
 class controller_service;
 class node_service;
+class snapshot_metadata_service;
 } // namespace csi
 
 /// Owns the gRPC server. `gw` and the registry must outlive it (stop() first).
@@ -58,6 +60,8 @@ private:
   std::unique_ptr<csi::identity_service> identity_;
   std::unique_ptr<csi::controller_service> controller_;
   std::unique_ptr<csi::node_service> node_;
+  /// Null without a record directory to read snapshots from.
+  std::unique_ptr<csi::snapshot_metadata_service> snapshot_metadata_;
   std::unique_ptr<grpc::Server> server_;
 };
 

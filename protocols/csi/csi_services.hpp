@@ -122,6 +122,7 @@ private:
   std::string name_;
   std::string version_;
   bool serves_controller_;
+  bool serves_snapshot_metadata_;
   std::shared_ptr<telemetry> stats_;
 };
 

@@ -24,6 +24,9 @@ namespace {
 
 class csi_capability_test : public test::csi_server_fixture {
 protected:
+  // As berthd runs it: with the record directory, which SnapshotMetadata reads.
+  csi_capability_test() { directory = std::make_shared<record_directory>(); }
+
   // -- capability probes ---------------------------------------------------------
 
   /// The RPC behind one capability, called with a request that is well formed but
@@ -195,14 +198,28 @@ protected:
          return rpc(&v1::Controller::Stub::ControllerGetCapabilities,
                     v1::ControllerGetCapabilitiesRequest{});
        }}},
-      {"service:" + std::to_string(service::VOLUME_ACCESSIBILITY_CONSTRAINTS), {[=] {
-         v1::CreateVolumeRequest req;
-         req.set_name("probe-topology");
-         *req.add_volume_capabilities() = cap_of();
-         (*req.mutable_accessibility_requirements()->add_requisite()->mutable_segments())
-           ["topology.berth.csi.dev/node"] = "node-1";
-         return rpc(&v1::Controller::Stub::CreateVolume, req);
-       }, true}},
+      {"service:" + std::to_string(service::VOLUME_ACCESSIBILITY_CONSTRAINTS),
+       {[=] {
+          v1::CreateVolumeRequest req;
+          req.set_name("probe-topology");
+          *req.add_volume_capabilities() = cap_of();
+          (*req.mutable_accessibility_requirements()
+              ->add_requisite()
+              ->mutable_segments())["topology.berth.csi.dev/node"] = "node-1";
+          return rpc(&v1::Controller::Stub::CreateVolume, req);
+        },
+        true}},
+      {"service:" + std::to_string(service::SNAPSHOT_METADATA_SERVICE), {[this] {
+         v1::GetMetadataAllocatedRequest req;
+         req.set_snapshot_id("snap-none");
+         auto stub = v1::SnapshotMetadata::NewStub(channel);
+         grpc::ClientContext c;
+         auto reader = stub->GetMetadataAllocated(ctx(c), req);
+         v1::GetMetadataAllocatedResponse ignored;
+         while (reader->Read(&ignored)) {
+         }
+         return reader->Finish();
+       }}},
       {"service:" + std::to_string(service::GROUP_CONTROLLER_SERVICE), {[] {
          return grpc::Status{StatusCode::UNIMPLEMENTED, "berth serves no GroupController"};
        }}},

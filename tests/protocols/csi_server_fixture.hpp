@@ -192,6 +192,8 @@ protected:
   /// The volume actors the node service sends publishes straight to; null: none (all
   /// go to the registry stand-in).
   std::shared_ptr<volume_handles> handles;
+  /// The backend "block" (GetCapacity's; a test may set its own before SetUp).
+  std::shared_ptr<backend> block = std::make_shared<capacity_backend>();
   /// The committed records ListVolumes reads; null: it asks the registry stand-in.
   std::shared_ptr<record_directory> directory;
   /// Where the server counts its RPCs.
@@ -204,7 +206,7 @@ protected:
     c.node_id = "node-1";
     c.version = "9.9.9";
     c.kubelet_dir = dir.path;
-    c.backends["block"] = std::make_shared<capacity_backend>();
+    c.backends["block"] = block;
     c.handles = handles;
     c.directory = directory;
     return c;
