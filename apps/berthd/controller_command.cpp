@@ -37,6 +37,8 @@ void describe_options(CLI::App& app, controller_options& opts) {
   command_line::value(app, "--driver-name", "NAME",
                       "the CSI driver's name (default berth.csi.dev)", not_empty,
                       into(opts.driver_name));
+  command_line::value(app, "--csi-capabilities", "1.12|1.9", csi_capabilities_help,
+                      csi_capabilities_problem, into(opts.csi_capabilities));
   command_line::value(app, "--log-format", "text|json", "log line format (default text)",
                       log_format_check(), into(opts.log_format));
   command_line::value(app, "--log-level", "LEVEL", "trace, debug, info, warn, error (default info)",
@@ -116,6 +118,7 @@ int run_controller(const std::vector<std::string>& args) {
   controller::controller_config cfg;
   cfg.endpoint = opts->csi_endpoint;
   cfg.driver_name = opts->driver_name;
+  cfg.advertise_since_1_10 = opts->csi_capabilities != "1.9";
   controller::controller_server server{**api, cfg};
   if (auto err = server.start()) {
     spdlog::critical("{}", describe(err));

@@ -16,6 +16,7 @@ struct controller_options {
   std::string driver_name = "berth.csi.dev";
   std::string log_level = "info";
   std::string log_format = "text";
+  std::string csi_capabilities = "1.12"; ///< --csi-capabilities: 1.12 or 1.9
   bool help = false;
 };
 

@@ -128,6 +128,8 @@ void describe_options(CLI::App& app, daemon_options& opts) {
           return !v.empty() && v.size() <= 63 ? "" : "must be 1 to 63 characters, got " + in_quotes(v);
         },
         into(opts.csi_driver_name));
+  value("--csi-capabilities", "1.12|1.9", csi_capabilities_help, csi_capabilities_problem,
+        into(opts.csi_capabilities));
   value("--max-volumes-per-node", "N", "NodeGetInfo's limit; 0 = none (default 0)", number,
         [&](const std::string& v) { opts.max_volumes_per_node = std::stoll(v); });
   value("--kubelet-dir", "DIR",
@@ -225,6 +227,10 @@ std::string csi_endpoint_problem(const std::string& v) {
   return v.empty() || (v.rfind("unix:///", 0) == 0 && v.size() > 8)
            ? ""
            : "must be unix:///ABSOLUTE/PATH, got " + in_quotes(v);
+}
+
+std::string csi_capabilities_problem(const std::string& v) {
+  return v == "1.12" || v == "1.9" ? "" : "must be 1.12 or 1.9, got " + in_quotes(v);
 }
 
 command_line::checker log_format_check() {

@@ -40,6 +40,7 @@ struct daemon_options {
   std::string kubeconfig; ///< with --kubernetes; "" = in-cluster
 
   int64_t max_volumes_per_node = 0; ///< NodeGetInfo; 0 = no limit
+  std::string csi_capabilities = "1.12"; ///< --csi-capabilities: 1.12 or 1.9
   /// CSI staging and target paths must lie below it (after resolving symlinks).
   std::string kubelet_dir = default_kubelet_dir;
   std::chrono::milliseconds backend_timeout{std::chrono::seconds(30)};
@@ -77,6 +78,16 @@ std::string daemon_usage();
 
 /// What is wrong with a --csi-endpoint value ("" when nothing; empty is allowed).
 std::string csi_endpoint_problem(const std::string& v);
+
+/// What is wrong with a --csi-capabilities value ("" when nothing): 1.12 or 1.9.
+std::string csi_capabilities_problem(const std::string& v);
+
+/// --csi-capabilities' help, which `berthd controller` shares.
+inline constexpr const char* csi_capabilities_help =
+  "the CSI version whose capabilities are advertised: 1.12 adds\n"
+  "GET_SNAPSHOT and SNAPSHOT_METADATA_SERVICE (their RPCs answer\n"
+  "either way); 1.9 for a conformance suite that refuses them,\n"
+  "csi-sanity v5.3.1 (default 1.12)";
 
 /// The checks of --log-format and --log-level, which `berthd controller` shares.
 /// Each returns what is wrong with a value, "" when nothing (command_line::checker).

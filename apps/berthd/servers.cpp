@@ -29,6 +29,7 @@ caf::error start_csi(servers& srv, caf::actor_system& sys, registry_actor reg,
   cfg.kubelet_dir = opts.kubelet_dir;
   cfg.backends = backends;
   cfg.serve_controller = !opts.kubernetes;
+  cfg.advertise_since_1_10 = opts.csi_capabilities != "1.9";
   srv.csi_gateway = std::make_unique<gateway>(sys);
   srv.csi = std::make_unique<csi_server>(*srv.csi_gateway, reg, std::move(cfg));
   if (auto err = srv.csi->start()) {

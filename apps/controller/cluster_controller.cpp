@@ -101,12 +101,10 @@ bool applied(const kube::volume_object& obj, const google::protobuf::Map<std::st
 } // namespace
 
 cluster_controller::cluster_controller(volume_store& store, snapshot_store& snapshots,
-                                       csi::codec_env env)
-  : store_(store),
-    snapshots_(snapshots),
-    env_(std::move(env)),
-    topology_key_(csi::topology_key(env_.driver_name)) {
-}
+                                       csi::codec_env env, bool advertise_since_1_10)
+    : store_(store), snapshots_(snapshots), env_(std::move(env)),
+      topology_key_(csi::topology_key(env_.driver_name)),
+      advertise_since_1_10_(advertise_since_1_10) {}
 
 void cluster_controller::encode(const kube::volume_object& obj, v1::Volume* out) const {
   out->set_volume_id(obj.spec.csi_name);
@@ -508,8 +506,11 @@ grpc::Status cluster_controller::ControllerGetCapabilities(
   for (auto type :
        {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY, rpc::CLONE_VOLUME,
         rpc::EXPAND_VOLUME, rpc::GET_VOLUME, rpc::VOLUME_CONDITION, rpc::SINGLE_NODE_MULTI_WRITER,
-        rpc::MODIFY_VOLUME, rpc::GET_SNAPSHOT, rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS}) {
+        rpc::MODIFY_VOLUME, rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS}) {
     resp->add_capabilities()->mutable_rpc()->set_type(type);
+  }
+  if (advertise_since_1_10_) {
+    resp->add_capabilities()->mutable_rpc()->set_type(rpc::GET_SNAPSHOT);
   }
   return grpc::Status::OK;
 }

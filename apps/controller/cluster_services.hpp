@@ -41,7 +41,9 @@ private:
 /// (docs/running.md, "berth on a cluster").
 class cluster_controller final : public v1::Controller::Service {
 public:
-  cluster_controller(volume_store& store, snapshot_store& snapshots, csi::codec_env env);
+  /// `advertise_since_1_10`: GET_SNAPSHOT among the capabilities (controller_config).
+  cluster_controller(volume_store& store, snapshot_store& snapshots, csi::codec_env env,
+                     bool advertise_since_1_10 = true);
 
   grpc::Status CreateVolume(grpc::ServerContext* ctx, const v1::CreateVolumeRequest* req,
                             v1::CreateVolumeResponse* resp) override;
@@ -89,6 +91,7 @@ private:
   snapshot_store& snapshots_;
   csi::codec_env env_;
   std::string topology_key_;
+  bool advertise_since_1_10_;
 };
 
 } // namespace berth::controller

@@ -41,7 +41,8 @@ caf::error controller_server::start() {
   store_ = std::make_unique<volume_store>(api_);
   snapshots_ = std::make_unique<snapshot_store>(api_);
   identity_ = std::make_unique<cluster_identity>(cfg_.driver_name, cfg_.version);
-  controller_ = std::make_unique<cluster_controller>(*store_, *snapshots_, env);
+  controller_ =
+    std::make_unique<cluster_controller>(*store_, *snapshots_, env, cfg_.advertise_since_1_10);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials());
   builder.RegisterService(identity_.get());

@@ -26,6 +26,8 @@ struct controller_config {
   std::string endpoint;                      ///< unix:///path
   std::string driver_name = "berth.csi.dev";
   std::string version = BERTH_VERSION;
+  /// Advertise GET_SNAPSHOT (CSI 1.12); false for csi-sanity v5.3.1, which refuses it.
+  bool advertise_since_1_10 = true;
 };
 
 /// Owns the gRPC server and the services. `api` must outlive it.

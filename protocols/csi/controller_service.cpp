@@ -30,7 +30,8 @@ request_shape about_volume(const std::string& id, const char* field,
 
 controller_service::controller_service(gateway& gw, registry_actor registry, const csi_config& cfg)
     : gw_(gw), registry_(std::move(registry)), env_(make_codec_env(cfg)), backends_(cfg.backends),
-      stats_(cfg.stats), directory_(cfg.directory) {
+      stats_(cfg.stats), directory_(cfg.directory),
+      advertise_since_1_10_(cfg.advertise_since_1_10) {
   SetMessageAllocatorFor_ListVolumes(&list_volumes_messages_);
   SetMessageAllocatorFor_ListSnapshots(&list_snapshots_messages_);
 }
@@ -255,8 +256,11 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetCapabilities(
   for (auto type : {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY,
                     rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS, rpc::CLONE_VOLUME,
                     rpc::EXPAND_VOLUME, rpc::GET_VOLUME, rpc::VOLUME_CONDITION,
-                    rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME, rpc::GET_SNAPSHOT}) {
+                    rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME}) {
     resp->add_capabilities()->mutable_rpc()->set_type(type);
+  }
+  if (advertise_since_1_10_) {
+    resp->add_capabilities()->mutable_rpc()->set_type(rpc::GET_SNAPSHOT);
   }
   return finish_now(start(stats_, "ControllerGetCapabilities"), grpc::Status::OK);
 }

@@ -33,6 +33,10 @@ struct csi_config {
   /// False in the cluster mode (`berthd --kubernetes`): `berthd controller` serves the
   /// Controller service, and Identity does not advertise it.
   bool serve_controller = true;
+  /// Advertise the capabilities CSI 1.10 to 1.12 added (GET_SNAPSHOT,
+  /// SNAPSHOT_METADATA_SERVICE); false for a suite that refuses them (csi-sanity v5.3.1,
+  /// docs/testing.md, "CSI conformance: csi-sanity"). Their RPCs answer either way.
+  bool advertise_since_1_10 = true;
   /// The volume actors by name (the registry's): NodePublishVolume and
   /// NodeUnpublishVolume go straight to a volume found here (docs/design.md, "Three
   /// hops"). Null: everything goes through the registry.

@@ -197,6 +197,7 @@ private:
   std::shared_ptr<const record_directory> directory_; ///< null: lists ask the registry
   arena_allocator<v1::ListVolumesRequest, v1::ListVolumesResponse> list_volumes_messages_;
   arena_allocator<v1::ListSnapshotsRequest, v1::ListSnapshotsResponse> list_snapshots_messages_;
+  bool advertise_since_1_10_ = true; ///< csi_config::advertise_since_1_10
 };
 
 // -- Node -----------------------------------------------------------------------

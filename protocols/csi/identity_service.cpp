@@ -15,7 +15,8 @@ codec_env make_codec_env(const csi_config& cfg) {
 
 identity_service::identity_service(const csi_config& cfg)
     : name_(cfg.driver_name), version_(cfg.version), serves_controller_(cfg.serve_controller),
-      serves_snapshot_metadata_(cfg.directory != nullptr), stats_(cfg.stats) {}
+      serves_snapshot_metadata_(cfg.directory != nullptr && cfg.advertise_since_1_10),
+      stats_(cfg.stats) {}
 
 grpc::ServerUnaryReactor* identity_service::GetPluginInfo(grpc::CallbackServerContext*,
                                                           const v1::GetPluginInfoRequest*,
@@ -35,7 +36,7 @@ identity_service::GetPluginCapabilities(grpc::CallbackServerContext*,
   }
   resp->add_capabilities()->mutable_service()->set_type(service::VOLUME_ACCESSIBILITY_CONSTRAINTS);
   if (serves_snapshot_metadata_) {
-    // csi_server registers it exactly when a record directory is configured.
+    // csi_server registers it whenever a record directory is configured.
     resp->add_capabilities()->mutable_service()->set_type(service::SNAPSHOT_METADATA_SERVICE);
   }
   resp->add_capabilities()->mutable_volume_expansion()->set_type(

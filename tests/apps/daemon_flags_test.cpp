@@ -43,6 +43,7 @@ TEST_F(daemon_flags, every_default) {
   EXPECT_FALSE(o->node_id.empty()); // the hostname
   EXPECT_EQ(o->csi_driver_name, "berth.csi.dev");
   EXPECT_EQ(o->max_volumes_per_node, 0);
+  EXPECT_EQ(o->csi_capabilities, "1.12");
   EXPECT_EQ(o->kubelet_dir, "/var/lib/kubelet");
   EXPECT_EQ(o->backend_timeout.count(), 30000);
   EXPECT_EQ(o->coalesce_window.count(), 2000);
@@ -58,16 +59,53 @@ TEST_F(daemon_flags, every_default) {
 }
 
 TEST_F(daemon_flags, every_flag_takes_a_good_value) {
-  auto o = parse({"--state-dir", "/s", "--block-dir=/b", "--journal-reserve-mb", "0",
-                  "--compact-after-mb", "8",
-                  "--docker-socket", "", "--admin-socket=/a.sock", "--metrics-address=",
-                  "--log-format", "json", "--log-level", "debug", "--import-ecs-state", "/e",
-                  "--csi-endpoint", "unix:///c.sock", "--node-id", "n1", "--csi-driver-name",
-                  "d.example", "--max-volumes-per-node", "7", "--kubelet-dir", "/k",
-                  "--backend-timeout-ms", "5", "--coalesce-window-ms", "6",
-                  "--modify-cooldown-ms", "8", "--docker-api", "", "--die-grace-ms", "9",
-                  "--stop-timeout-ms", "10", "--executor-threads", "2", "--test-stall-volume",
-                  "a,b", "--test-stall-ms", "11"});
+  auto o = parse({"--state-dir",
+                  "/s",
+                  "--block-dir=/b",
+                  "--journal-reserve-mb",
+                  "0",
+                  "--compact-after-mb",
+                  "8",
+                  "--docker-socket",
+                  "",
+                  "--admin-socket=/a.sock",
+                  "--metrics-address=",
+                  "--log-format",
+                  "json",
+                  "--log-level",
+                  "debug",
+                  "--import-ecs-state",
+                  "/e",
+                  "--csi-endpoint",
+                  "unix:///c.sock",
+                  "--node-id",
+                  "n1",
+                  "--csi-driver-name",
+                  "d.example",
+                  "--max-volumes-per-node",
+                  "7",
+                  "--csi-capabilities",
+                  "1.9",
+                  "--kubelet-dir",
+                  "/k",
+                  "--backend-timeout-ms",
+                  "5",
+                  "--coalesce-window-ms",
+                  "6",
+                  "--modify-cooldown-ms",
+                  "8",
+                  "--docker-api",
+                  "",
+                  "--die-grace-ms",
+                  "9",
+                  "--stop-timeout-ms",
+                  "10",
+                  "--executor-threads",
+                  "2",
+                  "--test-stall-volume",
+                  "a,b",
+                  "--test-stall-ms",
+                  "11"});
   ASSERT_TRUE(o) << describe(o.error());
   EXPECT_EQ(o->state_dir, "/s");
   EXPECT_EQ(o->block_dir, "/b");
@@ -83,6 +121,7 @@ TEST_F(daemon_flags, every_flag_takes_a_good_value) {
   EXPECT_EQ(o->node_id, "n1");
   EXPECT_EQ(o->csi_driver_name, "d.example");
   EXPECT_EQ(o->max_volumes_per_node, 7);
+  EXPECT_EQ(o->csi_capabilities, "1.9");
   EXPECT_EQ(o->kubelet_dir, "/k");
   EXPECT_EQ(o->backend_timeout.count(), 5);
   EXPECT_EQ(o->coalesce_window.count(), 6);
@@ -116,6 +155,7 @@ TEST_F(daemon_flags, a_bad_value_is_refused_naming_the_flag_and_the_value) {
                                         {"--node-id", ""},
                                         {"--csi-driver-name", ""},
                                         {"--max-volumes-per-node", "-1"},
+                                        {"--csi-capabilities", "1.10"},
                                         {"--kubelet-dir", "/"},
                                         {"--backend-timeout-ms", "30s"},
                                         {"--coalesce-window-ms", "x"},

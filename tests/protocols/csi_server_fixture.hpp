@@ -192,6 +192,8 @@ protected:
   /// The volume actors the node service sends publishes straight to; null: none (all
   /// go to the registry stand-in).
   std::shared_ptr<volume_handles> handles;
+  /// csi_config::advertise_since_1_10 (a test may clear it before SetUp).
+  bool advertise_since_1_10 = true;
   /// The backend "block" (GetCapacity's; a test may set its own before SetUp).
   std::shared_ptr<backend> block = std::make_shared<capacity_backend>();
   /// The committed records ListVolumes reads; null: it asks the registry stand-in.
@@ -209,6 +211,7 @@ protected:
     c.backends["block"] = block;
     c.handles = handles;
     c.directory = directory;
+    c.advertise_since_1_10 = advertise_since_1_10;
     return c;
   }
 

@@ -227,3 +227,34 @@ TEST_F(csi_snapshot_metadata_test, identity_advertises_the_service) {
   }
   EXPECT_TRUE(found);
 }
+
+namespace {
+
+class csi_capabilities_1_9_test : public csi_snapshot_metadata_test {
+protected:
+  csi_capabilities_1_9_test() { advertise_since_1_10 = false; }
+};
+
+} // namespace
+
+// --csi-capabilities 1.9: neither GET_SNAPSHOT nor SNAPSHOT_METADATA_SERVICE is advertised,
+// for a suite that refuses what CSI 1.9 lacks; their RPCs still answer.
+TEST_F(csi_capabilities_1_9_test, advertises_nothing_csi_1_9_lacks_and_still_serves_it) {
+  v1::GetPluginCapabilitiesResponse plugin;
+  grpc::ClientContext c1;
+  ASSERT_TRUE(v1::Identity::NewStub(channel)->GetPluginCapabilities(ctx(c1), {}, &plugin).ok());
+  for (const auto& cap : plugin.capabilities()) {
+    EXPECT_NE(cap.service().type(), v1::PluginCapability::Service::SNAPSHOT_METADATA_SERVICE);
+  }
+  v1::ControllerGetCapabilitiesResponse ctrl;
+  grpc::ClientContext c2;
+  ASSERT_TRUE(v1::Controller::NewStub(channel)->ControllerGetCapabilities(ctx(c2), {}, &ctrl).ok());
+  ASSERT_GT(ctrl.capabilities_size(), 0);
+  for (const auto& cap : ctrl.capabilities()) {
+    EXPECT_NE(cap.rpc().type(), v1::ControllerServiceCapability::RPC::GET_SNAPSHOT);
+  }
+  snapshot("snap-a", "pvc-1", "2026-12-07T10:00:00Z", 1 * mib, {{0, 4 * kib}});
+  auto all = allocated("snap-a");
+  ASSERT_TRUE(all.status.ok()) << all.status.error_message();
+  EXPECT_EQ(all.ranges, (ranges{{0, 4 * kib}}));
+}
