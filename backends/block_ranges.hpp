@@ -25,7 +25,7 @@ namespace berth {
 /// The granularity of a delta: 64 KiB, sixteen 4-KiB file system blocks. Finer would list
 /// more ranges for the same change (a backup tool pays per range), coarser would copy more
 /// unchanged bytes; the ranges are merged runs of it, clipped to the image's size.
-inline constexpr uint64_t delta_block_bytes = 64 * 1024;
+inline constexpr uint64_t delta_block_bytes = uint64_t{64} * 1024;
 
 /// [offset, offset + length).
 struct byte_range {
