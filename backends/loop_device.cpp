@@ -1,7 +1,7 @@
 // Loop devices by ioctl: attach (LOOP_CONFIGURE, or step by step on an older kernel), find
 // by the backing file's device and inode, list, detach, and their sysfs settings. One file
-// because every part shares the device-node opening, the error wording and the fd guard
-// above; the block size an image is attached with is in loop_block_size.cpp.
+// because every part shares the device-node opening and the error wording below; the block
+// size an image is attached with is in loop_block_size.cpp.
 
 #include "backends/loop_device.hpp"
 

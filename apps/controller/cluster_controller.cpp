@@ -1,5 +1,10 @@
 // The controller's RPCs on BerthVolumes: each writes the object's spec, then waits until
 // the node's agent answers in its status (docs/running.md, "berth on a cluster").
+//
+// Over 400 lines: the volume RPCs share the helpers at the top (unknown_volume, the spec's
+// comparison, whether a status answered or applied a change), which a split would have to
+// turn into a header of their own; the snapshot RPCs, which share none, are in
+// cluster_snapshots.cpp.
 
 #include <algorithm>
 
