@@ -170,6 +170,10 @@ inline constexpr std::chrono::milliseconds max_top_interval{std::chrono::hours(1
 /// stopped or wedged berthd must not hang berthctl (or a script that runs it) forever.
 inline constexpr std::chrono::milliseconds default_cli_timeout{std::chrono::seconds(10)};
 
+/// How long `berthctl snapshot diff` waits unless --timeout says: where two snapshots share
+/// no extents, berthd reads both images whole (docs/design.md, "Changed block tracking").
+inline constexpr std::chrono::milliseconds default_snapshot_diff_timeout{std::chrono::minutes(10)};
+
 /// The bounds of `berthctl --timeout`.
 inline constexpr std::chrono::milliseconds min_cli_timeout{100};
 inline constexpr std::chrono::milliseconds max_cli_timeout{std::chrono::hours(1)};

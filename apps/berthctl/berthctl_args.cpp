@@ -102,12 +102,14 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
           "Unmount (berthctl inspect NAME lists the IDs); refused while the\n"
           "Docker API reports its container running"},
          {"snapshot", nullptr, command::snapshot_list,
-          "create VOLUME SNAPSHOT | ls [VOLUME] | rm SNAPSHOT",
+          "create VOLUME SNAPSHOT | ls [VOLUME] | rm SNAPSHOT | diff BASE TARGET",
           "a Docker volume's snapshots: create takes one (a block volume's\n"
           "filesystem frozen for the copy while mounted; a directory's\n"
           "copy says crash-consistent if it was mounted), ls lists them (of\n"
           "VOLUME), rm removes one. docker volume create -o from-snapshot=\n"
-          "makes a volume of one; a snapshot outlives its volume"},
+          "makes a volume of one; a snapshot outlives its volume. diff\n"
+          "lists the byte ranges in which block snapshot TARGET differs\n"
+          "from BASE, an older one of the same volume (64-KiB blocks)"},
          {"export", nullptr, command::export_volume, "NAME > FILE.tar",
           "write a tar of Docker volume NAME to standard output: of a\n"
           "copy taken for it (as a snapshot is), deleted after; it says\n"
@@ -296,8 +298,12 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
     case command::snapshot_create:
     case command::snapshot_list:
     case command::snapshot_remove:
+    case command::snapshot_diff:
       if (auto err = parse_snapshot_args(rest, opts)) {
         return err;
+      }
+      if (opts.cmd == command::snapshot_diff && b.app.get_option("--timeout")->count() == 0) {
+        opts.timeout = limits::default_snapshot_diff_timeout;
       }
       break;
     case command::unclaimed_list:

@@ -120,6 +120,7 @@ std::string target_of(const options& opts) {
     case command::snapshot_create: return "/v1/volumes/" + opts.name + "/snapshot";
     case command::snapshot_list: return "/v1/snapshots";
     case command::snapshot_remove: return "/v1/snapshots/" + opts.name;
+    case command::snapshot_diff: return "/v1/snapshots/" + opts.name + "/diff?base=" + opts.base;
     case command::unclaimed_list: return "/v1/unclaimed";
     case command::unclaimed_remove: return "/v1/unclaimed/" + opts.name;
     default: return "/v1/volumes/" + opts.name; // inspect
@@ -156,6 +157,10 @@ caf::expected<std::string> text_of(const options& opts, const std::string& body)
     }
     case command::snapshot_remove:
       return "snapshot " + opts.name + " removed\n";
+    case command::snapshot_diff: {
+      auto text = format_diff(body);
+      return text ? text : unreadable_answer(text.error());
+    }
     case command::unclaimed_list: {
       auto text = format_unclaimed(body);
       return text ? text : unreadable_answer(text.error());

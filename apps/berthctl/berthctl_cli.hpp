@@ -33,9 +33,23 @@ inline constexpr const char* default_socket = defaults::admin_socket;
 enum exit_code : int { exit_ok = 0, exit_failure = 1, exit_usage = 2 };
 
 enum class command {
-  help, version, volumes, inspect, resize, modify, release, status, top,
-  snapshot_create, snapshot_list, snapshot_remove, unclaimed_list, unclaimed_remove,
-  export_volume, import_volume
+  help,
+  version,
+  volumes,
+  inspect,
+  resize,
+  modify,
+  release,
+  status,
+  top,
+  snapshot_create,
+  snapshot_list,
+  snapshot_remove,
+  snapshot_diff,
+  unclaimed_list,
+  unclaimed_remove,
+  export_volume,
+  import_volume
 };
 
 /// A parsed command line.
@@ -44,8 +58,9 @@ struct options {
   command cmd = command::help;
   /// for inspect, resize, modify, release and snapshot create (the volume); snapshot ls
   /// (the volume whose snapshots are listed, "" for all); snapshot rm (the snapshot);
-  /// unclaimed rm (the CSI volume)
+  /// unclaimed rm (the CSI volume); snapshot diff (the newer snapshot)
   std::string name;
+  std::string base;       ///< for snapshot diff: the older snapshot
   std::string snapshot;   ///< for snapshot create: the new snapshot's name
   std::string mount_id;   ///< for release
   uint64_t size_bytes = 0; ///< for resize
@@ -131,6 +146,10 @@ caf::expected<std::string> admin_request(unix_http_client& client, const std::st
 /// `berthctl snapshot ls [VOLUME]`: the snapshots (of VOLUME, "" for all) as a table.
 std::string format_snapshots(const std::vector<volume_record>& snapshots,
                              const std::string& volume);
+
+/// What `berthctl snapshot diff` prints for berthd's answer `body` (the admin API's
+/// GET /v1/snapshots/TARGET/diff): a summary, then the changed ranges in bytes.
+caf::expected<std::string> format_diff(const std::string& body);
 
 /// berthd's error for an answer of status `status` with body `body` ({"error": ...}).
 caf::error answer_error(unsigned status, const std::string& body);

@@ -1,5 +1,5 @@
-// What berthctl prints for berthd's answers: sizes, the volume and snapshot tables, one
-// record, a change and a release (declared in berthctl_cli.hpp).
+// What berthctl prints for berthd's answers: sizes, the volume and snapshot tables, a
+// snapshot diff, one record, a change and a release (declared in berthctl_cli.hpp).
 
 #include "apps/berthctl/berthctl_cli.hpp"
 
@@ -218,6 +218,45 @@ std::string format_snapshots(const std::vector<volume_record>& snapshots,
                     consistency_of(rec), rec.created_at.empty() ? "-" : rec.created_at});
   }
   return aligned(rows);
+}
+
+caf::expected<std::string> format_diff(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("ranges")
+      || !doc["ranges"].IsArray()) {
+    return make_error(ec::invalid_argument, "no snapshot diff: " + quote_input(body));
+  }
+  auto number = [&doc](const char* key) -> uint64_t {
+    return doc.HasMember(key) && doc[key].IsUint64() ? doc[key].GetUint64() : 0;
+  };
+  auto text = [&doc](const char* key) {
+    return doc.HasMember(key) && doc[key].IsString() ? std::string{doc[key].GetString()} : "-";
+  };
+  const auto& ranges = doc["ranges"].GetArray();
+  const auto volume = " (volume " + text("volume") + ", " + format_size(number("size_bytes")) + ")";
+  std::string out = ranges.Empty()
+    ? "snapshot " + text("target") + " holds the same bytes as " + text("base") + volume + "\n"
+    : "snapshot " + text("target") + " differs from " + text("base") + volume + " in "
+      + std::to_string(ranges.Size()) + " range" + (ranges.Size() == 1 ? "" : "s") + ": "
+      + format_size(number("changed_bytes")) + ", in blocks of " + short_size(number("block_bytes"))
+      + "\n";
+  out += "compared " + std::to_string(number("shared_blocks") + number("read_blocks"))
+    + " blocks: " + std::to_string(number("shared_blocks")) + " by their shared extents, "
+    + std::to_string(number("read_blocks")) + " read\n";
+  if (ranges.Empty()) {
+    return out;
+  }
+  std::vector<std::vector<std::string>> rows{{"OFFSET", "LENGTH"}};
+  for (const auto& r : ranges) {
+    auto field = [&r](const char* key) {
+      return r.IsObject() && r.HasMember(key) && r[key].IsUint64()
+        ? std::to_string(r[key].GetUint64())
+        : std::string{"?"};
+    };
+    rows.push_back({field("offset"), field("length")});
+  }
+  return out + aligned(rows);
 }
 
 std::string format_record(const volume_record& rec, const figures_map& figures) {

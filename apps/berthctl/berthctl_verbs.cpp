@@ -6,8 +6,8 @@
 namespace berth::cli {
 
 caf::error parse_snapshot_args(const std::vector<std::string>& rest, options& opts) {
-  const char* forms = "snapshot create VOLUME SNAPSHOT, snapshot ls [VOLUME] or "
-                      "snapshot rm SNAPSHOT";
+  const char* forms = "snapshot create VOLUME SNAPSHOT, snapshot ls [VOLUME], "
+                      "snapshot rm SNAPSHOT or snapshot diff BASE TARGET";
   if (rest.empty()) {
     return bad_usage(std::string{"snapshot needs a verb: "} + forms);
   }
@@ -22,11 +22,17 @@ caf::error parse_snapshot_args(const std::vector<std::string>& rest, options& op
   } else if (verb == "rm" && rest.size() == 2) {
     opts.cmd = command::snapshot_remove;
     opts.name = rest[1];
-  } else if (verb == "create" || verb == "ls" || verb == "rm") {
+  } else if (verb == "diff" && rest.size() == 3) {
+    opts.cmd = command::snapshot_diff;
+    opts.base = rest[1];
+    opts.name = rest[2];
+  } else if (verb == "create" || verb == "ls" || verb == "rm" || verb == "diff") {
     return bad_usage("snapshot " + verb + " takes "
-                     + (verb == "create" ? std::string{"a volume and a snapshot name"}
-                        : verb == "ls"   ? std::string{"at most one volume name"}
-                                         : std::string{"one snapshot name"}));
+                     + (verb == "create"   ? std::string{"a volume and a snapshot name"}
+                          : verb == "ls"   ? std::string{"at most one volume name"}
+                          : verb == "diff" ? std::string{"two snapshot names: the older, then "
+                                                         "the newer"}
+                                           : std::string{"one snapshot name"}));
   } else {
     return bad_usage("unknown snapshot verb " + quote_input(verb) + ": " + forms);
   }

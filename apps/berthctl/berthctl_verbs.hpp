@@ -12,7 +12,8 @@
 
 namespace berth::cli {
 
-/// `snapshot create VOLUME SNAPSHOT | ls [VOLUME] | rm SNAPSHOT` into `opts`.
+/// `snapshot create VOLUME SNAPSHOT | ls [VOLUME] | rm SNAPSHOT | diff BASE TARGET` into
+/// `opts`.
 caf::error parse_snapshot_args(const std::vector<std::string>& rest, options& opts);
 
 /// `unclaimed [rm NAME]` into `opts`.

@@ -83,10 +83,12 @@ caf::error start_servers(servers& srv, caf::actor_system& sys, registry_actor re
         api->handle(method, target, std::move(body), std::move(reply));
       },
       1 << 16, "admin"));
-    // berthctl export and import stream a tar: their requests leave the server after
-    // their header.
+    // berthctl export and import stream a tar, and snapshot diff its ranges: their
+    // requests leave the server after their header.
     admin_transfers::config transfer_cfg;
     transfer_cfg.imports_dir = admin_transfers::imports_dir_of(opts.state_dir);
+    transfer_cfg.directory = routes.directory;
+    transfer_cfg.backends = backends;
     srv.transfers = std::make_unique<admin_transfers>(sys, reg, stats, transfer_cfg);
     auto* transfers = srv.transfers.get();
     srv.listeners.back()->take_streams(&admin_transfers::routes, [transfers](stream_request r) {

@@ -117,10 +117,10 @@ const std::vector<label_pair>& operation_names() {
                                    "GetMetadataDelta"})) {
       out.push_back(std::move(op));
     }
-    for (auto& op :
-         with_protocol("admin", {"list", "get", "resize", "modify", "release", "snapshot",
-                                  "snapshots", "snapshot_remove", "unclaimed", "unclaimed_remove",
-                                  "status", "operations", "export", "import"})) {
+    for (auto& op : with_protocol("admin",
+                                  {"list", "get", "resize", "modify", "release", "snapshot",
+                                   "snapshots", "snapshot_remove", "unclaimed", "unclaimed_remove",
+                                   "status", "operations", "export", "import", "snapshot_diff"})) {
       out.push_back(std::move(op));
     }
     return out;

@@ -32,8 +32,10 @@ namespace berth {
 ///                                    no BerthVolume names (cluster mode, unclaimed_desk)
 ///   DELETE /v1/unclaimed/NAME     -> {"removed": "NAME"} once the API server confirms that
 ///                                    no BerthVolume names it; 409 without --kubernetes
-///   GET  /v1/volumes/NAME/export, POST /v1/volumes/NAME/import: streams of a tar, which
-///                                    the server hands to admin_transfers (admin_transfer.hpp)
+///   GET  /v1/volumes/NAME/export, POST /v1/volumes/NAME/import: streams of a tar, and
+///   GET  /v1/snapshots/TARGET/diff?base=BASE: the changed ranges of two Docker block
+///                                    snapshots; the server hands these to admin_transfers
+///                                    (admin_transfer.hpp)
 ///   GET  /v1/status               -> version, uptime, readiness, volume counts, journal
 ///                                    (admin::status_json)
 ///   GET  /v1/operations           -> counts by code and latency histograms per

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "protocols/admin/admin_codec.hpp"
+#include "protocols/admin/detail/snapshot_diff.hpp"
 #include "protocols/admin/detail/transfer_runs.hpp"
 
 namespace berth {
@@ -20,15 +21,16 @@ using boost::system::error_code;
 namespace {
 
 constexpr std::string_view volumes_prefix = "/v1/volumes/";
+constexpr std::string_view snapshots_prefix = "/v1/snapshots/";
 
-/// The volume NAME of /v1/volumes/NAME/`action` ("" when `target` is not that).
-std::string volume_of(const std::string& target, std::string_view action) {
+/// The NAME of `prefix`NAME/`action` ("" when `target` is not that), before any query.
+std::string name_of(const std::string& target, std::string_view prefix, std::string_view action) {
   std::string_view path{target};
   path = path.substr(0, path.find('?'));
-  if (path.substr(0, volumes_prefix.size()) != volumes_prefix) {
+  if (path.substr(0, prefix.size()) != prefix) {
     return {};
   }
-  path.remove_prefix(volumes_prefix.size());
+  path.remove_prefix(prefix.size());
   auto slash = path.find('/');
   if (slash == std::string_view::npos || path.substr(slash + 1) != action) {
     return {};
@@ -69,8 +71,9 @@ admin_transfers::~admin_transfers() {
 }
 
 bool admin_transfers::routes(const std::string& method, const std::string& target) {
-  return (method == "GET" && !volume_of(target, "export").empty())
-         || (method == "POST" && !volume_of(target, "import").empty());
+  return (method == "GET" && !name_of(target, volumes_prefix, "export").empty())
+    || (method == "POST" && !name_of(target, volumes_prefix, "import").empty())
+    || (method == "GET" && !name_of(target, snapshots_prefix, "diff").empty());
 }
 
 void admin_transfers::reap_finished() {
@@ -104,10 +107,11 @@ void admin_transfers::take(stream_request request) {
       timeval limit{5, 0};
       ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
       admin::detail::answer(sock, stopping ? 503 : 429,
-             admin::encode_error(stopping ? "berthd is stopping"
-                                          : std::to_string(max) + " exports and imports are "
-                                              "running, the most berthd runs at once; retry "
-                                              "when one has finished"));
+                            admin::encode_error(stopping ? "berthd is stopping"
+                                                         : std::to_string(max)
+                                                    + " exports, imports and "
+                                                      "snapshot diffs are running, the most berthd "
+                                                      "runs at once; retry when one has finished"));
     }).detach();
     return;
   }
@@ -143,8 +147,11 @@ void admin_transfers::stop() {
 
 void admin_transfers::serve(const std::shared_ptr<stream>& s) {
   const auto started = std::chrono::steady_clock::now();
-  const bool exporting = s->req.method == "GET";
-  const auto name = volume_of(s->req.target, exporting ? "export" : "import");
+  const auto diffed = name_of(s->req.target, snapshots_prefix, "diff");
+  const bool exporting = diffed.empty() && s->req.method == "GET";
+  const auto name = diffed.empty()
+    ? name_of(s->req.target, volumes_prefix, exporting ? "export" : "import")
+    : diffed;
   asio::io_context io;
   unix_socket sock{io};
   error_code err;
@@ -165,11 +172,18 @@ void admin_transfers::serve(const std::shared_ptr<stream>& s) {
   buf.commit(s->req.head.size());
   admin::detail::transfer t{sys_, registry_, sock, buf};
   auto running = [&s](admin::detail::tar_process* tar) { s->running(tar); };
-  auto outcome = exporting ? admin::detail::run_export(t, name, running)
-                           : admin::detail::run_import(t, name, cfg_.imports_dir, running);
+  caf::error outcome;
+  if (!diffed.empty()) {
+    outcome = admin::detail::run_diff(t, name, {cfg_.directory, cfg_.backends});
+  } else if (exporting) {
+    outcome = admin::detail::run_export(t, name, running);
+  } else {
+    outcome = admin::detail::run_import(t, name, cfg_.imports_dir, running);
+  }
   auto seconds =
     std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  stats_->operations.record("admin", exporting ? "export" : "import", code_of(outcome), seconds);
+  const char* route = !diffed.empty() ? "snapshot_diff" : exporting ? "export" : "import";
+  stats_->operations.record("admin", route, code_of(outcome), seconds);
   std::lock_guard<std::mutex> lock(s->mu); // the number is free once closed: stop() must not
   sock.shutdown(unix_socket::shutdown_both, err);
   sock.close(err);

@@ -1,7 +1,8 @@
 #pragma once
 
-// berthctl export and import: a volume's files as a tar, streamed through berthd over the
-// admin socket (docs/running.md, "Export and import").
+// The admin API's streams: berthctl export and import, a volume's files as a tar streamed
+// through berthd over the admin socket (docs/running.md, "Export and import"), and
+// berthctl snapshot diff, whose answer may be long and whose reads may be slow.
 //
 //   GET  /v1/volumes/NAME/export  -> 200 application/x-tar, chunked: a tar of a copy of
 //        Docker volume NAME made for this export (deleted after it), with the header
@@ -13,11 +14,14 @@
 //        strings ({} or absent: none). The name and options are checked before the body is
 //        read; the tar is extracted into STATE/imports/ID/data, and only a tar GNU tar
 //        extracts without a complaint becomes the volume. Nothing is left otherwise.
+//   GET  /v1/snapshots/TARGET/diff?base=BASE -> 200 application/json, chunked: the ranges
+//        in which Docker block snapshot TARGET differs from BASE (detail/snapshot_diff.hpp).
 //
 // The HTTP server hands such a request over once its header is read; each runs on a
 // thread of its own, at most max_streams at once (more are answered 429).
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,6 +30,8 @@
 #include <caf/actor_system.hpp>
 
 #include "actors/actors.hpp"
+#include "backends/backend.hpp"
+#include "core/record_directory.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "protocols/http/http_handler.hpp"
 
@@ -38,6 +44,9 @@ public:
     size_t max_streams = 2;         ///< exports and imports at once
     /// A client silent this long (no byte read, or none taken) ends its stream.
     std::chrono::seconds idle{60};
+    /// What a snapshot diff reads: the committed records, and the backends by name.
+    std::shared_ptr<const record_directory> directory;
+    std::map<std::string, std::shared_ptr<backend>> backends;
   };
 
   admin_transfers(caf::actor_system& sys, registry_actor registry,
@@ -54,10 +63,12 @@ public:
     return state_dir + "/imports";
   }
 
-  /// The requests that are streams: GET .../export and POST .../import of a volume.
+  /// The requests that are streams: GET .../export and POST .../import of a volume, and
+  /// GET .../diff of a snapshot.
   static bool routes(const std::string& method, const std::string& target);
 
-  /// Takes a stream request over (never blocks): serves it on a thread of its own.
+  /// Takes a stream request over (never blocks): serves it on a thread of its own, at most
+  /// max_streams of every kind at once.
   void take(stream_request request);
 
   /// Ends every stream in flight (their tar killed, their connection shut) and waits for

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string_view>
 
+#include "core/snapshot_pair.hpp"
 #include "core/text.hpp"
 #include "protocols/csi/counted_reactor.hpp"
 #include "protocols/csi/csi_codec.hpp"
@@ -153,19 +154,9 @@ grpc::Status snapshot_metadata_service::GetMetadataDelta(
         !st.ok()) {
       return st;
     }
-    if (base_rec->source.name != target_rec->source.name) {
-      return invalid_argument("base_snapshot_id " + quote_input(base_rec->name)
-                              + " is a snapshot of volume " + quote_input(base_rec->source.name)
-                              + " and target_snapshot_id " + quote_input(target_rec->name)
-                              + " of volume " + quote_input(target_rec->source.name)
-                              + ": a delta is between two snapshots of one volume");
-    }
-    // RFC 3339 in UTC, one format: their order is the order of the strings.
-    if (base_rec->created_at > target_rec->created_at) {
-      return invalid_argument("base_snapshot_id " + quote_input(base_rec->name) + " (taken "
-                              + base_rec->created_at + ") is newer than target_snapshot_id "
-                              + quote_input(target_rec->name) + " (taken " + target_rec->created_at
-                              + "): name the older one as the base");
+    if (auto refused =
+          check_delta_pair(*base_rec, *target_rec, "base_snapshot_id", "target_snapshot_id")) {
+      return to_status(refused);
     }
     auto max = results_of(req->max_results());
     if (!max) {

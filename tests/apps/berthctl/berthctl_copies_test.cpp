@@ -1,5 +1,6 @@
 // berthctl's side of copies: export's and import's arguments and their refusal of a
-// terminal, and how a snapshot's or clone's consistency is shown.
+// terminal, how a snapshot's or clone's consistency is shown, and snapshot diff's arguments
+// and text (the route itself: tests/protocols/admin_snapshot_diff_test.cpp).
 
 #include "apps/berthctl/berthctl_cli.hpp"
 
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 
 using namespace berth;
 using namespace berth::cli;
@@ -83,4 +85,36 @@ TEST(berthctl_cli, a_copy_shows_its_source_and_its_consistency) {
   volume_record plain;
   plain.name = "v1";
   EXPECT_EQ(format_record(plain).find("copied from"), std::string::npos);
+}
+
+TEST(berthctl_cli, parses_snapshot_diff_with_a_longer_default_timeout) {
+  auto diff = parse_args({"snapshot", "diff", "mon", "tue"});
+  ASSERT_TRUE(diff) << describe(diff.error());
+  EXPECT_EQ(diff->cmd, command::snapshot_diff);
+  EXPECT_EQ(diff->base, "mon");
+  EXPECT_EQ(diff->name, "tue");
+  EXPECT_EQ(diff->timeout, limits::default_snapshot_diff_timeout);
+  auto bounded = parse_args({"--timeout", "5", "snapshot", "diff", "mon", "tue"});
+  ASSERT_TRUE(bounded) << describe(bounded.error());
+  EXPECT_EQ(bounded->timeout, std::chrono::seconds(5));
+  auto one = parse_args({"snapshot", "diff", "mon"});
+  ASSERT_FALSE(one);
+  EXPECT_NE(describe(one.error())
+              .find("snapshot diff takes two snapshot names: the older, then "
+                    "the newer"),
+            std::string::npos)
+    << describe(one.error());
+  EXPECT_NE(usage().find("diff BASE TARGET"), std::string::npos);
+}
+
+TEST(berthctl_cli, a_diff_answer_that_is_no_diff_is_an_error) {
+  EXPECT_FALSE(format_diff("[]"));
+  EXPECT_FALSE(format_diff(R"({"base":"a"})"));
+  auto none = format_diff(R"({"base":"a","target":"b","volume":"v","size_bytes":1048576,)"
+                          R"("block_bytes":65536,"ranges":[],"changed_bytes":0,)"
+                          R"("shared_blocks":3,"read_blocks":1})");
+  ASSERT_TRUE(none) << describe(none.error());
+  EXPECT_EQ(*none,
+            "snapshot b holds the same bytes as a (volume v, 1 MiB (1048576 bytes))\n"
+            "compared 4 blocks: 3 by their shared extents, 1 read\n");
 }

@@ -1,0 +1,190 @@
+#include "protocols/admin/detail/snapshot_diff.hpp"
+
+#include <optional>
+#include <string_view>
+
+#include <boost/asio/write.hpp>
+#include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
+
+#include "backends/block_ranges.hpp"
+#include "core/json_text.hpp"
+#include "core/names.hpp"
+#include "core/snapshot_pair.hpp"
+#include "core/text.hpp"
+
+namespace berth::admin::detail {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using boost::system::error_code;
+
+namespace {
+
+/// The value of `base=` in the query of `target`; an error naming what else it holds.
+caf::expected<std::string> base_of(std::string_view target) {
+  auto q = target.find('?');
+  std::string_view query = q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
+  std::optional<std::string> base;
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.substr(0, 5) != "base=" || base) {
+      return make_error(ec::invalid_argument,
+                        "snapshot diff: the query takes base=SNAPSHOT once "
+                        "and nothing else, not "
+                          + quote_input(std::string{pair}));
+    }
+    base = std::string{pair.substr(5)};
+  }
+  if (!base) {
+    return make_error(ec::invalid_argument,
+                      "snapshot diff: base=SNAPSHOT is required: the older snapshot to compare");
+  }
+  return *base;
+}
+
+/// A Docker snapshot's record and its image, opened; `role` ("base", "target") names it in
+/// a refusal.
+struct opened_snapshot {
+  record_directory::entry rec;
+  std::optional<image_map> image;
+};
+
+caf::expected<opened_snapshot> open_snapshot(const diff_sources& src, const std::string& name,
+                                             const char* role) {
+  if (!is_valid_volume_name(name)) {
+    return make_error(ec::invalid_argument, invalid_name_message("snapshot", name));
+  }
+  opened_snapshot out;
+  out.rec = src.directory->find(name);
+  if (!out.rec || owner_of(*out.rec) != record_owner::docker
+      || out.rec->kind != record_kind::snapshot) {
+    return make_error(ec::not_found,
+                      std::string{role} + " snapshot " + quote_input(name)
+                        + ": no Docker snapshot of that name (berthctl snapshot "
+                          "ls lists them)");
+  }
+  auto not_block = [&] {
+    return make_error(ec::failed_precondition,
+                      std::string{role} + " snapshot " + quote_input(name) + " is a "
+                        + out.rec->backend
+                        + " snapshot; a diff compares the images of block "
+                          "snapshots (volumes made with -o backend=block)");
+  };
+  auto b = src.backends.find(out.rec->backend);
+  if (b == src.backends.end()) {
+    return not_block();
+  }
+  auto image = b->second->open_snapshot_image(*out.rec);
+  if (!image && image.error() == ec::unsupported) {
+    return not_block();
+  }
+  if (!image) {
+    return image.error();
+  }
+  out.image.emplace(std::move(*image));
+  return out;
+}
+
+/// The answer's text before its ranges.
+std::string head_of(const volume_record& base, const volume_record& target, uint64_t size) {
+  return "{\"base\":" + json_quote(base.name) + ",\"target\":" + json_quote(target.name)
+    + ",\"volume\":" + json_quote(target.source.name) + ",\"size_bytes\":" + std::to_string(size)
+    + ",\"block_bytes\":" + std::to_string(delta_block_bytes) + ",\"ranges\":[";
+}
+
+} // namespace
+
+caf::error run_diff(transfer& t, const std::string& target, const diff_sources& src) {
+  http::request_parser<http::empty_body> parser;
+  error_code err;
+  http::read(t.sock, t.buf, parser, err);
+  auto refuse = [&](caf::error e) {
+    t.fail(e);
+    return e;
+  };
+  if (err) {
+    return refuse(
+      make_error(ec::invalid_argument,
+                 "snapshot diff: malformed request (" + err.message() + "); it takes no body"));
+  }
+  auto base_name = base_of(std::string_view{parser.get().target()});
+  if (!base_name) {
+    return refuse(base_name.error());
+  }
+  auto base = open_snapshot(src, *base_name, "base");
+  if (!base) {
+    return refuse(base.error());
+  }
+  auto to = open_snapshot(src, target, "target");
+  if (!to) {
+    return refuse(to.error());
+  }
+  if (auto refused = check_delta_pair(*base->rec, *to->rec, "base snapshot", "target snapshot")) {
+    return refuse(refused);
+  }
+  http::response<http::empty_body> res{http::status::ok, 11};
+  res.set(http::field::server, "berth");
+  res.set(http::field::content_type, "application/json");
+  res.keep_alive(false);
+  res.chunked(true);
+  http::response_serializer<http::empty_body> head{res};
+  http::write_header(t.sock, head, err);
+  auto send = [&](const std::string& text) {
+    if (!err) {
+      asio::write(t.sock, http::make_chunk(asio::buffer(text)), err);
+    }
+  };
+  send(head_of(*base->rec, *to->rec, to->image->size()));
+  delta_cost cost;
+  uint64_t changed = 0;
+  uint64_t from = 0;
+  bool first = true;
+  caf::error failed;
+  while (!err) {
+    auto page = changed_ranges(*base->image, *to->image, from, diff_page_ranges, &cost);
+    if (!page) {
+      failed = page.error();
+      break;
+    }
+    std::string text;
+    for (const auto& r : page->ranges) {
+      text += first ? "{\"offset\":" : ",{\"offset\":";
+      text += std::to_string(r.offset) + ",\"length\":" + std::to_string(r.length) + "}";
+      changed += r.length;
+      first = false;
+    }
+    if (!text.empty()) {
+      send(text);
+    }
+    if (page->done) {
+      break;
+    }
+    from = page->next;
+  }
+  if (!failed && !err) {
+    send("],\"changed_bytes\":" + std::to_string(changed)
+         + ",\"shared_blocks\":" + std::to_string(cost.shared_blocks)
+         + ",\"read_blocks\":" + std::to_string(cost.read_blocks) + "}");
+    if (!err) {
+      asio::write(t.sock, http::make_chunk_last(), err);
+    }
+  }
+  if (!failed && err) {
+    failed = make_error(ec::aborted,
+                        "snapshot diff of " + target + " against " + *base_name
+                          + ": the client stopped reading (" + err.message() + ")");
+  }
+  if (failed) {
+    // The chunked answer ends without its last chunk: the client sees it cut short.
+    spdlog::warn("snapshot diff of {} against {}: {}", target, *base_name, describe(failed));
+    return failed;
+  }
+  spdlog::info("snapshot diff of {} against {}: {} bytes changed ({} blocks shared, {} read)",
+               target, *base_name, changed, cost.shared_blocks, cost.read_blocks);
+  return {};
+}
+
+} // namespace berth::admin::detail
