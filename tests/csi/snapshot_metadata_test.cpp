@@ -2,7 +2,9 @@
 // A raw block volume gets a known pattern, is snapshotted, has known blocks changed
 // (written over, written where nothing was, zeroed, discarded: a hole punched through the
 // loop device), and is snapshotted again; GetMetadataAllocated must list what was
-// written, and GetMetadataDelta exactly the changed blocks, resumed from any offset.
+// written, and GetMetadataDelta exactly the changed blocks, resumed from any offset. A
+// volume grown between its snapshots (a real ControllerExpandVolume) lists the blocks
+// written in its new part, and nothing of that part left unwritten.
 
 #include <cerrno>
 #include <cstring>
@@ -139,6 +141,45 @@ TEST_F(SnapshotMetadataTest, TheDeltaOfTwoSnapshotsIsExactlyTheBlocksChangedBetw
   // Resumed where an interrupted stream would: after the second range.
   EXPECT_EQ(delta("cbt-1", "cbt-2", 2 * mib + 64 * KiB, 0, st),
             (ranges{{16 * mib, 64 * KiB}, {20 * mib, 128 * KiB}}));
+
+  ASSERT_TRUE(unpublish(vol.volume_id(), target));
+  ASSERT_TRUE(unstage(vol.volume_id(), staging));
+}
+
+TEST_F(SnapshotMetadataTest, AVolumeGrownBetweenSnapshotsListsWhatWasWrittenInItsNewPart) {
+  v1::Volume vol;
+  ASSERT_TRUE(create_volume(create_request("cbt-grow", 300 * MiB, 0, {}, block_cap()), &vol));
+  auto staging = staging_path(vol.volume_id());
+  auto target = target_path(vol.volume_id());
+  ASSERT_TRUE(stage(vol.volume_id(), staging, block_cap()));
+  ASSERT_TRUE(publish(vol.volume_id(), staging, target, block_cap()));
+  const int64_t mib = static_cast<int64_t>(MiB);
+  ASSERT_TRUE(write_device(target, 0, 1 * mib, 'a'));
+  v1::Snapshot small;
+  ASSERT_TRUE(create_snapshot("cbt-grow-1", vol.volume_id(), &small));
+  EXPECT_EQ(small.size_bytes(), 300 * mib); // berth's least size
+
+  // Grown offline: the next stage attaches the larger image.
+  ASSERT_TRUE(unpublish(vol.volume_id(), target));
+  ASSERT_TRUE(unstage(vol.volume_id(), staging));
+  ASSERT_TRUE(controller_expand(vol.volume_id(), 400 * MiB));
+  ASSERT_TRUE(stage(vol.volume_id(), staging, block_cap()));
+  ASSERT_TRUE(publish(vol.volume_id(), staging, target, block_cap()));
+  ASSERT_TRUE(write_device(target, 4 * KiB, 4 * KiB, 'b'));    // in the old part
+  ASSERT_TRUE(write_device(target, 350 * mib, 64 * KiB, 'n')); // in the new part
+  v1::Snapshot grown;
+  ASSERT_TRUE(create_snapshot("cbt-grow-2", vol.volume_id(), &grown));
+  EXPECT_EQ(grown.size_bytes(), 400 * mib);
+
+  grpc::Status st;
+  EXPECT_EQ(delta("cbt-grow-1", "cbt-grow-2", 0, 0, st),
+            (ranges{{0, 64 * KiB}, {350 * mib, 64 * KiB}}));
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  // An offset in the new part is inside the target, so it is no OUT_OF_RANGE.
+  EXPECT_EQ(delta("cbt-grow-1", "cbt-grow-2", 320 * mib, 0, st), (ranges{{350 * mib, 64 * KiB}}));
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(allocated("cbt-grow-2", 300 * mib, st), (ranges{{350 * mib, 64 * KiB}}));
+  ASSERT_TRUE(st.ok()) << st.error_message();
 
   ASSERT_TRUE(unpublish(vol.volume_id(), target));
   ASSERT_TRUE(unstage(vol.volume_id(), staging));
