@@ -47,8 +47,9 @@ using volume_actor = caf::typed_actor<
   /// (backend create_from_tree); the name must be free.
   replies_to<atom::create, option_map, uint64_t, std::string>::with<atom::ok>,
   /// berthctl export: a copy of this Docker volume made for the export of this id, and
-  /// where to read it (backend open_export); nothing is recorded.
-  replies_to<atom::export_open, std::string>::with<export_view>,
+  /// where to read it in that form (backend open_export, open_export_image); nothing is
+  /// recorded.
+  replies_to<atom::export_open, std::string, export_form>::with<export_view>,
   /// The export of this id has been read: its copy goes (backend close_export).
   replies_to<atom::export_close, std::string>::with<atom::ok>,
   /// Counts one Mount for a mount ID from a dockerd instance (its dockerd_key, ""
@@ -145,7 +146,7 @@ using registry_actor = caf::typed_actor<
   replies_to<atom::create, std::string, option_map, std::string>::with<atom::ok>,
   /// berthctl export of Docker volume `name` as `id`: the volume's export_open above. Until
   /// export_close, the volume counts as being copied, so it cannot be removed.
-  replies_to<atom::export_open, std::string, std::string>::with<export_view>,
+  replies_to<atom::export_open, std::string, std::string, export_form>::with<export_view>,
   replies_to<atom::export_close, std::string, std::string>::with<atom::ok>,
   /// Docker Mount of (name, mount ID, dockerd key, caller): the volume's mount above.
   replies_to<atom::mount, std::string, std::string, std::string, caller>::with<std::string>,

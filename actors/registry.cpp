@@ -244,8 +244,8 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
     [self](atom::create, const std::string& name, option_map& options, const std::string& tree) {
       return create_import(self, name, options, tree);
     },
-    [self](atom::export_open, const std::string& name, std::string& id) {
-      return open_export(self, name, std::move(id));
+    [self](atom::export_open, const std::string& name, std::string& id, export_form form) {
+      return open_export(self, name, std::move(id), form);
     },
     [self](atom::export_close, const std::string& name, std::string& id) {
       return close_export(self, name, std::move(id));

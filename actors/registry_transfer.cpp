@@ -9,14 +9,15 @@
 
 namespace berth::registry_detail {
 
-caf::result<export_view> open_export(self_ptr self, const std::string& name, std::string id) {
+caf::result<export_view> open_export(self_ptr self, const std::string& name, std::string id,
+                                     export_form form) {
   auto entry = find(self, name);
   if (entry == nullptr) {
     return no_such_volume(name);
   }
   ++self->state.copying[name];
   auto rp = self->make_response_promise<export_view>();
-  self->request(entry->hdl, caf::infinite, atom::export_open_v, std::move(id))
+  self->request(entry->hdl, caf::infinite, atom::export_open_v, std::move(id), form)
     .then([rp](export_view& view) mutable { rp.deliver(std::move(view)); },
           [self, name, rp](caf::error& err) mutable {
             end_copy(self, name); // no copy was made: nothing to close

@@ -28,6 +28,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(berth, (berth::release_reason))
   CAF_ADD_TYPE_ID(berth, (berth::mount_release))
   CAF_ADD_TYPE_ID(berth, (berth::export_view))
+  CAF_ADD_TYPE_ID(berth, (berth::export_form))
 
   CAF_ADD_ATOM(berth, berth::atom, create, "create")
   CAF_ADD_ATOM(berth, berth::atom, mount, "mount")

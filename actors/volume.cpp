@@ -124,11 +124,10 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                          run_create(self, rp, options, source_bytes, tree);
                                        });
     },
-    [self](atom::export_open, std::string& id) -> caf::result<export_view> {
-      return enqueue_request<export_view>(self, "export " + id, admits::existing,
-                                          record_owner::docker, {}, [self, id](auto rp) {
-                                            run_export_open(self, rp, id);
-                                          });
+    [self](atom::export_open, std::string& id, export_form form) -> caf::result<export_view> {
+      return enqueue_request<export_view>(
+        self, "export " + id, admits::existing, record_owner::docker, {},
+        [self, id, form](auto rp) { run_export_open(self, rp, id, form); });
     },
     [self](atom::export_close, std::string& id) -> caf::result<atom::ok> {
       return enqueue_request<atom::ok>(self, "end of export " + id, admits::existing,

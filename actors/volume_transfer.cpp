@@ -7,7 +7,7 @@
 
 namespace berth::detail {
 
-void run_export_open(self_ptr self, promise<export_view> rp, std::string id) {
+void run_export_open(self_ptr self, promise<export_view> rp, std::string id, export_form form) {
   auto rec = *self->state.rec();
   if (rec.kind != record_kind::volume) {
     answer(self, rp, no_such_volume(rec.name, "it is a snapshot; export its volume, or a "
@@ -16,8 +16,9 @@ void run_export_open(self_ptr self, promise<export_view> rp, std::string id) {
   }
   transition<export_view> t;
   t.what = "export " + id;
-  t.work =
-    on_backend(backend_call::export_copy, [rec, id](backend& b) { return b.open_export(rec, id); });
+  t.work = on_backend(backend_call::export_copy, [rec, id, form](backend& b) {
+    return form == export_form::image ? b.open_export_image(rec, id) : b.open_export(rec, id);
+  });
   t.change = record_change::none; // the copy is the export's, not the volume's
   t.failed = "copying for the export failed";
   t.committed = [id](const volume_record& rec, const export_view& view) {

@@ -112,6 +112,14 @@ public:
     return unsupported("export");
   }
 
+  /// A copy of block volume `rec`'s image made for export `id` as open_export makes it,
+  /// neither attached nor mounted: where the image is, and its consistency.
+  virtual caf::expected<export_view> open_export_image(const volume_record& rec,
+                                                       const std::string& id) {
+    (void)rec, (void)id;
+    return unsupported("an export of changed blocks");
+  }
+
   /// Unmounts and deletes export `id`'s copy of `rec`; one already gone is success.
   virtual caf::error close_export(const volume_record& rec, const std::string& id) {
     (void)rec, (void)id;

@@ -98,6 +98,8 @@ public:
   /// A copy of the image (as a snapshot's: frozen if mounted) at BLOCK/exports/ID.img,
   /// attached and mounted at BLOCK/exports/ID (block_transfer.cpp).
   caf::expected<export_view> open_export(const volume_record& rec, const std::string& id) override;
+  caf::expected<export_view> open_export_image(const volume_record& rec,
+                                               const std::string& id) override;
   caf::expected<image_map> open_snapshot_image(const volume_record& rec) const override;
   caf::error close_export(const volume_record& rec, const std::string& id) override;
   /// A new formatted image (as a Docker create makes), mounted beside `tree` (at

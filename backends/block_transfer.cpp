@@ -1,6 +1,6 @@
 // block_backend, export and import of a Docker block volume. An export reads a copy of the
 // image made as a snapshot's is (its filesystem frozen while mounted), attached and mounted
-// under BLOCK/exports; an import makes the new volume's image as a create does and copies
+// under BLOCK/exports, or the copy's image itself for a delta; an import makes the new volume's image as a create does and copies
 // the staging tree into it. Neither leaves anything mounted or attached that no record
 // holds but for a crash, which the start-up sweeps clean.
 
@@ -66,6 +66,26 @@ caf::expected<export_view> block_backend::open_export(const volume_record& rec,
   spdlog::info("{}: copied to {} and mounted at {}{}", what, copy, mnt,
                consistency->empty() ? "" : " (" + *consistency + ")");
   return export_view{mnt, *consistency};
+}
+
+caf::expected<export_view> block_backend::open_export_image(const volume_record& rec,
+                                                            const std::string& id) {
+  auto image = checked_image(rec);
+  if (!image) {
+    return image.error();
+  }
+  const auto what = block_what(rec) + ": export of changed blocks";
+  if (auto err = check_export_id(what, id)) {
+    return err;
+  }
+  const auto copy = exports_dir() + "/" + id + ".img";
+  auto consistency = copy_of(volume_source(rec.name), *image, copy, 0, what);
+  if (!consistency) {
+    return consistency.error();
+  }
+  spdlog::info("{}: copied to {}{}", what, copy,
+               consistency->empty() ? "" : " (" + *consistency + ")");
+  return export_view{copy, *consistency};
 }
 
 caf::error block_backend::close_export(const volume_record& rec, const std::string& id) {

@@ -55,7 +55,8 @@ caf::result<atom::ok> create_import(self_ptr self, const std::string& name, opti
 
 /// berthctl export of Docker volume `name` as `id`: counted as a copy of it until
 /// export_close (so it cannot be removed meanwhile).
-caf::result<export_view> open_export(self_ptr self, const std::string& name, std::string id);
+caf::result<export_view> open_export(self_ptr self, const std::string& name, std::string id,
+                                     export_form form);
 caf::result<atom::ok> close_export(self_ptr self, const std::string& name, std::string id);
 
 /// CSI CreateVolume/CreateSnapshot (and berthctl snapshot create, in Docker's namespace).

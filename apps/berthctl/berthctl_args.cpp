@@ -110,10 +110,12 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
           "makes a volume of one; a snapshot outlives its volume. diff\n"
           "lists the byte ranges in which block snapshot TARGET differs\n"
           "from BASE, an older one of the same volume (64-KiB blocks)"},
-         {"export", nullptr, command::export_volume, "NAME > FILE.tar",
+         {"export", nullptr, command::export_volume, "NAME [--since SNAPSHOT] > FILE",
           "write a tar of Docker volume NAME to standard output: of a\n"
           "copy taken for it (as a snapshot is), deleted after; it says\n"
-          "on standard error when that copy is crash-consistent only"},
+          "on standard error when that copy is crash-consistent only.\n"
+          "--since: only the blocks of a block volume changed since its\n"
+          "snapshot, in berth's delta format"},
          {"import", nullptr, command::import_volume, "NAME [-o KEY=VALUE]... < FILE.tar",
           "make a new Docker volume NAME holding the tar read from\n"
           "standard input; -o as docker volume create takes them (e.g.\n"
@@ -143,6 +145,13 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
       ->option_text(c.args)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     sub->callback([&opts, cmd = c.cmd] { opts.cmd = cmd; });
+    if (c.cmd == command::export_volume) {
+      sub
+        ->add_option("--since", opts.since,
+                     "write only the blocks of a block volume that changed since\n"
+                     "its snapshot SNAPSHOT (a delta, not a tar)")
+        ->option_text("SNAPSHOT");
+    }
     if (c.cmd == command::import_volume) {
       sub->add_option_function<std::vector<std::string>>(
            "-o", [&opts](const std::vector<std::string>& pairs) { opts.import_pairs = pairs; },

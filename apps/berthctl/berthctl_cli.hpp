@@ -61,6 +61,7 @@ struct options {
   /// unclaimed rm (the CSI volume); snapshot diff (the newer snapshot)
   std::string name;
   std::string base;       ///< for snapshot diff: the older snapshot
+  std::string since;      ///< for export --since: the snapshot the delta starts from
   std::string snapshot;   ///< for snapshot create: the new snapshot's name
   std::string mount_id;   ///< for release
   uint64_t size_bytes = 0; ///< for resize

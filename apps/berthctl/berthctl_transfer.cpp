@@ -1,5 +1,5 @@
-// berthctl export and import: a tar streamed between berthd's admin socket and berthctl's
-// standard output or input (protocols/admin/admin_transfer.hpp has the wire's shape). The
+// berthctl export and import: a tar (or, for export --since, a delta of a block volume)
+// streamed between berthd's admin socket and berthctl's standard output or input (protocols/admin/admin_transfer.hpp has the wire's shape). The
 // other commands read whole answers through unix_http_client; these read and write in
 // chunks with Beast, so a volume of any size passes through a fixed buffer.
 
@@ -90,11 +90,18 @@ int fail(std::ostream& err, const caf::error& why, bool json) {
 int run_export(const options& opts, int out_fd, std::ostream& err) {
   asio::io_context io;
   unix_socket sock{io};
-  if (auto failed = open_stream(sock, opts.socket, out_fd, "export writes a tar to standard output",
-                                "berthctl export " + opts.name + " > " + opts.name + ".tar")) {
+  // A tar of the files, or with --since a delta of the blocks.
+  const bool delta = !opts.since.empty();
+  const std::string form = delta ? "delta" : "tar";
+  const std::string file = opts.name + (delta ? "-since-" + opts.since + ".delta" : ".tar");
+  if (auto failed = open_stream(
+        sock, opts.socket, out_fd, "export writes a " + form + " to standard output",
+        "berthctl export " + opts.name + (delta ? " --since " + opts.since : "") + " > " + file)) {
     return fail(err, failed, opts.json);
   }
-  http::request<http::empty_body> req{http::verb::get, "/v1/volumes/" + opts.name + "/export", 11};
+  const std::string since = delta ? "?since=" + opts.since : "";
+  http::request<http::empty_body> req{http::verb::get,
+                                      "/v1/volumes/" + opts.name + "/export" + since, 11};
   req.set(http::field::host, "berthd");
   error_code ec;
   http::write(sock, req, ec);
@@ -129,23 +136,29 @@ int run_export(const options& opts, int out_fd, std::ostream& err) {
     }
     auto n = chunk.size() - parser.get().body().size;
     if (!write_all(out_fd, chunk.data(), n)) {
-      return fail(err, make_error(ec::internal, "export of " + opts.name + ": cannot write "
-                                                  "the tar: " + std::strerror(errno)),
+      return fail(err,
+                  make_error(ec::internal,
+                             "export of " + opts.name
+                               + ": cannot write "
+                                 "the "
+                               + form + ": " + std::strerror(errno)),
                   opts.json);
     }
     bytes += n;
   }
   if (ec) {
-    // berthd ends a failed export without its last chunk: what was written is no tar.
-    return fail(err, make_error(ec::backend_failure,
-                                "export of " + opts.name + " broke off after "
-                                  + std::to_string(bytes) + " bytes (" + ec.message()
-                                  + "): the tar is incomplete; berthd's log says why"),
+    // berthd ends a failed export without its last chunk: what was written is incomplete.
+    return fail(err,
+                make_error(ec::backend_failure,
+                           "export of " + opts.name + " broke off after " + std::to_string(bytes)
+                             + " bytes (" + ec.message() + "): the " + form
+                             + " is incomplete; berthd's log says why"),
                 opts.json);
   }
   if (consistency == copy_crash_consistent) {
     err << "berthctl: volume " << opts.name << " was in use while it was copied for the "
-        << "export: the tar is crash-consistent only (docs: \"What consistent means\")\n";
+        << "export: the " << form << " is crash-consistent only (docs: \"What consistent "
+        << "means\")\n";
   }
   return exit_ok;
 }

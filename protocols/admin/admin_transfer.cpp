@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "protocols/admin/admin_codec.hpp"
+#include "protocols/admin/detail/delta_export.hpp"
 #include "protocols/admin/detail/snapshot_diff.hpp"
 #include "protocols/admin/detail/transfer_runs.hpp"
 
@@ -175,6 +176,8 @@ void admin_transfers::serve(const std::shared_ptr<stream>& s) {
   caf::error outcome;
   if (!diffed.empty()) {
     outcome = admin::detail::run_diff(t, name, {cfg_.directory, cfg_.backends});
+  } else if (exporting && s->req.target.find('?') != std::string::npos) {
+    outcome = admin::detail::run_delta_export(t, name, {cfg_.directory, cfg_.backends});
   } else if (exporting) {
     outcome = admin::detail::run_export(t, name, running);
   } else {

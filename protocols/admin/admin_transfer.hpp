@@ -14,6 +14,9 @@
 //        strings ({} or absent: none). The name and options are checked before the body is
 //        read; the tar is extracted into STATE/imports/ID/data, and only a tar GNU tar
 //        extracts without a complaint becomes the volume. Nothing is left otherwise.
+//   GET  /v1/volumes/NAME/export?since=SNAP -> 200 application/octet-stream, chunked: the
+//        blocks of Docker block volume NAME changed since its snapshot SNAP, as a delta
+//        (detail/delta_export.hpp).
 //   GET  /v1/snapshots/TARGET/diff?base=BASE -> 200 application/json, chunked: the ranges
 //        in which Docker block snapshot TARGET differs from BASE (detail/snapshot_diff.hpp).
 //

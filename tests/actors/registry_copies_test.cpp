@@ -169,7 +169,7 @@ TEST_F(registry_test, a_volume_being_exported_cannot_be_removed_until_its_export
   start({docker_volume("v", 0)});
   storage->copy_consistency = copy_crash_consistent;
   auto view = test::ask<export_view>(self, reg, atom::export_open_v, std::string{"v"},
-                                     std::string{"e1"});
+                                     std::string{"e1"}, export_form::tree);
   ASSERT_TRUE(view) << describe(view.error());
   EXPECT_EQ(view->path, "/fake/exports/e1");
   EXPECT_EQ(view->consistency, copy_crash_consistent);
@@ -185,7 +185,7 @@ TEST_F(registry_test, a_volume_being_exported_cannot_be_removed_until_its_export
                                     record_owner::docker, record_kind::volume))
     << "removed once the export has closed";
   auto gone = test::call<export_view>(self, reg, atom::export_open_v, std::string{"v"},
-                                      std::string{"e2"});
+                                      std::string{"e2"}, export_form::tree);
   EXPECT_EQ(gone.code(), code_of(ec::not_found)) << describe(gone);
 }
 

@@ -217,7 +217,7 @@ TEST_F(admin_snapshot_diff_test, refuses_what_it_cannot_compare_and_names_it) {
      "snapshot \"other\" of volume \"logs\""},
     {{"tue", "mon"}, "is newer than target snapshot \"mon\""},
     {{"dir-snap", "dir-snap2"},
-     "is a local snapshot; a diff compares the images of block "
+     "is a local snapshot; changed blocks are known only between the images of block "
      "snapshots"},
     {{"..", "tue"}, "invalid snapshot name"},
   };

@@ -235,7 +235,7 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
     [](atom::create, std::string&, option_map&, std::string&) -> caf::result<atom::ok> {
       return not_served();
     },
-    [](atom::export_open, std::string&, std::string&) -> caf::result<export_view> {
+    [](atom::export_open, std::string&, std::string&, export_form) -> caf::result<export_view> {
       return not_served();
     },
     [](atom::export_close, std::string&, std::string&) -> caf::result<atom::ok> {

@@ -21,36 +21,37 @@ using boost::system::error_code;
 
 namespace {
 
-/// The value of `base=` in the query of `target`; an error naming what else it holds.
-caf::expected<std::string> base_of(std::string_view target) {
+/// The answer's text before its ranges.
+std::string head_of(const volume_record& base, const volume_record& target, uint64_t size) {
+  return "{\"base\":" + json_quote(base.name) + ",\"target\":" + json_quote(target.name)
+    + ",\"volume\":" + json_quote(target.source.name) + ",\"size_bytes\":" + std::to_string(size)
+    + ",\"block_bytes\":" + std::to_string(delta_block_bytes) + ",\"ranges\":[";
+}
+
+} // namespace
+
+caf::expected<std::string> query_value(std::string_view target, std::string_view key,
+                                       const std::string& what, const std::string& meaning) {
   auto q = target.find('?');
   std::string_view query = q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
-  std::optional<std::string> base;
+  const std::string form = std::string{key} + "=SNAPSHOT";
+  std::optional<std::string> value;
   while (!query.empty()) {
     auto amp = query.find('&');
     auto pair = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (pair.substr(0, 5) != "base=" || base) {
+    if (pair.substr(0, key.size() + 1) != std::string{key} + "=" || value) {
       return make_error(ec::invalid_argument,
-                        "snapshot diff: the query takes base=SNAPSHOT once "
-                        "and nothing else, not "
+                        what + ": the query takes " + form + " once and nothing else, not "
                           + quote_input(std::string{pair}));
     }
-    base = std::string{pair.substr(5)};
+    value = std::string{pair.substr(key.size() + 1)};
   }
-  if (!base) {
-    return make_error(ec::invalid_argument,
-                      "snapshot diff: base=SNAPSHOT is required: the older snapshot to compare");
+  if (!value) {
+    return make_error(ec::invalid_argument, what + ": " + form + " is required: " + meaning);
   }
-  return *base;
+  return *value;
 }
-
-/// A Docker snapshot's record and its image, opened; `role` ("base", "target") names it in
-/// a refusal.
-struct opened_snapshot {
-  record_directory::entry rec;
-  std::optional<image_map> image;
-};
 
 caf::expected<opened_snapshot> open_snapshot(const diff_sources& src, const std::string& name,
                                              const char* role) {
@@ -70,8 +71,8 @@ caf::expected<opened_snapshot> open_snapshot(const diff_sources& src, const std:
     return make_error(ec::failed_precondition,
                       std::string{role} + " snapshot " + quote_input(name) + " is a "
                         + out.rec->backend
-                        + " snapshot; a diff compares the images of block "
-                          "snapshots (volumes made with -o backend=block)");
+                        + " snapshot; changed blocks are known only between the images "
+                          "of block snapshots (volumes made with -o backend=block)");
   };
   auto b = src.backends.find(out.rec->backend);
   if (b == src.backends.end()) {
@@ -88,15 +89,6 @@ caf::expected<opened_snapshot> open_snapshot(const diff_sources& src, const std:
   return out;
 }
 
-/// The answer's text before its ranges.
-std::string head_of(const volume_record& base, const volume_record& target, uint64_t size) {
-  return "{\"base\":" + json_quote(base.name) + ",\"target\":" + json_quote(target.name)
-    + ",\"volume\":" + json_quote(target.source.name) + ",\"size_bytes\":" + std::to_string(size)
-    + ",\"block_bytes\":" + std::to_string(delta_block_bytes) + ",\"ranges\":[";
-}
-
-} // namespace
-
 caf::error run_diff(transfer& t, const std::string& target, const diff_sources& src) {
   http::request_parser<http::empty_body> parser;
   error_code err;
@@ -110,7 +102,8 @@ caf::error run_diff(transfer& t, const std::string& target, const diff_sources& 
       make_error(ec::invalid_argument,
                  "snapshot diff: malformed request (" + err.message() + "); it takes no body"));
   }
-  auto base_name = base_of(std::string_view{parser.get().target()});
+  auto base_name = query_value(std::string_view{parser.get().target()}, "base", "snapshot diff",
+                               "the older snapshot to compare");
   if (!base_name) {
     return refuse(base_name.error());
   }

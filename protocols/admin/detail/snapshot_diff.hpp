@@ -14,7 +14,9 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "backends/backend.hpp"
 #include "core/record_directory.hpp"
@@ -27,6 +29,23 @@ struct diff_sources {
   std::shared_ptr<const record_directory> directory;
   std::map<std::string, std::shared_ptr<backend>> backends;
 };
+
+/// The value of `key`= in the query of request target `target`, which may hold nothing
+/// else; a refusal names the request (`what`) and says what the value is (`meaning`).
+caf::expected<std::string> query_value(std::string_view target, std::string_view key,
+                                       const std::string& what, const std::string& meaning);
+
+/// A Docker snapshot's record and its image, opened.
+struct opened_snapshot {
+  record_directory::entry rec;
+  std::optional<image_map> image;
+};
+
+/// Docker snapshot `name` with its image open; `role` ("base", "target") names it in a
+/// refusal: an invalid name, no Docker snapshot of that name (ec::not_found), or one
+/// that keeps no image (ec::failed_precondition, a directory snapshot).
+caf::expected<opened_snapshot> open_snapshot(const diff_sources& src, const std::string& name,
+                                             const char* role);
 
 /// Ranges per chunk of the answer.
 inline constexpr size_t diff_page_ranges = 4096;

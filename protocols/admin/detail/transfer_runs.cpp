@@ -34,20 +34,6 @@ constexpr const char* options_header = "Berth-Options";
 constexpr const char* consistency_header = "Berth-Consistency";
 constexpr size_t chunk_bytes = 1 << 16;
 
-/// 16 random hex digits: an export's or an import's name of its own.
-std::string random_id() {
-  std::ifstream random{"/dev/urandom", std::ios::binary};
-  unsigned char bytes[8] = {};
-  random.read(reinterpret_cast<char*>(bytes), sizeof bytes);
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string id;
-  for (unsigned char c : bytes) {
-    id += hex[c >> 4];
-    id += hex[c & 15];
-  }
-  return id;
-}
-
 /// Berth-Options: a JSON object of strings; none or empty is no option.
 caf::expected<option_map> decode_options(std::string_view text) {
   option_map out;
@@ -100,6 +86,19 @@ void drop_staging(const std::string& dir) {
 
 } // namespace
 
+std::string random_id() {
+  std::ifstream random{"/dev/urandom", std::ios::binary};
+  unsigned char bytes[8] = {};
+  random.read(reinterpret_cast<char*>(bytes), sizeof bytes);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string id;
+  for (unsigned char c : bytes) {
+    id += hex[c >> 4];
+    id += hex[c & 15];
+  }
+  return id;
+}
+
 /// Writes a whole JSON answer and ends the connection's part in it.
 void answer(unix_socket& sock, unsigned status, std::string body) {
   http::response<http::string_body> res{static_cast<http::status>(status), 11};
@@ -134,7 +133,7 @@ caf::error run_export(transfer& t, const std::string& name, const tar_watch& run
     return refused;
   }
   const auto id = random_id();
-  auto view = t.ask<export_view>(atom::export_open_v, name, id);
+  auto view = t.ask<export_view>(atom::export_open_v, name, id, export_form::tree);
   if (!view) {
     t.fail(view.error());
     return view.error();

@@ -20,6 +20,9 @@ namespace berth::admin::detail {
 
 using unix_socket = boost::asio::local::stream_protocol::socket;
 
+/// 16 random hex digits: an export's or an import's name of its own.
+std::string random_id();
+
 /// Writes a whole JSON answer and ends the connection's part in it.
 void answer(unix_socket& sock, unsigned status, std::string body);
 
