@@ -7,7 +7,8 @@
 
 namespace berth::detail {
 
-void run_export_open(self_ptr self, promise<export_view> rp, std::string id, export_form form) {
+void run_export_open(self_ptr self, promise<export_view> rp, const std::string& id,
+                     export_form form) {
   auto rec = *self->state.rec();
   if (rec.kind != record_kind::volume) {
     answer(self, rp, no_such_volume(rec.name, "it is a snapshot; export its volume, or a "

@@ -34,8 +34,6 @@ namespace berth {
 inline constexpr const char* delta_magic = "berth-delta 1\n";
 /// The offset that marks the end of a delta's ranges.
 inline constexpr uint64_t delta_end_marker = ~uint64_t{0};
-/// The most a header line may hold: a reader refuses a longer one.
-inline constexpr size_t max_delta_header_bytes = 64 * 1024;
 
 struct delta_header {
   std::string volume;          ///< the Docker volume whose blocks these are

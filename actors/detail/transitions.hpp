@@ -47,7 +47,8 @@ transition<std::string> creation(const volume_record& next, const std::string& t
 // -- export (actors/volume_transfer.cpp) -----------------------------------------------
 
 /// A copy of this Docker volume for the export `id`; the record does not change.
-void run_export_open(self_ptr self, promise<export_view> rp, std::string id, export_form form);
+void run_export_open(self_ptr self, promise<export_view> rp, const std::string& id,
+                     export_form form);
 /// The export `id` is over: its copy goes.
 void run_export_close(self_ptr self, promise<atom::ok> rp, std::string id);
 

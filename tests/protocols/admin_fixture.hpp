@@ -5,7 +5,6 @@
 // run against it.
 
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "apps/berthctl/berthctl_cli.hpp"
 #include "core/errors.hpp"
 #include "protocols/admin/admin_api.hpp"
+#include "tests/protocols/berthctl_runner.hpp"
 #include "tests/protocols/fake_registry.hpp"
 #include "tests/protocols/test_util.hpp"
 
@@ -74,13 +74,7 @@ protected:
 
   /// Runs berthctl against the test socket.
   int ctl(std::vector<std::string> args, std::string& out, std::string& err) {
-    args.insert(args.begin(), {"--socket", path});
-    std::ostringstream o;
-    std::ostringstream e;
-    int rc = cli::run(args, o, e);
-    out = o.str();
-    err = e.str();
-    return rc;
+    return run_berthctl(path, std::move(args), out, err);
   }
 };
 

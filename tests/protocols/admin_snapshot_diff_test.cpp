@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <memory>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +22,8 @@
 #include "protocols/admin/detail/snapshot_diff.hpp"
 #include "protocols/http/unix_http_client.hpp"
 #include "protocols/http/unix_http_server.hpp"
+#include "tests/protocols/berthctl_runner.hpp"
+#include "tests/protocols/inert_backend.hpp"
 #include "tests/protocols/test_util.hpp"
 
 using namespace berth;
@@ -33,17 +34,10 @@ constexpr uint64_t kib = 1024;
 constexpr uint64_t mib = 1024 * kib;
 
 /// A backend whose snapshots are DIR/NAME.img when it keeps images; nothing else is asked.
-class image_backend : public backend {
+class image_backend : public test::inert_backend {
 public:
   image_backend(std::string name, std::string dir, bool images)
-      : name_(std::move(name)), dir_(std::move(dir)), images_(images) {}
-  std::string name() const override { return name_; }
-  caf::error validate(const std::string&, const option_map&) const override { return {}; }
-  caf::error create(const volume_record&) override { return {}; }
-  caf::expected<std::string> mount(const volume_record&) override { return std::string{"/x"}; }
-  caf::error unmount(const volume_record&, bool) override { return {}; }
-  caf::error remove(const volume_record&) override { return {}; }
-  std::string mountpoint(const volume_record&) const override { return "/x"; }
+      : inert_backend(std::move(name)), dir_(std::move(dir)), images_(images) {}
   caf::expected<image_map> open_snapshot_image(const volume_record& rec) const override {
     if (!images_) {
       return backend::open_snapshot_image(rec);
@@ -52,7 +46,6 @@ public:
   }
 
 private:
-  std::string name_;
   std::string dir_;
   bool images_;
 };
@@ -125,13 +118,7 @@ protected:
 
   /// Runs berthctl against the test socket: its exit code, with standard output and error.
   int ctl(std::vector<std::string> args, std::string& out, std::string& err) {
-    args.insert(args.begin(), {"--socket", path});
-    std::ostringstream o;
-    std::ostringstream e;
-    int rc = cli::run(args, o, e);
-    out = o.str();
-    err = e.str();
-    return rc;
+    return test::run_berthctl(path, std::move(args), out, err);
   }
 
   /// The ranges of a diff's JSON answer.

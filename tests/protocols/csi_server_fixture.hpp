@@ -19,6 +19,7 @@
 #include "core/errors.hpp"
 #include "csi.grpc.pb.h"
 #include "protocols/csi/csi_server.hpp"
+#include "tests/protocols/inert_backend.hpp"
 #include "tests/protocols/test_util.hpp"
 
 namespace berth::test {
@@ -26,15 +27,8 @@ namespace berth::test {
 namespace v1 = ::csi::v1;
 
 /// Reports a fixed capacity; nothing else is called by the CSI adapter.
-class capacity_backend : public backend {
+class capacity_backend : public inert_backend {
 public:
-  std::string name() const override { return "block"; }
-  caf::error validate(const std::string&, const option_map&) const override { return {}; }
-  caf::error create(const volume_record&) override { return {}; }
-  caf::expected<std::string> mount(const volume_record&) override { return std::string{"/x"}; }
-  caf::error unmount(const volume_record&, bool) override { return {}; }
-  caf::error remove(const volume_record&) override { return {}; }
-  std::string mountpoint(const volume_record&) const override { return "/x"; }
   caf::expected<uint64_t> available_capacity() const override { return uint64_t{12345}; }
 };
 

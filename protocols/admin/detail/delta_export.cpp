@@ -21,30 +21,22 @@ constexpr size_t chunk_bytes = 1 << 16;
 } // namespace
 
 caf::error run_delta_export(transfer& t, const std::string& name, const diff_sources& src) {
-  http::request_parser<http::empty_body> parser;
-  error_code err;
-  http::read(t.sock, t.buf, parser, err);
-  auto refuse = [&](caf::error e) {
-    t.fail(e);
-    return e;
-  };
   const std::string what = "export of volume " + name + " since a snapshot";
-  if (err) {
-    return refuse(
-      make_error(ec::invalid_argument,
-                 what + ": malformed request (" + err.message() + "); it takes no body"));
+  auto request = t.read_bodiless(what);
+  if (!request) {
+    return request.error();
   }
-  auto since = query_value(std::string_view{parser.get().target()}, "since", what,
-                           "the snapshot of the volume that the delta starts from");
+  auto since =
+    query_value(*request, "since", what, "the snapshot of the volume that the delta starts from");
   if (!since) {
-    return refuse(since.error());
+    return t.refuse(since.error());
   }
   auto base = open_snapshot(src, *since, "since");
   if (!base) {
-    return refuse(base.error());
+    return t.refuse(base.error());
   }
   if (base->rec->source.name != name) {
-    return refuse(make_error(
+    return t.refuse(make_error(
       ec::invalid_argument,
       "snapshot " + quote_input(*since) + " is of volume " + quote_input(base->rec->source.name)
         + ", not of " + quote_input(name) + ": a delta is since a snapshot of the volume itself"));
@@ -52,7 +44,7 @@ caf::error run_delta_export(transfer& t, const std::string& name, const diff_sou
   const auto id = random_id();
   auto view = t.ask<export_view>(atom::export_open_v, name, id, export_form::image);
   if (!view) {
-    return refuse(view.error());
+    return t.refuse(view.error());
   }
   auto close_export = [&] {
     if (auto closed = t.ask<atom::ok>(atom::export_close_v, name, id); !closed) {
@@ -62,17 +54,11 @@ caf::error run_delta_export(transfer& t, const std::string& name, const diff_sou
   auto copy = image_map::open(view->path);
   if (!copy) {
     close_export();
-    return refuse(copy.error());
+    return t.refuse(copy.error());
   }
   const std::string consistency = view->consistency.empty() ? "consistent" : view->consistency;
-  http::response<http::empty_body> res{http::status::ok, 11};
-  res.set(http::field::server, "berth");
-  res.set(http::field::content_type, "application/octet-stream");
-  res.set("Berth-Consistency", consistency);
-  res.keep_alive(false);
-  res.chunked(true);
-  http::response_serializer<http::empty_body> head{res};
-  http::write_header(t.sock, head, err);
+  error_code err;
+  t.start_chunks("application/octet-stream", consistency, err);
   std::string pending;
   auto flush = [&] {
     if (!err && !pending.empty()) {

@@ -41,9 +41,10 @@ caf::expected<std::string> query_value(std::string_view target, std::string_view
     auto pair = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
     if (pair.substr(0, key.size() + 1) != std::string{key} + "=" || value) {
-      return make_error(ec::invalid_argument,
-                        what + ": the query takes " + form + " once and nothing else, not "
-                          + quote_input(std::string{pair}));
+      std::string refusal = what;
+      refusal += ": the query takes " + form + " once and nothing else, not ";
+      refusal += quote_input(std::string{pair});
+      return make_error(ec::invalid_argument, refusal);
     }
     value = std::string{pair.substr(key.size() + 1)};
   }
@@ -90,41 +91,27 @@ caf::expected<opened_snapshot> open_snapshot(const diff_sources& src, const std:
 }
 
 caf::error run_diff(transfer& t, const std::string& target, const diff_sources& src) {
-  http::request_parser<http::empty_body> parser;
-  error_code err;
-  http::read(t.sock, t.buf, parser, err);
-  auto refuse = [&](caf::error e) {
-    t.fail(e);
-    return e;
-  };
-  if (err) {
-    return refuse(
-      make_error(ec::invalid_argument,
-                 "snapshot diff: malformed request (" + err.message() + "); it takes no body"));
+  auto request = t.read_bodiless("snapshot diff");
+  if (!request) {
+    return request.error();
   }
-  auto base_name = query_value(std::string_view{parser.get().target()}, "base", "snapshot diff",
-                               "the older snapshot to compare");
+  auto base_name = query_value(*request, "base", "snapshot diff", "the older snapshot to compare");
   if (!base_name) {
-    return refuse(base_name.error());
+    return t.refuse(base_name.error());
   }
   auto base = open_snapshot(src, *base_name, "base");
   if (!base) {
-    return refuse(base.error());
+    return t.refuse(base.error());
   }
   auto to = open_snapshot(src, target, "target");
   if (!to) {
-    return refuse(to.error());
+    return t.refuse(to.error());
   }
   if (auto refused = check_delta_pair(*base->rec, *to->rec, "base snapshot", "target snapshot")) {
-    return refuse(refused);
+    return t.refuse(refused);
   }
-  http::response<http::empty_body> res{http::status::ok, 11};
-  res.set(http::field::server, "berth");
-  res.set(http::field::content_type, "application/json");
-  res.keep_alive(false);
-  res.chunked(true);
-  http::response_serializer<http::empty_body> head{res};
-  http::write_header(t.sock, head, err);
+  error_code err;
+  t.start_chunks("application/json", "", err);
   auto send = [&](const std::string& text) {
     if (!err) {
       asio::write(t.sock, http::make_chunk(asio::buffer(text)), err);

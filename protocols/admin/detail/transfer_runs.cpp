@@ -115,28 +115,44 @@ void transfer::fail(const caf::error& err) {
   answer(sock, http_status_of(err), admin::encode_error(describe(err)));
 }
 
-/// GET /v1/volumes/NAME/export. Returns how it ended, for the count.
-caf::error run_export(transfer& t, const std::string& name, const tar_watch& running) {
+caf::expected<std::string> transfer::read_bodiless(const std::string& what) {
   http::request_parser<http::empty_body> parser;
   error_code err;
-  http::read(t.sock, t.buf, parser, err);
+  http::read(sock, buf, parser, err);
   if (err) {
-    auto refused = make_error(ec::invalid_argument, "export of volume " + name
-                                                      + ": malformed request (" + err.message()
-                                                      + "); an export takes no body");
-    t.fail(refused);
-    return refused;
+    return refuse(
+      make_error(ec::invalid_argument,
+                 what + ": malformed request (" + err.message() + "); it takes no body"));
+  }
+  return std::string{parser.get().target()};
+}
+
+void transfer::start_chunks(const char* content_type, const std::string& consistency,
+                            error_code& err) {
+  http::response<http::empty_body> res{http::status::ok, 11};
+  res.set(http::field::server, "berth");
+  res.set(http::field::content_type, content_type);
+  if (!consistency.empty()) {
+    res.set(consistency_header, consistency);
+  }
+  res.keep_alive(false);
+  res.chunked(true);
+  http::response_serializer<http::empty_body> head{res};
+  http::write_header(sock, head, err);
+}
+
+/// GET /v1/volumes/NAME/export. Returns how it ended, for the count.
+caf::error run_export(transfer& t, const std::string& name, const tar_watch& running) {
+  if (auto request = t.read_bodiless("export of volume " + name); !request) {
+    return request.error();
   }
   if (!is_valid_volume_name(name)) {
-    auto refused = make_error(ec::invalid_argument, invalid_name_message("volume", name));
-    t.fail(refused);
-    return refused;
+    return t.refuse(make_error(ec::invalid_argument, invalid_name_message("volume", name)));
   }
   const auto id = random_id();
   auto view = t.ask<export_view>(atom::export_open_v, name, id, export_form::tree);
   if (!view) {
-    t.fail(view.error());
-    return view.error();
+    return t.refuse(view.error());
   }
   auto close_export = [&] {
     if (auto closed = t.ask<atom::ok>(atom::export_close_v, name, id); !closed) {
@@ -147,19 +163,12 @@ caf::error run_export(transfer& t, const std::string& name, const tar_watch& run
   auto tar = tar_process::create(view->path);
   if (!tar) {
     close_export();
-    t.fail(tar.error());
-    return tar.error();
+    return t.refuse(tar.error());
   }
   running(&*tar);
   const std::string consistency = view->consistency.empty() ? "consistent" : view->consistency;
-  http::response<http::empty_body> res{http::status::ok, 11};
-  res.set(http::field::server, "berth");
-  res.set(http::field::content_type, "application/x-tar");
-  res.set(consistency_header, consistency);
-  res.keep_alive(false);
-  res.chunked(true);
-  http::response_serializer<http::empty_body> head{res};
-  http::write_header(t.sock, head, err);
+  error_code err;
+  t.start_chunks("application/x-tar", consistency, err);
   bool client_took_all = !err;
   bool read_failed = false;
   uint64_t bytes = 0;
@@ -211,7 +220,6 @@ caf::error run_export(transfer& t, const std::string& name, const tar_watch& run
   return outcome;
 }
 
-
 /// POST /v1/volumes/NAME/import.
 caf::error run_import(transfer& t, const std::string& name, const std::string& imports_dir,
                       const tar_watch& running) {
@@ -219,20 +227,16 @@ caf::error run_import(transfer& t, const std::string& name, const std::string& i
   parser.body_limit(boost::none); // the volume's size, or its filesystem's room, bounds it
   error_code err;
   http::read_header(t.sock, t.buf, parser, err);
-  auto refuse = [&](caf::error e) {
-    t.fail(e);
-    return e;
-  };
   if (err) {
-    return refuse(make_error(ec::invalid_argument, "import of volume " + name
-                                                     + ": malformed request: " + err.message()));
+    return t.refuse(make_error(
+      ec::invalid_argument, "import of volume " + name + ": malformed request: " + err.message()));
   }
   auto options = decode_options(std::string_view{parser.get()[options_header]});
   if (!options) {
-    return refuse(options.error());
+    return t.refuse(options.error());
   }
   if (auto checked = t.ask<atom::ok>(atom::import_check_v, name, *options); !checked) {
-    return refuse(checked.error()); // before a byte of the tar is read
+    return t.refuse(checked.error()); // before a byte of the tar is read
   }
   const auto dir = imports_dir + "/" + random_id();
   const auto data = dir + "/data";
@@ -240,16 +244,15 @@ caf::error run_import(transfer& t, const std::string& name, const std::string& i
   fs::create_directories(imports_dir, made);
   fs::permissions(imports_dir, fs::perms(0700), fs::perm_options::replace, made);
   if (made || ::mkdir(dir.c_str(), 0700) != 0 || ::mkdir(data.c_str(), 0755) != 0) {
-    return refuse(make_error(ec::backend_failure, "import of volume " + name
-                                                    + ": cannot make its staging directory "
-                                                    + dir + ": "
-                                                    + (made ? made.message()
-                                                            : std::string{std::strerror(errno)})));
+    return t.refuse(make_error(ec::backend_failure,
+                               "import of volume " + name + ": cannot make its staging directory "
+                                 + dir + ": "
+                                 + (made ? made.message() : std::string{std::strerror(errno)})));
   }
   auto tar = tar_process::extract(data);
   if (!tar) {
     drop_staging(dir);
-    return refuse(tar.error());
+    return t.refuse(tar.error());
   }
   running(&*tar);
   std::vector<char> chunk(chunk_bytes);
@@ -291,7 +294,7 @@ caf::error run_import(transfer& t, const std::string& name, const std::string& i
   if (failed) {
     drop_staging(dir);
     spdlog::warn("{}", describe(failed));
-    return refuse(failed);
+    return t.refuse(failed);
   }
   // A crash here leaves the staging directory, which the next start deletes.
   test_crash_point("import-extracted");
@@ -299,11 +302,11 @@ caf::error run_import(transfer& t, const std::string& name, const std::string& i
   drop_staging(dir);
   if (!created) {
     spdlog::warn("import of volume {}: {}", name, describe(created.error()));
-    return refuse(created.error());
+    return t.refuse(created.error());
   }
   auto rec = t.ask<volume_record>(atom::get_v, name);
   if (!rec) {
-    return refuse(rec.error());
+    return t.refuse(rec.error());
   }
   spdlog::info("volume {} imported from {} bytes of tar", name, bytes);
   answer(t.sock, 200, record_to_json(*rec, record_shape::full));

@@ -42,6 +42,21 @@ struct transfer {
 
   /// Answers `err` as the admin API does.
   void fail(const caf::error& err);
+
+  /// fail(err), then `err`: the refusal as it was answered.
+  caf::error refuse(caf::error err) {
+    fail(err);
+    return err;
+  }
+
+  /// Reads the rest of a request that takes no body: its target. A malformed one is
+  /// refused (answered), naming `what`.
+  caf::expected<std::string> read_bodiless(const std::string& what);
+
+  /// Writes the head of a chunked 200 answer of `content_type`, with the header
+  /// Berth-Consistency when `consistency` is set. Sets `err` when the client is gone.
+  void start_chunks(const char* content_type, const std::string& consistency,
+                    boost::system::error_code& err);
 };
 
 /// Called with the tar a stream runs (nullptr when it has ended), so a stop can end it.
