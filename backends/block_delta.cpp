@@ -1,5 +1,6 @@
 #include "backends/block_delta.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
