@@ -1,8 +1,9 @@
 // block_backend, export and import of a Docker block volume. An export reads a copy of the
 // image made as a snapshot's is (its filesystem frozen while mounted), attached and mounted
-// under BLOCK/exports, or the copy's image itself for a delta; an import makes the new volume's image as a create does and copies
-// the staging tree into it. Neither leaves anything mounted or attached that no record
-// holds but for a crash, which the start-up sweeps clean.
+// under BLOCK/exports, or the copy's image itself for a delta; an import makes the new
+// volume's image as a create does and copies the staging tree into it. Neither leaves
+// anything mounted or attached that no record holds but for a crash, which the start-up
+// sweeps clean.
 
 #include <filesystem>
 

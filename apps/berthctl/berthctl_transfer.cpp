@@ -1,7 +1,8 @@
 // berthctl export and import: a tar (or, for export --since, a delta of a block volume)
-// streamed between berthd's admin socket and berthctl's standard output or input (protocols/admin/admin_transfer.hpp has the wire's shape). The
-// other commands read whole answers through unix_http_client; these read and write in
-// chunks with Beast, so a volume of any size passes through a fixed buffer.
+// streamed between berthd's admin socket and berthctl's standard output or input
+// (protocols/admin/admin_transfer.hpp has the wire's shape). The other commands read whole
+// answers through unix_http_client; these read and write in chunks with Beast, so a volume
+// of any size passes through a fixed buffer.
 
 #include <cerrno>
 #include <cstring>
