@@ -147,6 +147,10 @@ public:
   std::vector<std::string> image_dirs() const;
   /// BLOCK/exports: the exports' copies and their mounts, none of which a record holds.
   std::string exports_dir() const;
+  /// Export `id`'s copy of rec's image at BLOCK/exports/ID.img, made as a snapshot's is,
+  /// neither attached nor mounted: its path and consistency. `what` names it in errors.
+  caf::expected<export_view> copy_for_export(const volume_record& rec, const std::string& id,
+                                             const std::string& what);
   /// Whether rec's image is attached with direct I/O: unless its directIO is false.
   bool attaches_with_direct_io(const volume_record& rec) const;
 

@@ -26,22 +26,33 @@ std::string block_backend::exports_dir() const {
   return root_ + "/exports";
 }
 
-caf::expected<export_view> block_backend::open_export(const volume_record& rec,
-                                                      const std::string& id) {
+caf::expected<export_view> block_backend::copy_for_export(const volume_record& rec,
+                                                          const std::string& id,
+                                                          const std::string& what) {
   auto image = checked_image(rec);
   if (!image) {
     return image.error();
   }
-  const auto what = block_what(rec) + ": export";
   if (auto err = check_export_id(what, id)) {
     return err;
   }
   const auto copy = exports_dir() + "/" + id + ".img";
-  const auto mnt = exports_dir() + "/" + id;
   auto consistency = copy_of(volume_source(rec.name), *image, copy, 0, what);
   if (!consistency) {
     return consistency.error();
   }
+  return export_view{copy, *consistency};
+}
+
+caf::expected<export_view> block_backend::open_export(const volume_record& rec,
+                                                      const std::string& id) {
+  const auto what = block_what(rec) + ": export";
+  auto copied = copy_for_export(rec, id, what);
+  if (!copied) {
+    return copied.error();
+  }
+  const auto& copy = copied->path;
+  const auto mnt = exports_dir() + "/" + id;
   auto opened = [&]() -> caf::error {
     auto device = attach_loop_device(copy, attach_setup());
     if (!device) {
@@ -65,28 +76,19 @@ caf::expected<export_view> block_backend::open_export(const volume_record& rec,
     return opened;
   }
   spdlog::info("{}: copied to {} and mounted at {}{}", what, copy, mnt,
-               consistency->empty() ? "" : " (" + *consistency + ")");
-  return export_view{mnt, *consistency};
+               copied->consistency.empty() ? "" : " (" + copied->consistency + ")");
+  return export_view{mnt, copied->consistency};
 }
 
 caf::expected<export_view> block_backend::open_export_image(const volume_record& rec,
                                                             const std::string& id) {
-  auto image = checked_image(rec);
-  if (!image) {
-    return image.error();
-  }
   const auto what = block_what(rec) + ": export of changed blocks";
-  if (auto err = check_export_id(what, id)) {
-    return err;
+  auto copied = copy_for_export(rec, id, what);
+  if (copied) {
+    spdlog::info("{}: copied to {}{}", what, copied->path,
+                 copied->consistency.empty() ? "" : " (" + copied->consistency + ")");
   }
-  const auto copy = exports_dir() + "/" + id + ".img";
-  auto consistency = copy_of(volume_source(rec.name), *image, copy, 0, what);
-  if (!consistency) {
-    return consistency.error();
-  }
-  spdlog::info("{}: copied to {}{}", what, copy,
-               consistency->empty() ? "" : " (" + *consistency + ")");
-  return export_view{copy, *consistency};
+  return copied;
 }
 
 caf::error block_backend::close_export(const volume_record& rec, const std::string& id) {

@@ -139,10 +139,8 @@ int run_export(const options& opts, int out_fd, std::ostream& err) {
     if (!write_all(out_fd, chunk.data(), n)) {
       return fail(err,
                   make_error(ec::internal,
-                             "export of " + opts.name
-                               + ": cannot write "
-                                 "the "
-                               + form + ": " + std::strerror(errno)),
+                             "export of " + opts.name + ": cannot write the " + form + ": "
+                               + std::strerror(errno)),
                   opts.json);
     }
     bytes += n;

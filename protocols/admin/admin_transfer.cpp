@@ -107,12 +107,11 @@ void admin_transfers::take(stream_request request) {
       }
       timeval limit{5, 0};
       ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+      const std::string busy = std::to_string(max)
+        + " exports, imports and snapshot diffs are running, the most "
+          "berthd runs at once; retry when one has finished";
       admin::detail::answer(sock, stopping ? 503 : 429,
-                            admin::encode_error(stopping ? "berthd is stopping"
-                                                         : std::to_string(max)
-                                                    + " exports, imports and "
-                                                      "snapshot diffs are running, the most berthd "
-                                                      "runs at once; retry when one has finished"));
+                            admin::encode_error(stopping ? "berthd is stopping" : busy));
     }).detach();
     return;
   }

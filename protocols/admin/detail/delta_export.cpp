@@ -46,11 +46,7 @@ caf::error run_delta_export(transfer& t, const std::string& name, const diff_sou
   if (!view) {
     return t.refuse(view.error());
   }
-  auto close_export = [&] {
-    if (auto closed = t.ask<atom::ok>(atom::export_close_v, name, id); !closed) {
-      spdlog::warn("{}: its copy stays until the next start: {}", what, describe(closed.error()));
-    }
-  };
+  auto close_export = [&] { t.close_export(name, id, what); };
   auto copy = image_map::open(view->path);
   if (!copy) {
     close_export();

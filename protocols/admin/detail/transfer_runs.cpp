@@ -127,6 +127,13 @@ caf::expected<std::string> transfer::read_bodiless(const std::string& what) {
   return std::string{parser.get().target()};
 }
 
+void transfer::close_export(const std::string& name, const std::string& id,
+                            const std::string& what) {
+  if (auto closed = ask<atom::ok>(atom::export_close_v, name, id); !closed) {
+    spdlog::warn("{}: its copy stays until the next start: {}", what, describe(closed.error()));
+  }
+}
+
 void transfer::start_chunks(const char* content_type, const std::string& consistency,
                             error_code& err) {
   http::response<http::empty_body> res{http::status::ok, 11};
@@ -154,12 +161,7 @@ caf::error run_export(transfer& t, const std::string& name, const tar_watch& run
   if (!view) {
     return t.refuse(view.error());
   }
-  auto close_export = [&] {
-    if (auto closed = t.ask<atom::ok>(atom::export_close_v, name, id); !closed) {
-      spdlog::warn("export of volume {}: its copy stays until the next start: {}", name,
-                   describe(closed.error()));
-    }
-  };
+  auto close_export = [&] { t.close_export(name, id, "export of volume " + name); };
   auto tar = tar_process::create(view->path);
   if (!tar) {
     close_export();

@@ -49,6 +49,10 @@ struct transfer {
     return err;
   }
 
+  /// Asks for export `id` of volume `name` to be closed (its copy deleted); a failure is
+  /// logged for `what`, since the next start deletes the copy anyway.
+  void close_export(const std::string& name, const std::string& id, const std::string& what);
+
   /// Reads the rest of a request that takes no body: its target. A malformed one is
   /// refused (answered), naming `what`.
   caf::expected<std::string> read_bodiless(const std::string& what);
