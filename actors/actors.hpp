@@ -52,6 +52,10 @@ using volume_actor = caf::typed_actor<
   replies_to<atom::export_open, std::string, export_form>::with<export_view>,
   /// The export of this id has been read: its copy goes (backend close_export).
   replies_to<atom::export_close, std::string>::with<atom::ok>,
+  /// berthctl import --onto: the delta spooled at this path, since this base snapshot, is
+  /// applied to this Docker block volume, refused while anything uses it (backend
+  /// apply_delta); the record does not change.
+  replies_to<atom::import_delta, std::string, volume_record>::with<atom::ok>,
   /// Counts one Mount for a mount ID from a dockerd instance (its dockerd_key, ""
   /// when not a dockerd berth identified), recording the ID's origin; mounts on the
   /// host at the first. A Mount from another dockerd than the one that made the ID's
@@ -148,6 +152,8 @@ using registry_actor = caf::typed_actor<
   /// export_close, the volume counts as being copied, so it cannot be removed.
   replies_to<atom::export_open, std::string, std::string, export_form>::with<export_view>,
   replies_to<atom::export_close, std::string, std::string>::with<atom::ok>,
+  /// berthctl import --onto Docker volume `name`: the volume's import_delta above.
+  replies_to<atom::import_delta, std::string, std::string, volume_record>::with<atom::ok>,
   /// Docker Mount of (name, mount ID, dockerd key, caller): the volume's mount above.
   replies_to<atom::mount, std::string, std::string, std::string, caller>::with<std::string>,
   replies_to<atom::unmount, std::string, std::string>::with<atom::ok>,

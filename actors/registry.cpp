@@ -250,6 +250,10 @@ registry_actor::behavior_type registry(registry_actor::stateful_pointer<registry
     [self](atom::export_close, const std::string& name, std::string& id) {
       return close_export(self, name, std::move(id));
     },
+    [self](atom::import_delta, const std::string& name, std::string& delta,
+           volume_record& base) -> caf::result<atom::ok> {
+      return forward<atom::ok>(self, name, atom::import_delta_v, std::move(delta), std::move(base));
+    },
     [self](atom::mount, const std::string& name, std::string& id, std::string& dockerd,
            caller& from) -> caf::result<std::string> {
       return forward<std::string>(self, name, atom::mount_v, std::move(id), std::move(dockerd),

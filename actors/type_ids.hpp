@@ -60,6 +60,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_ATOM(berth, berth::atom, export_open, "expopen")
   CAF_ADD_ATOM(berth, berth::atom, export_close, "expclose")
   CAF_ADD_ATOM(berth, berth::atom, import_check, "impcheck")
+  CAF_ADD_ATOM(berth, berth::atom, import_delta, "impdelta")
 
 CAF_END_TYPE_ID_BLOCK(berth)
 

@@ -135,6 +135,12 @@ volume_actor::behavior_type volume(volume_actor::stateful_pointer<volume_state> 
                                          run_export_close(self, rp, id);
                                        });
     },
+    [self](atom::import_delta, std::string& delta, volume_record& base) -> caf::result<atom::ok> {
+      return enqueue_request<atom::ok>(self, "import of a delta", admits::existing,
+                                       record_owner::docker, {},
+                                       [self, delta = std::move(delta), base = std::move(base)](
+                                         auto rp) { run_import_delta(self, rp, delta, base); });
+    },
     [self](atom::mount, std::string& id, std::string& dockerd, caller& from) {
       return to_sender<std::string>(self, [&](auto rp) {
         queue_mount(self, std::move(id), std::move(dockerd), std::move(from), rp);

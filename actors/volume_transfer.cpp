@@ -1,6 +1,7 @@
 // The export transitions of one Docker volume: a copy made for an export, read by the
 // admin API's transfer, and dropped when it is done. They run in the volume's queue like
-// its other transitions, and change no record: the copy is nobody's but the export's.
+// its other transitions, and change no record: the copy is nobody's but the export's. And
+// the import of a delta onto the volume, which changes its image's bytes but not its record.
 
 #include "actors/detail/transitions.hpp"
 #include "actors/volume_rules.hpp"
@@ -41,6 +42,32 @@ void run_export_close(self_ptr self, promise<atom::ok> rp, std::string id) {
   t.failed = "deleting the export's copy failed (the next start deletes it)";
   t.committed = [id](const volume_record& rec, none) {
     return "volume " + rec.name + ": the copy for export " + id + " is deleted";
+  };
+  transact(self, rp, std::move(t), reply_ok);
+}
+
+void run_import_delta(self_ptr self, promise<atom::ok> rp, const std::string& delta,
+                      const volume_record& base) {
+  auto rec = *self->state.rec();
+  if (rec.kind != record_kind::volume) {
+    answer(self, rp, no_such_volume(rec.name, "it is a snapshot; a delta applies to a volume "
+                                              "made from one"));
+    return;
+  }
+  // The image is rewritten whole: no Mount may see it meanwhile, and none may be counted.
+  if (auto busy = check_remove(rec)) {
+    answer(self, rp, make_error(ec::in_use, describe(busy) + "; a delta applies only to a "
+                                                             "volume nothing mounts"));
+    return;
+  }
+  transition<none> t;
+  t.what = "import of a delta since " + base.name;
+  t.work = on_backend(backend_call::import_delta,
+                      [rec, base, delta](backend& b) { return b.apply_delta(rec, base, delta); });
+  t.change = record_change::none; // the bytes in the image change, the record does not
+  t.failed = "applying the delta failed; the volume is as it was";
+  t.committed = [base](const volume_record& rec, none) {
+    return "volume " + rec.name + " holds the delta since snapshot " + base.name;
   };
   transact(self, rp, std::move(t), reply_ok);
 }

@@ -134,6 +134,16 @@ public:
     return unsupported("import");
   }
 
+  /// berthctl import --onto: applies the delta at `delta` (block_delta.hpp, spooled whole
+  /// and checked) to volume `rec`, which must hold exactly the bytes of `base`, the snapshot
+  /// the delta is since, and which nothing may use. All or nothing: a refusal, a failure or
+  /// a crash leaves the volume as it was.
+  virtual caf::error apply_delta(const volume_record& rec, const volume_record& base,
+                                 const std::string& delta) {
+    (void)rec, (void)base, (void)delta;
+    return unsupported("an import of changed blocks");
+  }
+
   /// The image of snapshot `rec`, opened for its block map (changed block tracking,
   /// block_ranges.hpp). A plain read of a file that never changes: safe on any thread.
   virtual caf::expected<image_map> open_snapshot_image(const volume_record& rec) const {

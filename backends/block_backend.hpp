@@ -101,6 +101,10 @@ public:
   caf::expected<export_view> open_export_image(const volume_record& rec,
                                                const std::string& id) override;
   caf::expected<image_map> open_snapshot_image(const volume_record& rec) const override;
+  /// The image copied, the delta written into the copy, the copy renamed over the image
+  /// (block_delta_import.cpp).
+  caf::error apply_delta(const volume_record& rec, const volume_record& base,
+                         const std::string& delta) override;
   caf::error close_export(const volume_record& rec, const std::string& id) override;
   /// A new formatted image (as a Docker create makes), mounted beside `tree` (at
   /// TREE/../mnt) while `tree` is copied into it; nothing stays mounted or attached.

@@ -92,21 +92,33 @@ caf::expected<delta_header> decode_delta_header(const std::string& line) {
   return h;
 }
 
-struct delta_writer::hasher {
+struct delta_hash::context {
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  hasher() { EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr); }
-  ~hasher() { EVP_MD_CTX_free(ctx); }
-  hasher(const hasher&) = delete;
-  hasher& operator=(const hasher&) = delete;
+  context() { EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr); }
+  ~context() { EVP_MD_CTX_free(ctx); }
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
 };
 
-delta_writer::delta_writer(sink_fn sink)
-    : sink_(std::move(sink)), hash_(std::make_unique<hasher>()) {}
+delta_hash::delta_hash() : ctx_(std::make_unique<context>()) {}
 
-delta_writer::~delta_writer() = default;
+delta_hash::~delta_hash() = default;
+
+void delta_hash::add(const char* data, size_t size) {
+  EVP_DigestUpdate(ctx_->ctx, data, size);
+}
+
+std::string delta_hash::digest() {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx_->ctx, out, &len);
+  return {reinterpret_cast<const char*>(out), len};
+}
+
+delta_writer::delta_writer(sink_fn sink) : sink_(std::move(sink)) {}
 
 bool delta_writer::put(const char* data, size_t size) {
-  EVP_DigestUpdate(hash_->ctx, data, size);
+  hash_.add(data, size);
   return sink_(data, size);
 }
 
@@ -151,10 +163,8 @@ bool delta_writer::end() {
   if (!put(tail, sizeof tail)) {
     return false;
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(hash_->ctx, digest, &len);
-  return sink_(reinterpret_cast<const char*>(digest), len);
+  auto digest = hash_.digest();
+  return sink_(digest.data(), digest.size());
 }
 
 } // namespace berth

@@ -51,13 +51,28 @@ std::string encode_delta_header(const delta_header& h);
 /// The header read from its line; ec::invalid_argument naming what is wrong.
 caf::expected<delta_header> decode_delta_header(const std::string& line);
 
+/// SHA-256 over a stream: the hash at a delta's end.
+class delta_hash {
+public:
+  delta_hash();
+  ~delta_hash();
+  delta_hash(const delta_hash&) = delete;
+  delta_hash& operator=(const delta_hash&) = delete;
+  void add(const char* data, size_t size);
+  /// The 32 bytes of the hash of all added; adds nothing more after.
+  std::string digest();
+
+private:
+  struct context;
+  std::unique_ptr<context> ctx_;
+};
+
 /// Writes a delta to `sink`, which returns false when it can take no more (the writer
 /// then stops); hashes what it writes.
 class delta_writer {
 public:
   using sink_fn = std::function<bool(const char* data, size_t size)>;
   explicit delta_writer(sink_fn sink);
-  ~delta_writer();
   delta_writer(const delta_writer&) = delete;
   delta_writer& operator=(const delta_writer&) = delete;
 
@@ -72,8 +87,7 @@ private:
   bool put(const char* data, size_t size);
 
   sink_fn sink_;
-  struct hasher;
-  std::unique_ptr<hasher> hash_;
+  delta_hash hash_;
   uint64_t ranges_ = 0;
 };
 

@@ -44,13 +44,17 @@ void run_release(self_ptr self, promise<uint32_t> rp, mount_release r);
 /// persists it: the volume exists once durable. A failed persist removes the storage again.
 transition<std::string> creation(const volume_record& next, const std::string& tree = {});
 
-// -- export (actors/volume_transfer.cpp) -----------------------------------------------
+// -- export and import of a delta (actors/volume_transfer.cpp) ----------------------------
 
 /// A copy of this Docker volume for the export `id`; the record does not change.
 void run_export_open(self_ptr self, promise<export_view> rp, const std::string& id,
                      export_form form);
 /// The export `id` is over: its copy goes.
 void run_export_close(self_ptr self, promise<atom::ok> rp, std::string id);
+/// The delta spooled at `delta`, since snapshot `base`, applied to this Docker volume,
+/// which nothing may use; the record does not change.
+void run_import_delta(self_ptr self, promise<atom::ok> rp, const std::string& delta,
+                      const volume_record& base);
 
 // -- CSI (actors/volume_csi.cpp) ----------------------------------------------------
 

@@ -116,11 +116,14 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
           "on standard error when that copy is crash-consistent only.\n"
           "--since: only the blocks of a block volume changed since its\n"
           "snapshot, in berth's delta format"},
-         {"import", nullptr, command::import_volume, "NAME [-o KEY=VALUE]... < FILE.tar",
+         {"import", nullptr, command::import_volume,
+          "NAME [-o KEY=VALUE]... < FILE.tar | --onto VOLUME < FILE.delta",
           "make a new Docker volume NAME holding the tar read from\n"
           "standard input; -o as docker volume create takes them (e.g.\n"
           "-o backend=block -o size=10G, -o uid=1000). A member outside\n"
-          "the volume (../, an absolute path) refuses it; nothing is left"},
+          "the volume (../, an absolute path) refuses it; nothing is left.\n"
+          "--onto: apply a delta (export --since) to block volume VOLUME,\n"
+          "made from the delta's base snapshot and not mounted since"},
          {"unclaimed", nullptr, command::unclaimed_list, "[rm NAME]",
           "cluster mode: the CSI volumes recorded here that no BerthVolume\n"
           "names, which berthd keeps; rm NAME removes one, with its\n"
@@ -153,6 +156,11 @@ void describe_options(CLI::App& app, options& opts, std::vector<std::string>& po
         ->option_text("SNAPSHOT");
     }
     if (c.cmd == command::import_volume) {
+      sub
+        ->add_option("--onto", opts.onto,
+                     "apply the delta read from standard input to the existing\n"
+                     "block volume VOLUME (no new volume is made)")
+        ->option_text("VOLUME");
       sub->add_option_function<std::vector<std::string>>(
            "-o", [&opts](const std::vector<std::string>& pairs) { opts.import_pairs = pairs; },
            "an option of the new volume, KEY=VALUE")
@@ -330,6 +338,14 @@ caf::expected<options> parse_args(const std::vector<std::string>& args) {
       opts.name = rest[0];
       break;
     case command::import_volume:
+      if (!opts.onto.empty()) {
+        if (!rest.empty() || !opts.import_pairs.empty()) {
+          return bad_usage("import --onto VOLUME takes no name and no -o: the delta read from "
+                           "standard input changes VOLUME's blocks, and makes no new volume");
+        }
+        opts.name = opts.onto;
+        break;
+      }
       if (rest.size() != 1) {
         return bad_usage(rest.empty() ? "import needs the new volume's name"
                                       : "import takes one volume name, and -o KEY=VALUE "

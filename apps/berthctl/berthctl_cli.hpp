@@ -62,6 +62,7 @@ struct options {
   std::string name;
   std::string base;       ///< for snapshot diff: the older snapshot
   std::string since;      ///< for export --since: the snapshot the delta starts from
+  std::string onto;       ///< for import --onto: the volume the delta is applied to
   std::string snapshot;   ///< for snapshot create: the new snapshot's name
   std::string mount_id;   ///< for release
   uint64_t size_bytes = 0; ///< for resize
@@ -151,6 +152,10 @@ std::string format_snapshots(const std::vector<volume_record>& snapshots,
 /// What `berthctl snapshot diff` prints for berthd's answer `body` (the admin API's
 /// GET /v1/snapshots/TARGET/diff): a summary, then the changed ranges in bytes.
 caf::expected<std::string> format_diff(const std::string& body);
+
+/// What `berthctl import --onto` prints for berthd's answer `body` (POST
+/// /v1/volumes/NAME/delta): which volume now holds which delta, and its size.
+caf::expected<std::string> format_delta_applied(const std::string& body);
 
 /// berthd's error for an answer of status `status` with body `body` ({"error": ...}).
 caf::error answer_error(unsigned status, const std::string& body);

@@ -220,6 +220,27 @@ std::string format_snapshots(const std::vector<volume_record>& snapshots,
   return aligned(rows);
 }
 
+caf::expected<std::string> format_delta_applied(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse(body.c_str(), body.size());
+  auto text = [&doc](const char* key) {
+    return doc.IsObject() && doc.HasMember(key) && doc[key].IsString()
+      ? std::string{doc[key].GetString()}
+      : std::string{};
+  };
+  auto number = [&doc](const char* key) -> uint64_t {
+    return doc.HasMember(key) && doc[key].IsUint64() ? doc[key].GetUint64() : 0;
+  };
+  if (doc.HasParseError() || text("volume").empty() || text("base").empty()) {
+    return make_error(ec::invalid_argument, "no applied delta: " + quote_input(body));
+  }
+  const auto ranges = number("ranges");
+  return "volume " + text("volume") + " now holds volume " + text("delta_of")
+    + " as it was exported since snapshot " + text("base") + ": " + std::to_string(ranges)
+    + " range" + (ranges == 1 ? "" : "s") + ", " + format_size(number("changed_bytes"))
+    + " written\n";
+}
+
 caf::expected<std::string> format_diff(const std::string& body) {
   rapidjson::Document doc;
   doc.Parse(body.c_str(), body.size());

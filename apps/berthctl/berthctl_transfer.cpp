@@ -1,8 +1,8 @@
-// berthctl export and import: a tar (or, for export --since, a delta of a block volume)
-// streamed between berthd's admin socket and berthctl's standard output or input
-// (protocols/admin/admin_transfer.hpp has the wire's shape). The other commands read whole
-// answers through unix_http_client; these read and write in chunks with Beast, so a volume
-// of any size passes through a fixed buffer.
+// berthctl export and import: a tar (or, for export --since and import --onto, a delta of
+// a block volume) streamed between berthd's admin socket and berthctl's standard output or
+// input (protocols/admin/admin_transfer.hpp has the wire's shape). The other commands read
+// whole answers through unix_http_client; these read and write in chunks with Beast, so a
+// volume of any size passes through a fixed buffer.
 
 #include <cerrno>
 #include <cstring>
@@ -165,23 +165,31 @@ int run_export(const options& opts, int out_fd, std::ostream& err) {
 int run_import(const options& opts, int in_fd, std::ostream& out, std::ostream& err) {
   asio::io_context io;
   unix_socket sock{io};
-  if (auto failed = open_stream(sock, opts.socket, in_fd, "import reads a tar from standard input",
-                                "berthctl import " + opts.name + " < " + opts.name + ".tar")) {
+  // A tar into a new volume, or with --onto a delta onto an existing one.
+  const bool delta = !opts.onto.empty();
+  if (auto failed =
+        open_stream(sock, opts.socket, in_fd,
+                    delta ? "import --onto reads a delta from standard input"
+                          : "import reads a tar from standard input",
+                    delta ? "berthctl import --onto " + opts.name + " < FILE.delta"
+                          : "berthctl import " + opts.name + " < " + opts.name + ".tar")) {
     return fail(err, failed, opts.json);
   }
-  http::request<http::empty_body> req{http::verb::post, "/v1/volumes/" + opts.name + "/import",
-                                      11};
+  http::request<http::empty_body> req{
+    http::verb::post, "/v1/volumes/" + opts.name + (delta ? "/delta" : "/import"), 11};
   req.set(http::field::host, "berthd");
-  req.set(http::field::content_type, "application/x-tar");
-  req.set("Berth-Options", options_json(opts.parameters));
+  req.set(http::field::content_type, delta ? "application/octet-stream" : "application/x-tar");
+  if (!delta) {
+    req.set("Berth-Options", options_json(opts.parameters));
+  }
   req.chunked(true);
   http::request_serializer<http::empty_body> head{req};
   error_code ec;
   http::write_header(sock, head, ec);
   std::vector<char> chunk(chunk_bytes);
   bool read_failed = false;
-  // berthd may refuse before it reads the tar (the name taken, a bad option): the write
-  // then fails, and its answer is read below.
+  // berthd may refuse before it reads the whole tar or delta (the name taken, a bad option,
+  // a delta of another base): the write then fails, and its answer is read below.
   while (!ec) {
     auto n = ::read(in_fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) {
@@ -198,9 +206,11 @@ int run_import(const options& opts, int in_fd, std::ostream& out, std::ostream& 
     asio::write(sock, http::make_chunk(asio::buffer(chunk.data(), static_cast<size_t>(n))), ec);
   }
   if (read_failed) {
-    return fail(err, make_error(ec::invalid_argument, "import of " + opts.name + ": cannot read "
-                                                        "standard input: " + std::strerror(errno)
-                                                        + "; nothing was made"),
+    return fail(err,
+                make_error(ec::invalid_argument,
+                           "import of " + opts.name + ": cannot read standard input: "
+                             + std::strerror(errno)
+                             + (delta ? "; nothing was changed" : "; nothing was made")),
                 opts.json);
   }
   boost::beast::flat_buffer buf;
@@ -214,6 +224,14 @@ int run_import(const options& opts, int in_fd, std::ostream& out, std::ostream& 
   }
   if (opts.json) {
     out << *body << "\n";
+    return exit_ok;
+  }
+  if (delta) {
+    auto text = format_delta_applied(*body);
+    if (!text) {
+      return fail(err, unreadable_answer(text.error()), opts.json);
+    }
+    out << *text;
     return exit_ok;
   }
   auto rec = record_from_json(*body);

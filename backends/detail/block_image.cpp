@@ -1,5 +1,6 @@
 #include "backends/detail/block_image.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -244,6 +245,42 @@ caf::expected<std::string> copy_block_image(const std::string& source, const std
     return err;
   }
   return guard->raw_attached ? std::string{copy_crash_consistent} : std::string{};
+}
+
+caf::error rewrite_block_image(const std::string& image,
+                               const std::function<caf::error(const std::string& copy)>& edit,
+                               std::chrono::steady_clock::time_point deadline,
+                               const std::string& what) {
+  using namespace std::chrono;
+  const std::string temp = block_image_temp_path(image);
+  const auto left = duration_cast<milliseconds>(deadline - steady_clock::now());
+  auto copied =
+    run_helper_checked({"cp", "--reflink=auto", "--sparse=always", "--", image, temp},
+                       std::max(left, milliseconds{1}), what + ": copy of " + image + " failed");
+  caf::error err = copied ? edit(temp) : copied.error();
+  if (!err) {
+    err = truncate_and_sync(temp, 0, what);
+  }
+  // Past the deadline the caller may have given up on this call: it must not change the
+  // image after its caller was told it failed.
+  if (!err && steady_clock::now() > deadline) {
+    err = make_error(ec::timeout,
+                     what
+                       + ": it took longer than its bound (90% of "
+                         "--backend-timeout-ms); the image is as it was");
+  }
+  if (err) {
+    ::unlink(temp.c_str());
+    return err;
+  }
+  // A crash here leaves the edited copy as a temp file, which the start-up sweep deletes.
+  test_crash_point("block-rewrite-edited");
+  if (::rename(temp.c_str(), image.c_str()) != 0) {
+    int e = errno;
+    ::unlink(temp.c_str());
+    return sys_error(e, what + ": cannot rename " + temp + " to " + image);
+  }
+  return fsync_dir_of(image, what);
 }
 
 caf::error grow_block_image(const std::string& image, uint64_t size, const std::string& what) {

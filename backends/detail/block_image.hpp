@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <caf/error.hpp>
@@ -39,6 +40,16 @@ caf::error create_sparse_block_image(const std::string& image, uint64_t size,
 caf::expected<std::string> copy_block_image(const std::string& source, const std::string& image,
                                             uint64_t min_size, std::chrono::milliseconds timeout,
                                             const std::string& what);
+
+/// Replaces `image`, which nothing may have attached, by an edited copy of it: copied as
+/// copy_block_image copies (reflinked where it can be), `edit` run on the copy's path, the
+/// copy fsynced and renamed over `image`. When `edit` fails, `deadline` passed before the
+/// rename (ec::timeout), or a crash comes first, the copy is a temp file (deleted, or swept
+/// at start) and `image` is as it was.
+caf::error rewrite_block_image(const std::string& image,
+                               const std::function<caf::error(const std::string& copy)>& edit,
+                               std::chrono::steady_clock::time_point deadline,
+                               const std::string& what);
 
 /// Grows (never shrinks) the file at `image` to `size` and fsyncs it.
 caf::error grow_block_image(const std::string& image, uint64_t size, const std::string& what);

@@ -20,6 +20,7 @@ std::string_view label_of(backend_call call) noexcept {
     case backend_call::reconcile: return "reconcile";
     case backend_call::export_copy: return "export";
     case backend_call::path_changes: return "path_changes";
+    case backend_call::import_delta: return "import_delta";
   }
   return "other"; // not reached: -Wswitch names a call left out above
 }
@@ -29,6 +30,7 @@ std::string_view words_of(backend_call call) noexcept {
     case backend_call::lazy_unmount: return "lazy unmount";
     case backend_call::node_expand: return "grow";
     case backend_call::path_changes: return "publish and unpublish";
+    case backend_call::import_delta: return "import of a delta";
     default: return label_of(call);
   }
 }

@@ -10,6 +10,7 @@
 
 #include "protocols/admin/admin_codec.hpp"
 #include "protocols/admin/detail/delta_export.hpp"
+#include "protocols/admin/detail/delta_import.hpp"
 #include "protocols/admin/detail/snapshot_diff.hpp"
 #include "protocols/admin/detail/transfer_runs.hpp"
 
@@ -74,6 +75,7 @@ admin_transfers::~admin_transfers() {
 bool admin_transfers::routes(const std::string& method, const std::string& target) {
   return (method == "GET" && !name_of(target, volumes_prefix, "export").empty())
     || (method == "POST" && !name_of(target, volumes_prefix, "import").empty())
+    || (method == "POST" && !name_of(target, volumes_prefix, "delta").empty())
     || (method == "GET" && !name_of(target, snapshots_prefix, "diff").empty());
 }
 
@@ -149,9 +151,10 @@ void admin_transfers::serve(const std::shared_ptr<stream>& s) {
   const auto started = std::chrono::steady_clock::now();
   const auto diffed = name_of(s->req.target, snapshots_prefix, "diff");
   const bool exporting = diffed.empty() && s->req.method == "GET";
-  const auto name = diffed.empty()
-    ? name_of(s->req.target, volumes_prefix, exporting ? "export" : "import")
-    : diffed;
+  const auto delta_onto = name_of(s->req.target, volumes_prefix, "delta");
+  const auto name = !diffed.empty() ? diffed
+    : !delta_onto.empty()           ? delta_onto
+                          : name_of(s->req.target, volumes_prefix, exporting ? "export" : "import");
   asio::io_context io;
   unix_socket sock{io};
   error_code err;
@@ -179,12 +182,18 @@ void admin_transfers::serve(const std::shared_ptr<stream>& s) {
     outcome = admin::detail::run_delta_export(t, name, {cfg_.directory, cfg_.backends});
   } else if (exporting) {
     outcome = admin::detail::run_export(t, name, running);
+  } else if (!delta_onto.empty()) {
+    outcome =
+      admin::detail::run_delta_import(t, name, cfg_.imports_dir, {cfg_.directory, cfg_.backends});
   } else {
     outcome = admin::detail::run_import(t, name, cfg_.imports_dir, running);
   }
   auto seconds =
     std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const char* route = !diffed.empty() ? "snapshot_diff" : exporting ? "export" : "import";
+  const char* route = !diffed.empty() ? "snapshot_diff"
+    : !delta_onto.empty()             ? "import_delta"
+    : exporting                       ? "export"
+                                      : "import";
   stats_->operations.record("admin", route, code_of(outcome), seconds);
   std::lock_guard<std::mutex> lock(s->mu); // the number is free once closed: stop() must not
   sock.shutdown(unix_socket::shutdown_both, err);

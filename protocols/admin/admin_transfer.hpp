@@ -17,6 +17,9 @@
 //   GET  /v1/volumes/NAME/export?since=SNAP -> 200 application/octet-stream, chunked: the
 //        blocks of Docker block volume NAME changed since its snapshot SNAP, as a delta
 //        (detail/delta_export.hpp).
+//   POST /v1/volumes/NAME/delta -> 200 application/json: such a delta, the body, applied
+//        to Docker block volume NAME, which must hold its base snapshot's bytes and be
+//        unused (detail/delta_import.hpp). Nothing changes otherwise.
 //   GET  /v1/snapshots/TARGET/diff?base=BASE -> 200 application/json, chunked: the ranges
 //        in which Docker block snapshot TARGET differs from BASE (detail/snapshot_diff.hpp).
 //
@@ -43,11 +46,13 @@ namespace berth {
 class admin_transfers {
 public:
   struct config {
-    std::string imports_dir;        ///< STATE/imports: each import's staging directory
+    std::string imports_dir;        ///< STATE/imports: each import's staging directory (a
+                                    ///< tar's, or a delta's spool)
     size_t max_streams = 2;         ///< exports and imports at once
     /// A client silent this long (no byte read, or none taken) ends its stream.
     std::chrono::seconds idle{60};
-    /// What a snapshot diff reads: the committed records, and the backends by name.
+    /// What a snapshot diff and a delta read: the committed records, and the backends by
+    /// name.
     std::shared_ptr<const record_directory> directory;
     std::map<std::string, std::shared_ptr<backend>> backends;
   };

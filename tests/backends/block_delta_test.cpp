@@ -1,10 +1,13 @@
 // The delta format (backends/block_delta.hpp): its header both ways, and a writer's stream
 // read back as the format describes it: the magic, the header line, each range's position
 // and bytes from the image, the end record with the count, and the SHA-256 of all before
-// it. A sink that stops ends the writer. The whole path, applied to a real image and
+// it. A sink that stops ends the writer. The reader takes a writer's stream in pieces of
+// any size and refuses, naming what is wrong, a delta that is damaged, reordered, outside
+// the volume, cut short or followed by more. The whole path, applied to a real image and
 // compared byte for byte: tests/e2e/snapshot_diff_e2e.sh.
 
 #include "backends/block_delta.hpp"
+#include "backends/block_delta_reader.hpp"
 
 #include <string>
 #include <vector>
@@ -134,6 +137,90 @@ TEST(block_delta, a_sink_that_stops_stops_the_writer) {
   EXPECT_FALSE(*r);
   EXPECT_EQ(calls, 2u);
   ::close(fd);
+}
+
+/// A delta of `ranges` of an image, as the writer writes it: a range's bytes are 'a' in
+/// the image's first MiB, 'b' in its second.
+std::string sample_delta(const std::vector<byte_range>& ranges = {{4096, 100}, {1 << 20, 70000}}) {
+  test::temp_state dir;
+  const auto path = dir.path() + "/image";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(::ftruncate(fd, 4 << 20), 0); // past the header's size: a range may go past it
+  for (const auto& r : ranges) {
+    std::string bytes(r.length, static_cast<char>('a' + (r.offset >> 20)));
+    EXPECT_EQ(::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(r.offset)),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  std::string out;
+  delta_writer w{[&out](const char* data, size_t size) {
+    out.append(data, size);
+    return true;
+  }};
+  EXPECT_TRUE(w.header(sample_header()));
+  for (const auto& r : ranges) {
+    auto put = w.range(r, fd);
+    EXPECT_TRUE(put && *put);
+  }
+  EXPECT_TRUE(w.end());
+  ::close(fd);
+  return out;
+}
+
+/// What a reader made of `delta` fed in pieces of `piece` bytes: the error, if any.
+caf::error read_delta(const std::string& delta, size_t piece, std::string* image = nullptr) {
+  delta_reader r{[image](uint64_t offset, const char* data, size_t size) -> caf::error {
+    if (image != nullptr) {
+      image->replace(offset, size, data, size);
+    }
+    return {};
+  }};
+  for (size_t pos = 0; pos < delta.size(); pos += piece) {
+    if (auto err = r.feed(delta.data() + pos, std::min(piece, delta.size() - pos))) {
+      return err;
+    }
+  }
+  return r.finish();
+}
+
+TEST(block_delta, a_reader_takes_a_writers_stream_in_pieces_of_any_size) {
+  const auto delta = sample_delta();
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}, delta.size()}) {
+    std::string image(2 << 20, '\0');
+    EXPECT_FALSE(read_delta(delta, piece, &image)) << "pieces of " << piece;
+    EXPECT_EQ(image.substr(4096, 100), std::string(100, 'a'));
+    EXPECT_EQ(image.substr(1 << 20, 70000), std::string(70000, 'b'));
+    EXPECT_EQ(image.substr(0, 4096), std::string(4096, '\0')) << "nothing else is written";
+  }
+  delta_reader r;
+  ASSERT_FALSE(r.feed(delta.data(), delta.size()));
+  ASSERT_TRUE(r.header());
+  EXPECT_EQ(r.header()->base, "mon");
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(r.ranges(), 2u);
+  EXPECT_EQ(r.changed_bytes(), 70100u);
+}
+
+TEST(block_delta, a_reader_refuses_a_damaged_reordered_or_cut_delta_naming_why) {
+  const auto delta = sample_delta();
+  auto refused = [](const std::string& bad, const std::string& why) {
+    auto err = read_delta(bad, 4096);
+    EXPECT_TRUE(err) << why;
+    EXPECT_EQ(err, ec::invalid_argument) << why;
+    EXPECT_NE(describe(err).find(why), std::string::npos) << describe(err);
+  };
+  auto altered = delta;
+  altered[delta.size() / 2] ^= 1; // a byte of the second range's data
+  refused(altered, "does not match its SHA-256");
+  refused(delta.substr(0, delta.size() - 1), "it was cut short");
+  refused(delta.substr(0, 100), "it was cut short");
+  refused(delta + "x", "goes on after its hash: 1 more bytes");
+  refused("GIF89a" + delta.substr(6), "is not one of berth's");
+  std::string no_line = delta_magic + std::string(1 << 17, '{');
+  refused(no_line, "header is not one line");
+  refused(sample_delta({{1 << 20, 100}, {4096, 100}}), "before the end of the range before it");
+  refused(sample_delta({{4096, 100}, {4100, 100}}), "before the end of the range before it");
+  refused(sample_delta({{(2 << 20) - 10, 20}}), "past the volume's size of 2097152 bytes");
 }
 
 } // namespace

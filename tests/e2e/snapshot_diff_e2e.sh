@@ -14,6 +14,11 @@
 #     written here from the format's description (Python), gives the volume's image byte
 #     for byte; its hash holds; a delta since a snapshot of another volume, or of a
 #     directory volume, is refused
+# (e) berthctl import --onto: the delta applied to a volume restored from its base makes it
+#     the volume's image byte for byte, and its files read back; refused, each leaving the
+#     volume as it was: onto a mounted volume, onto one mounted since its restore (so no
+#     longer its base's bytes), a damaged delta, onto a directory volume; berthd killed
+#     between the delta's copy and its rename leaves the volume as it was and no copy
 # docs/running.md, "Changed block tracking of Docker snapshots" and "Deltas of block volumes".
 # Exit 77 (skipped, loudly) when root or loop devices are missing.
 
@@ -172,11 +177,77 @@ check_fails "(d) a delta of d1 since e1's snapshot is refused" \
 check_contains "(d) the error names both volumes" 'is of volume "e1", not of "d1"' "$LAST_OUTPUT"
 check "(d) no export copy is left" "" "$(ls -A "$BLOCK/exports" 2>/dev/null || true)"
 
+# -- (e) a delta imported onto a volume restored from its base -------------------------------
+log "(e) berthctl import --onto"
+vol_img() {
+  echo "$BLOCK/volumes/$1.img"
+}
+same_as() {
+  cmp -s "$1" "$2" && echo same || echo differs
+}
+onto() {
+  "$BERTHCTL" --socket "$ADMIN_SOCK" import --onto "$1" <"$2"
+}
+check "(e) create r1 from snapshot mon" "" "$(create_vol r1 '{"from-snapshot":"mon"}')"
+check "(e) r1 holds mon's bytes" same "$(same_as "$(vol_img r1)" "$(snap_img mon)")"
+check "(e) mount r1" "" "$(mount_id r1 mr1)"
+check_fails "(e) a delta onto r1 while it is mounted is refused" onto r1 "$E2E_TMP/d1.delta"
+check_contains "(e) the error says it is in use" "volume in use: r1 is mounted by mr1" \
+  "$LAST_OUTPUT"
+check "(e) unmount r1" "" "$(unmount_id r1 mr1)"
+r1_before=$(md5sum <"$(vol_img r1)")
+check_fails "(e) a delta onto r1, mounted since its restore, is refused" onto r1 "$E2E_TMP/d1.delta"
+check_contains "(e) the error names r1 and mon" \
+  "volume \"r1\" does not hold snapshot \"mon\"'s bytes" \
+  "$LAST_OUTPUT"
+check "(e) r1 is as it was" "$r1_before" "$(md5sum <"$(vol_img r1)")"
+check "(e) create r2 from snapshot mon" "" "$(create_vol r2 '{"from-snapshot":"mon"}')"
+python3 - "$E2E_TMP/d1.delta" "$E2E_TMP/damaged.delta" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[len(data) // 2] ^= 1
+open(sys.argv[2], "wb").write(data)
+PY
+check_fails "(e) a damaged delta is refused" onto r2 "$E2E_TMP/damaged.delta"
+check_contains "(e) the error says the hash does not hold" "does not match its SHA-256" \
+  "$LAST_OUTPUT"
+check "(e) r2 still holds mon's bytes" same "$(same_as "$(vol_img r2)" "$(snap_img mon)")"
+check_fails "(e) a delta onto a directory volume is refused" onto dir1 "$E2E_TMP/d1.delta"
+check_contains "(e) the error names both backends" \
+  "is a local volume and snapshot \"mon\" a block one" \
+  "$LAST_OUTPUT"
+check_fails "(e) a delta onto no volume is refused" onto ghost "$E2E_TMP/d1.delta"
+check_contains "(e) the error names it" "no such volume: ghost" "$LAST_OUTPUT"
+CRASH_LABEL="(e)"
+BERTHD_ARGS=()
+crash_during block-rewrite-edited "an import of a delta onto r2" onto r2 "$E2E_TMP/d1.delta"
+check "(e) r2 still holds mon's bytes after the crash" same \
+  "$(same_as "$(vol_img r2)" "$(snap_img mon)")"
+check_contains "(e) the start deleted the delta's copy of r2's image" "/.r2." \
+  "$(grep 'image sweep: deleted' "$BERTHD_LOG")"
+check "(e) no copy is left beside the images" "" "$(ls -A "$BLOCK/volumes" | grep '^\.' || true)"
+check "(e) no spooled delta is left" "" "$(ls -A "$STATE/imports" 2>/dev/null || true)"
+check_ok "(e) berthctl import --onto r2 < d1.delta" onto r2 "$E2E_TMP/d1.delta"
+check_contains "(e) it says what r2 now holds" \
+  "volume r2 now holds volume d1 as it was exported since snapshot mon: " \
+  "$(cat "$E2E_TMP/.cmd-out")"
+check "(e) r2's image is d1's as exported, byte for byte" same \
+  "$(same_as "$(vol_img r2)" "$(snap_img now)")"
+check "(e) mount d1" "" "$(mount_id d1 m5)"
+h_sum=$(md5sum <"$mnt/h")
+check_nonempty "(e) d1's h is read" "$h_sum"
+check "(e) unmount d1" "" "$(unmount_id d1 m5)"
+check "(e) mount r2" "" "$(mount_id r2 mr2)"
+check "(e) r2's h reads as d1's" "$h_sum" "$(md5sum <"$BLOCK/mounts/r2/h")"
+check "(e) unmount r2" "" "$(unmount_id r2 mr2)"
+check "(e) no spooled delta is left after it" "" "$(ls -A "$STATE/imports" 2>/dev/null || true)"
+
 for s in mon mon-again tue now e-snap dsnap dsnap2; do
   check_ok "berthctl snapshot rm $s" ctl snapshot rm "$s"
 done
-check "remove d1 dir1 e1" "" \
-  "$(plugin_err Remove '{"Name":"d1"}')$(plugin_err Remove '{"Name":"dir1"}')$(plugin_err Remove '{"Name":"e1"}')"
+for v in d1 dir1 e1 r1 r2; do
+  check "remove $v" "" "$(plugin_err Remove "{\"Name\":\"$v\"}")"
+done
 check "no loop device of berth's images is left" "" \
   "$(losetup -l -n -O BACK-FILE 2>/dev/null | grep -F "$BLOCK/" || true)"
 check_ok "berthd stops on SIGTERM" stop_berthd

@@ -241,6 +241,9 @@ fake_registry_with(registry_actor::stateful_pointer<fake_registry_state> self,
     [](atom::export_close, std::string&, std::string&) -> caf::result<atom::ok> {
       return not_served();
     },
+    [](atom::import_delta, std::string&, std::string&, volume_record&) -> caf::result<atom::ok> {
+      return not_served();
+    },
     [](atom::grow, std::string&, std::string&) -> caf::result<uint64_t> { return not_served(); },
     [](atom::stats, std::string&, std::string&) -> caf::result<volume_stats> {
       return not_served();

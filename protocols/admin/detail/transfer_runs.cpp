@@ -71,9 +71,21 @@ std::string first_lines(const std::string& text, size_t lines) {
   return out;
 }
 
-/// Deletes an import's staging directory. A block import mounts its new filesystem at
-/// DIR/mnt and unmounts it before it answers; should that have failed, the mount is
-/// detached first, so the deletion never descends into it.
+} // namespace
+
+caf::expected<std::string> make_staging(const std::string& imports_dir, const std::string& what) {
+  const auto dir = imports_dir + "/" + random_id();
+  std::error_code made;
+  fs::create_directories(imports_dir, made);
+  fs::permissions(imports_dir, fs::perms(0700), fs::perm_options::replace, made);
+  if (made || ::mkdir(dir.c_str(), 0700) != 0) {
+    return make_error(ec::backend_failure,
+                      what + ": cannot make its staging directory " + dir + ": "
+                        + (made ? made.message() : std::string{std::strerror(errno)}));
+  }
+  return dir;
+}
+
 void drop_staging(const std::string& dir) {
   ::umount2((dir + "/mnt").c_str(), MNT_DETACH); // nothing mounted: EINVAL or ENOENT
   std::error_code err;
@@ -83,8 +95,6 @@ void drop_staging(const std::string& dir) {
                  dir, err.message());
   }
 }
-
-} // namespace
 
 std::string random_id() {
   std::ifstream random{"/dev/urandom", std::ios::binary};
@@ -240,16 +250,18 @@ caf::error run_import(transfer& t, const std::string& name, const std::string& i
   if (auto checked = t.ask<atom::ok>(atom::import_check_v, name, *options); !checked) {
     return t.refuse(checked.error()); // before a byte of the tar is read
   }
-  const auto dir = imports_dir + "/" + random_id();
+  auto staging = make_staging(imports_dir, "import of volume " + name);
+  if (!staging) {
+    return t.refuse(staging.error());
+  }
+  const auto dir = *staging;
   const auto data = dir + "/data";
-  std::error_code made;
-  fs::create_directories(imports_dir, made);
-  fs::permissions(imports_dir, fs::perms(0700), fs::perm_options::replace, made);
-  if (made || ::mkdir(dir.c_str(), 0700) != 0 || ::mkdir(data.c_str(), 0755) != 0) {
-    return t.refuse(make_error(ec::backend_failure,
-                               "import of volume " + name + ": cannot make its staging directory "
-                                 + dir + ": "
-                                 + (made ? made.message() : std::string{std::strerror(errno)})));
+  if (::mkdir(data.c_str(), 0755) != 0) {
+    int e = errno;
+    drop_staging(dir);
+    return t.refuse(
+      make_error(ec::backend_failure,
+                 "import of volume " + name + ": cannot make " + data + ": " + std::strerror(e)));
   }
   auto tar = tar_process::extract(data);
   if (!tar) {

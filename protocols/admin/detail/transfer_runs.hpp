@@ -23,6 +23,15 @@ using unix_socket = boost::asio::local::stream_protocol::socket;
 /// 16 random hex digits: an export's or an import's name of its own.
 std::string random_id();
 
+/// A new staging directory of an import, IMPORTS/ID (mode 0700, as IMPORTS); the start-up
+/// sweep deletes what a crash leaves there. An error names `what`.
+caf::expected<std::string> make_staging(const std::string& imports_dir, const std::string& what);
+
+/// Deletes an import's staging directory. A block import mounts its new filesystem at
+/// DIR/mnt and unmounts it before it answers; should that have failed, the mount is
+/// detached first, so the deletion never descends into it.
+void drop_staging(const std::string& dir);
+
 /// Writes a whole JSON answer and ends the connection's part in it.
 void answer(unix_socket& sock, unsigned status, std::string body);
 

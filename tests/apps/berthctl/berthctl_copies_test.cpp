@@ -1,6 +1,7 @@
-// berthctl's side of copies: export's and import's arguments and their refusal of a
-// terminal, how a snapshot's or clone's consistency is shown, and snapshot diff's arguments
-// and text (the route itself: tests/protocols/admin_snapshot_diff_test.cpp).
+// berthctl's side of copies: export's and import's arguments (import --onto's too) and their
+// refusal of a terminal, how a snapshot's or clone's consistency is shown, snapshot diff's
+// arguments and text, and what import --onto prints (the routes themselves:
+// tests/protocols/admin_snapshot_diff_test.cpp, tests/e2e/snapshot_diff_e2e.sh).
 
 #include "apps/berthctl/berthctl_cli.hpp"
 
@@ -9,6 +10,8 @@
 #include <unistd.h>
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +44,32 @@ TEST(berthctl_cli, parses_export_and_import_with_their_options) {
   EXPECT_NE(usage().find("import NAME [-o KEY=VALUE]... < FILE.tar"), std::string::npos);
 }
 
+TEST(berthctl_cli, import_onto_names_the_volume_and_takes_no_name_or_option_of_its_own) {
+  auto onto = parse_args({"import", "--onto", "restored"});
+  ASSERT_TRUE(onto) << describe(onto.error());
+  EXPECT_EQ(onto->cmd, command::import_volume);
+  EXPECT_EQ(onto->name, "restored");
+  EXPECT_EQ(onto->onto, "restored");
+  for (const auto& bad :
+       {std::vector<std::string>{"import", "v2", "--onto", "restored"},
+        std::vector<std::string>{"import", "--onto", "restored", "-o", "size=1G"}}) {
+    auto refused = parse_args(bad);
+    ASSERT_FALSE(refused) << bad[1];
+    EXPECT_NE(describe(refused.error()).find("import --onto VOLUME takes no name and no -o"),
+              std::string::npos)
+      << describe(refused.error());
+  }
+  EXPECT_NE(usage().find("--onto VOLUME < FILE.delta"), std::string::npos);
+  auto applied = format_delta_applied(R"({"volume":"restored","delta_of":"data","base":"mon",)"
+                                      R"("ranges":3,"changed_bytes":458752})");
+  ASSERT_TRUE(applied) << describe(applied.error());
+  EXPECT_EQ(*applied,
+            "volume restored now holds volume data as it was exported since snapshot "
+            "mon: 3 ranges, 448 KiB (458752 bytes) written\n");
+  EXPECT_FALSE(format_delta_applied(R"({"volume":"restored"})"));
+  EXPECT_FALSE(format_delta_applied("not json"));
+}
+
 TEST(berthctl_cli, export_and_import_refuse_a_terminal) {
   int master = ::posix_openpt(O_RDWR | O_NOCTTY);
   if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) {
@@ -56,6 +85,14 @@ TEST(berthctl_cli, export_and_import_refuse_a_terminal) {
   EXPECT_EQ(run({"--socket", "/nonexistent/admin.sock", "import", "v1"}, out, err, tty, 1),
             exit_failure);
   EXPECT_NE(err.str().find("standard input, which is a terminal"), std::string::npos) << err.str();
+  err.str("");
+  EXPECT_EQ(
+    run({"--socket", "/nonexistent/admin.sock", "import", "--onto", "v1"}, out, err, tty, 1),
+    exit_failure);
+  EXPECT_NE(err.str().find("import --onto reads a delta from standard input, which is a "
+                           "terminal; redirect it: berthctl import --onto v1 < FILE.delta"),
+            std::string::npos)
+    << err.str();
   ::close(tty);
   ::close(master);
 }
