@@ -143,8 +143,6 @@ struct volume_record {
 /// copied file by file under its writers.
 inline constexpr const char* copy_crash_consistent = "crash-consistent";
 
-/// What an export reads: a copy of a Docker volume made for it, readable at `path` until
-/// the export is closed (docs/running.md, "Export and import").
 /// What an export reads of its copy: the files of the copy's filesystem (a tar), or the
 /// copy's image itself (a block volume's delta since one of its snapshots).
 enum class export_form : uint8_t { tree, image };
@@ -153,6 +151,8 @@ inline std::string to_string(export_form f) {
   return f == export_form::image ? "image" : "tree";
 }
 
+/// What an export reads: a copy of a Docker volume made for it, readable at `path` until
+/// the export is closed (docs/running.md, "Export and import").
 struct export_view {
   std::string path;        ///< the copy's root directory, or its image (export_form::image)
   std::string consistency; ///< as volume_record::consistency
