@@ -18,7 +18,8 @@ std::string join(const std::vector<std::string>& xs) {
 
 std::string describe_publication(const publication& p) {
   return std::string(p.block ? "block" : "mount") + (p.readonly ? " ro" : " rw")
-         + " flags " + join(p.flags);
+    + (p.flags.empty() ? "" : " flags " + join(p.flags))
+    + (p.single_writer ? " for a single writer" : "");
 }
 
 } // namespace
@@ -165,6 +166,24 @@ caf::expected<csi_action> check_publish(const volume_record& rec, const publish_
   }
   auto it = rec.published.find(req.target);
   if (it == rec.published.end()) {
+    // SINGLE_NODE_SINGLE_WRITER (ReadWriteOncePod): one target at a time, whichever of the
+    // two publications asks it (docs/design.md, "CSI": the spec's table).
+    for (const auto& [target, how] : rec.published) {
+      if (how.single_writer) {
+        return make_error(ec::failed_precondition,
+                          "volume " + rec.name + " is published at " + target
+                            + " for a single writer (SINGLE_NODE_SINGLE_WRITER, "
+                              "ReadWriteOncePod); NodeUnpublishVolume it there before "
+                              "publishing at "
+                            + req.target);
+      }
+      if (req.how.single_writer) {
+        return make_error(ec::failed_precondition,
+                          "SINGLE_NODE_SINGLE_WRITER allows one target: volume " + rec.name
+                            + " is published at " + target + " already, so not also at "
+                            + req.target);
+      }
+    }
     if (rec.published.size() >= limits::max_targets) {
       return make_error(ec::resource_exhausted,
                         "volume " + rec.name + " is published at "

@@ -58,7 +58,9 @@ caf::expected<csi_action> check_unstage(const volume_record& rec, const std::str
 /// NodePublishVolume: ec::failed_precondition unless staged at req.staging_path
 /// (and staged for block when req asks block); `done` when published at the
 /// target the same way; ec::already_exists when published there differently;
-/// ec::resource_exhausted for a new target when limits::max_targets are published.
+/// ec::failed_precondition for a new target beside a single writer's, or for a single
+/// writer's beside another; ec::resource_exhausted for a new target when
+/// limits::max_targets are published.
 caf::expected<csi_action> check_publish(const volume_record& rec, const publish_request& req);
 
 /// NodeUnpublishVolume: `run` when the record publishes `target`; otherwise `sweep`

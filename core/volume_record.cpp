@@ -13,7 +13,8 @@ uint64_t total_mounts(const volume_record& rec) {
 }
 
 bool same_access(const publication& a, const publication& b) {
-  return a.readonly == b.readonly && a.block == b.block && a.flags == b.flags;
+  return a.readonly == b.readonly && a.block == b.block && a.flags == b.flags
+    && a.single_writer == b.single_writer;
 }
 
 record_owner owner_of(const volume_record& rec) {

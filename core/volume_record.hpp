@@ -68,13 +68,18 @@ struct publication {
   /// deleted. Records from before this flag load as false: the safe side, since
   /// kubelet removes the target directory itself after NodeUnpublishVolume.
   bool created = false;
+  /// Published SINGLE_NODE_SINGLE_WRITER (ReadWriteOncePod): no other target may be
+  /// published beside it (actors/csi_rules.hpp, check_publish).
+  bool single_writer = false;
 };
 
 constexpr auto fields_of(const publication&) {
   return std::make_tuple(make_field("readonly", &publication::readonly),
                          make_field("block", &publication::block),
                          make_field("flags", &publication::flags),
-                         make_field("created", &publication::created));
+                         make_field("created", &publication::created),
+                         make_field("single_writer", &publication::single_writer,
+                                    write_when::set));
 }
 
 inline bool operator==(const publication& a, const publication& b) {
@@ -84,7 +89,7 @@ inline bool operator!=(const publication& a, const publication& b) {
   return !(a == b);
 }
 
-/// The same access (readonly, block, flags), whoever created the target: what
+/// The same access (readonly, block, flags, single writer), whoever created the target: what
 /// decides whether a repeated NodePublishVolume is compatible.
 bool same_access(const publication& a, const publication& b);
 

@@ -145,6 +145,7 @@ grpc::Status decode_publish(const v1::NodePublishVolumeRequest& req, publish_req
   out.staging_path = req.staging_target_path();
   out.how.block = cap.has_block();
   out.how.readonly = req.readonly() || cap.access_mode().mode() == mode::SINGLE_NODE_READER_ONLY;
+  out.how.single_writer = cap.access_mode().mode() == mode::SINGLE_NODE_SINGLE_WRITER;
   if (cap.has_mount()) {
     out.how.flags.assign(cap.mount().mount_flags().begin(), cap.mount().mount_flags().end());
   }

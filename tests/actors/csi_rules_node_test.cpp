@@ -188,6 +188,36 @@ TEST(csi_rules, publish_at_the_same_target_another_way_already_exists) {
   expect_error(check_publish(rec, flagged), ec::already_exists, "nosuid");
 }
 
+// SINGLE_NODE_SINGLE_WRITER (ReadWriteOncePod): one target at a time, whichever of the two
+// publications asks it (CSI v1.12, NodePublishVolume, the table for plugins with the
+// SINGLE_NODE_MULTI_WRITER capability: T1!=T2 is FAILED_PRECONDITION).
+TEST(csi_rules, a_single_writer_publication_holds_the_only_target) {
+  auto single = [](const std::string& target, bool readonly = false) {
+    auto req = csi_publish(target, readonly);
+    req.how.single_writer = true;
+    return req;
+  };
+  auto rec = staged_volume();
+  auto first = check_publish(rec, single("/pods/a"));
+  ASSERT_TRUE(first) << describe(first.error());
+  EXPECT_EQ(*first, csi_action::run);
+  rec.published["/pods/a"] = single("/pods/a").how;
+  auto again = check_publish(rec, single("/pods/a"));
+  ASSERT_TRUE(again) << describe(again.error());
+  EXPECT_EQ(*again, csi_action::done) << "a re-publish at the same target stays idempotent";
+  expect_error(check_publish(rec, single("/pods/b")), ec::failed_precondition,
+               "is published at /pods/a for a single writer");
+  expect_error(check_publish(rec, csi_publish("/pods/b")), ec::failed_precondition, "/pods/a");
+  expect_error(check_publish(rec, single("/pods/b", true)), ec::failed_precondition, "/pods/a");
+  expect_error(check_publish(rec, csi_publish("/pods/a")), ec::already_exists,
+               "as mount rw for a single writer, not mount rw");
+
+  auto shared = staged_volume();
+  shared.published["/pods/a"] = csi_publish("/pods/a").how;
+  expect_error(check_publish(shared, single("/pods/b")), ec::failed_precondition,
+               "SINGLE_NODE_SINGLE_WRITER allows one target: volume");
+}
+
 TEST(csi_rules, unpublish_runs_for_a_published_target_and_sweeps_an_unrecorded_one) {
   auto rec = staged_volume();
   rec.published["/pods/a"] = publication{};

@@ -214,6 +214,34 @@ TEST_F(NodeTest, ReadonlyPublishRefusesWrites) {
   EXPECT_EQ(m->options.compare(0, 3, "ro,"), 0) << "mount options " << m->options;
 }
 
+// ReadWriteOncePod: CSI v1.12's table for a second NodePublishVolume at another target
+// (docs/design.md, "CSI").
+TEST_F(NodeTest, ASingleWriterPublicationRefusesASecondTargetAndKeepsTheFirst) {
+  v1::Volume vol;
+  ASSERT_TRUE(create_volume("rwop", &vol));
+  auto staging = staging_path(vol.volume_id());
+  auto first = target_path(vol.volume_id(), "first");
+  auto second = target_path(vol.volume_id(), "second");
+  auto single = mount_cap("", Mode::SINGLE_NODE_SINGLE_WRITER);
+  ASSERT_TRUE(stage(vol.volume_id(), staging, single));
+  ASSERT_TRUE(publish(vol.volume_id(), staging, first, single));
+  ASSERT_EQ(write_file_sync(first + "/data", "kept"), 0);
+  auto refused = publish_status(vol.volume_id(), staging, second, single);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("is published at " + first + " for a single writer"),
+            std::string::npos)
+    << refused.error_message();
+  auto shared = publish_status(vol.volume_id(), staging, second, mount_cap(), true);
+  EXPECT_EQ(shared.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+    << "a reader at another target is refused as well";
+  EXPECT_FALSE(mount_at(second).has_value()) << "nothing is mounted at the refused target";
+  EXPECT_EQ(read_file(first + "/data").value_or(""), "kept") << "the first publication holds";
+  EXPECT_TRUE(publish(vol.volume_id(), staging, first, single)) << "a re-publish is idempotent";
+  ASSERT_TRUE(unpublish(vol.volume_id(), first));
+  EXPECT_TRUE(publish(vol.volume_id(), staging, second, single))
+    << "once the first target is unpublished, another may take it";
+}
+
 // -- raw block ----------------------------------------------------------------------------
 
 TEST_F(NodeTest, RawBlockVolumeIsPublishedAsABlockDevice) {
