@@ -60,6 +60,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(berth, caf::first_custom_type_id)
   CAF_ADD_ATOM(berth, berth::atom, export_open, "expopen")
   CAF_ADD_ATOM(berth, berth::atom, export_close, "expclose")
   CAF_ADD_ATOM(berth, berth::atom, import_check, "impcheck")
+  // clang-format would indent everything after a new line of the block, to its end.
+  // clang-format off
   CAF_ADD_ATOM(berth, berth::atom, import_delta, "impdelta")
 
 CAF_END_TYPE_ID_BLOCK(berth)
@@ -70,3 +72,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(berth::shared_records)
 // A saved record goes to the persistence actor as the pointer its volume commits, for
 // the same reason.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(berth::shared_record)
+  // clang-format on

@@ -50,14 +50,14 @@ void run_import_delta(self_ptr self, promise<atom::ok> rp, const std::string& de
                       const volume_record& base) {
   auto rec = *self->state.rec();
   if (rec.kind != record_kind::volume) {
-    answer(self, rp, no_such_volume(rec.name, "it is a snapshot; a delta applies to a volume "
-                                              "made from one"));
+    const auto why = "it is a snapshot; a delta applies to a volume made from one";
+    answer(self, rp, no_such_volume(rec.name, why));
     return;
   }
   // The image is rewritten whole: no Mount may see it meanwhile, and none may be counted.
   if (auto busy = check_remove(rec)) {
-    answer(self, rp, make_error(ec::in_use, describe(busy) + "; a delta applies only to a "
-                                                             "volume nothing mounts"));
+    const auto why = describe(busy) + "; a delta applies only to a volume nothing mounts";
+    answer(self, rp, make_error(ec::in_use, why));
     return;
   }
   transition<none> t;

@@ -33,10 +33,14 @@ constexpr size_t read_chunk_bytes = 1 << 20;
 /// Feeds the file at `path` to `reader`, up to its header only when `header_only`.
 caf::error read_through(const std::string& path, delta_reader& reader, bool header_only,
                         const std::string& what) {
+  auto failed = [&](const char* verb) {
+    return make_error(ec::backend_failure,
+                      what + ": cannot " + verb + " the delta at " + path + ": "
+                        + std::strerror(errno));
+  };
   unique_fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
   if (!fd) {
-    return make_error(ec::backend_failure,
-                      what + ": cannot open the delta at " + path + ": " + std::strerror(errno));
+    return failed("open");
   }
   std::vector<char> chunk(header_only ? 4096 : read_chunk_bytes);
   while (!(header_only && reader.header())) {
@@ -45,8 +49,7 @@ caf::error read_through(const std::string& path, delta_reader& reader, bool head
       continue;
     }
     if (n < 0) {
-      return make_error(ec::backend_failure,
-                        what + ": cannot read the delta at " + path + ": " + std::strerror(errno));
+      return failed("read");
     }
     if (n == 0) {
       return reader.finish();

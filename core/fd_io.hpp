@@ -11,38 +11,34 @@
 
 namespace berth {
 
-/// Writes all `size` bytes of `data` to `fd`, again after EINTR and a short write; false
-/// when a write fails (errno says why: EPIPE when the reader has gone).
-inline bool write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    auto n = ::write(fd, data, size);
+/// Calls `put(data, size, done)` (a write of the rest, `done` bytes in) until all `size`
+/// bytes are written, again after EINTR and a short write; false when a write fails.
+template <class Put>
+bool put_all(const char* data, size_t size, Put put) {
+  for (size_t done = 0; done < size;) {
+    auto n = put(data + done, size - done, done);
     if (n < 0 && errno == EINTR) {
       continue;
     }
     if (n <= 0) {
       return false;
     }
-    data += n;
-    size -= static_cast<size_t>(n);
+    done += static_cast<size_t>(n);
   }
   return true;
 }
 
+/// Writes all `size` bytes of `data` to `fd`; false when a write fails (errno says why:
+/// EPIPE when the reader has gone).
+inline bool write_all(int fd, const char* data, size_t size) {
+  return put_all(data, size, [fd](const char* p, size_t n, size_t) { return ::write(fd, p, n); });
+}
+
 /// Writes all `size` bytes of `data` to file `fd` at `offset`, as write_all does.
 inline bool write_all_at(int fd, const char* data, size_t size, uint64_t offset) {
-  while (size > 0) {
-    auto n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
+  return put_all(data, size, [fd, offset](const char* p, size_t n, size_t done) {
+    return ::pwrite(fd, p, n, static_cast<off_t>(offset + done));
+  });
 }
 
 } // namespace berth

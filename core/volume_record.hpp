@@ -73,6 +73,8 @@ struct publication {
   bool single_writer = false;
 };
 
+// One field per line, as a table.
+// clang-format off
 constexpr auto fields_of(const publication&) {
   return std::make_tuple(make_field("readonly", &publication::readonly),
                          make_field("block", &publication::block),
@@ -81,6 +83,7 @@ constexpr auto fields_of(const publication&) {
                          make_field("single_writer", &publication::single_writer,
                                     write_when::set));
 }
+// clang-format on
 
 inline bool operator==(const publication& a, const publication& b) {
   return fields_equal(a, b);

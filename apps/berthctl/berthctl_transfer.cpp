@@ -208,8 +208,8 @@ int run_import(const options& opts, int in_fd, std::ostream& out, std::ostream& 
   if (read_failed) {
     return fail(err,
                 make_error(ec::invalid_argument,
-                           "import of " + opts.name + ": cannot read standard input: "
-                             + std::strerror(errno)
+                           "import of " + opts.name
+                             + ": cannot read standard input: " + std::strerror(errno)
                              + (delta ? "; nothing was changed" : "; nothing was made")),
                 opts.json);
   }

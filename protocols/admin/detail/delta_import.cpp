@@ -81,9 +81,8 @@ caf::error run_delta_import(transfer& t, const std::string& name, const std::str
     return refuse(onto.error()); // before a byte of the delta is read
   }
   if (onto->kind != record_kind::volume) {
-    return refuse(make_error(ec::not_found, "no such volume: " + name
-                                              + " (it is a snapshot; a delta applies to a "
-                                                "volume made from one)"));
+    const auto why = " (it is a snapshot; a delta applies to a volume made from one)";
+    return refuse(make_error(ec::not_found, "no such volume: " + name + why));
   }
   auto staging = make_staging(imports_dir, what);
   if (!staging) {
@@ -96,25 +95,23 @@ caf::error run_delta_import(transfer& t, const std::string& name, const std::str
     return refuse(make_error(ec::backend_failure,
                              what + ": cannot make " + spool + ": " + std::strerror(errno)));
   }
+  auto spool_failed = [&] {
+    return make_error(errno == ENOSPC ? ec::out_of_range : ec::backend_failure,
+                      what + ": cannot spool the delta to " + spool + ": " + std::strerror(errno));
+  };
   delta_reader reader;
   std::optional<opened_snapshot> base;
   caf::error failed;
   std::vector<char> chunk(chunk_bytes);
   uint64_t bytes = 0;
   while (!failed && !parser.is_done()) {
-    parser.get().body().data = chunk.data();
-    parser.get().body().size = chunk.size();
-    http::read(t.sock, t.buf, parser, err);
-    if (err == http::error::need_buffer) {
-      err = {};
-    }
+    auto n = t.read_body(parser, chunk, err);
     if (err) {
       failed = make_error(ec::aborted,
                           what + ": the delta broke off after " + std::to_string(bytes) + " bytes ("
                             + err.message() + ")");
       break;
     }
-    auto n = chunk.size() - parser.get().body().size;
     bytes += n;
     failed = reader.feed(chunk.data(), n);
     if (!failed && !base && reader.header()) {
@@ -126,9 +123,7 @@ caf::error run_delta_import(transfer& t, const std::string& name, const std::str
       }
     }
     if (!failed && !write_all(out.get(), chunk.data(), n)) {
-      failed =
-        make_error(errno == ENOSPC ? ec::out_of_range : ec::backend_failure,
-                   what + ": cannot spool the delta to " + spool + ": " + std::strerror(errno));
+      failed = spool_failed();
     }
   }
   if (!failed) {

@@ -74,7 +74,7 @@ std::string first_lines(const std::string& text, size_t lines) {
 } // namespace
 
 caf::expected<std::string> make_staging(const std::string& imports_dir, const std::string& what) {
-  const auto dir = imports_dir + "/" + random_id();
+  auto dir = imports_dir + "/" + random_id();
   std::error_code made;
   fs::create_directories(imports_dir, made);
   fs::permissions(imports_dir, fs::perms(0700), fs::perm_options::replace, made);
@@ -142,6 +142,17 @@ void transfer::close_export(const std::string& name, const std::string& id,
   if (auto closed = ask<atom::ok>(atom::export_close_v, name, id); !closed) {
     spdlog::warn("{}: its copy stays until the next start: {}", what, describe(closed.error()));
   }
+}
+
+size_t transfer::read_body(http::request_parser<http::buffer_body>& parser,
+                           std::vector<char>& chunk, error_code& err) {
+  parser.get().body().data = chunk.data();
+  parser.get().body().size = chunk.size();
+  http::read(sock, buf, parser, err);
+  if (err == http::error::need_buffer) {
+    err = {};
+  }
+  return err ? 0 : chunk.size() - parser.get().body().size;
 }
 
 void transfer::start_chunks(const char* content_type, const std::string& consistency,
@@ -273,16 +284,10 @@ caf::error run_import(transfer& t, const std::string& name, const std::string& i
   uint64_t bytes = 0;
   bool tar_took_all = true;
   while (!parser.is_done()) {
-    parser.get().body().data = chunk.data();
-    parser.get().body().size = chunk.size();
-    http::read(t.sock, t.buf, parser, err);
-    if (err == http::error::need_buffer) {
-      err = {};
-    }
+    auto n = t.read_body(parser, chunk, err);
     if (err) {
       break;
     }
-    auto n = chunk.size() - parser.get().body().size;
     bytes += n;
     if (!write_all(tar->data_fd(), chunk.data(), n)) {
       tar_took_all = false; // tar ended early: it says why below

@@ -6,9 +6,12 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <caf/actor_system.hpp>
 
 #include "actors/actors.hpp"
@@ -65,6 +68,11 @@ struct transfer {
   /// Reads the rest of a request that takes no body: its target. A malformed one is
   /// refused (answered), naming `what`.
   caf::expected<std::string> read_bodiless(const std::string& what);
+
+  /// The next piece of a request's body, read into `chunk` through `parser`: how many
+  /// bytes (0 at the end); sets `err` when the client broke off.
+  size_t read_body(boost::beast::http::request_parser<boost::beast::http::buffer_body>& parser,
+                   std::vector<char>& chunk, boost::system::error_code& err);
 
   /// Writes the head of a chunked 200 answer of `content_type`, with the header
   /// Berth-Consistency when `consistency` is set. Sets `err` when the client is gone.
