@@ -172,11 +172,16 @@ caf::error bind_unpublish(const std::string& target, const volume_origins& mine,
     return err;
   }
   struct stat st {};
-  if (::lstat(target.c_str(), &st) != 0) {
+  const bool stated = ::lstat(target.c_str(), &st) == 0;
+  if (!stated) {
     int e = errno;
-    return e == ENOENT ? caf::error{} : sys_error(e, what + ": cannot stat " + target);
+    // A mount whose filesystem has shut down answers EIO to a stat of its root: it still
+    // comes off, or its pod could never be cleaned up.
+    if (e != EIO || mounts_at(mounts, target).empty()) {
+      return e == ENOENT ? caf::error{} : sys_error(e, what + ": cannot stat " + target);
+    }
   }
-  if (S_ISLNK(st.st_mode)) {
+  if (stated && S_ISLNK(st.st_mode)) {
     return make_error(ec::invalid_argument, what + ": target " + target
                                               + " is a symlink; berth never made it, left alone");
   }
@@ -203,6 +208,10 @@ caf::error bind_unpublish(const std::string& target, const volume_origins& mine,
   }
   if (!created) {
     return {}; // the CO's (or anyone's) directory or file: not berth's to delete
+  }
+  if (!stated && ::lstat(target.c_str(), &st) != 0) { // the target itself, uncovered now
+    int e = errno;
+    return e == ENOENT ? caf::error{} : sys_error(e, what + ": cannot stat " + target);
   }
   int rc = S_ISDIR(st.st_mode) ? ::rmdir(target.c_str()) : ::unlink(target.c_str());
   if (rc != 0 && errno != ENOENT) {

@@ -304,6 +304,23 @@ TEST_F(NodeTest, UnpublishRemovesTheTargetAndIsIdempotent) {
   EXPECT_RPC(INVALID_ARGUMENT, call(&Node::NodeUnpublishVolume, no_id, resp));
 }
 
+TEST_F(NodeTest, UnpublishAndUnstageTakeOffTheMountsOfAShutDownXfs) {
+  // A filesystem that shut down answers EIO to a stat of its root: the mounts must still
+  // come off, or kubelet could never clean up the pod.
+  v1::Volume vol;
+  ASSERT_TRUE(create_volume("v", &vol));
+  auto staging = staging_path(vol.volume_id());
+  auto target = target_path(vol.volume_id());
+  ASSERT_TRUE(stage(vol.volume_id(), staging));
+  ASSERT_TRUE(publish(vol.volume_id(), staging, target));
+  ASSERT_EQ(std::system(("xfs_io -x -c shutdown " + staging).c_str()), 0);
+  ASSERT_TRUE(unpublish(vol.volume_id(), target));
+  EXPECT_FALSE(mount_at(target).has_value()) << target << " still mounted";
+  EXPECT_FALSE(exists(target)) << target << " not removed";
+  ASSERT_TRUE(unstage(vol.volume_id(), staging));
+  EXPECT_FALSE(mount_at(staging).has_value()) << staging << " still mounted";
+}
+
 TEST_F(NodeTest, UnstageUnmountsDetachesAndIsIdempotent) {
   v1::Volume vol;
   ASSERT_TRUE(create_volume("v", &vol));
