@@ -112,6 +112,7 @@ void on_late_return(self_ptr self, call_slot::returned_late late, const caf::err
   observe_call(st, late.call.kind, late.call.began);
   if (late.certain_again) {
     st.env.stats->volumes.uncertain.add(-1);
+    st.env.stats->health.clear_hung(st.rec()->name);
   }
   spdlog::warn("volume {}: {} (started {}) returned after its timeout ({}){}", st.rec()->name,
                words_of(late.call.kind), late.call.started, err ? describe(err) : "succeeded",
@@ -152,6 +153,11 @@ void on_expired(self_ptr self, call_slot::expired e) {
   e.call.ticket = nullptr;
   if (st.machine.hang(std::move(e), st.now())) {
     st.env.stats->volumes.uncertain.add(1);
+    st.env.stats->health.set_hung(
+      st.rec()->name,
+      what + " did not return within " + limit
+        + ": the volume starts no other backend call until it does; see what "
+          "holds the backend (a stuck device or mount) in berthd's log");
   }
   then(make_error(ec::timeout,
                   what + " of volume " + st.rec()->name + " did not finish within " + limit));

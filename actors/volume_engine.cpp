@@ -173,6 +173,7 @@ void retire(self_ptr self) {
   end_first_reconcile(self);
   if (!st.machine.certain()) {
     st.env.stats->volumes.uncertain.add(-1);
+    st.env.stats->health.clear_hung(st.rec()->name);
   }
   for (auto& step : st.machine.take_waiting()) {
     if (step.refuse) {

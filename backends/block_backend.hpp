@@ -12,6 +12,7 @@
 #include "backends/mount_counter.hpp"
 #include "backends/mountinfo.hpp"
 #include "backends/node_path.hpp"
+#include "core/telemetry/volume_health.hpp"
 
 namespace berth {
 
@@ -167,6 +168,15 @@ public:
   };
   caf::expected<image_state> image_state_of(const volume_record& rec,
                                             const loop_index& attached) const;
+
+  /// What the health sampler reads of the host once per sample, for every volume.
+  struct host_view {
+    loop_index loops;                          ///< index_loop_devices()
+    std::map<std::string, mount_entry> mounts; ///< by mount point, the topmost mount
+  };
+  /// What is wrong with rec's image, loop device, mounts and filesystem, as `host` and a
+  /// look at each mounted filesystem show (backends/block_health.cpp); empty: healthy.
+  volume_conditions observe(const volume_record& rec, const host_view& host) const;
 
 private:
   /// How an image is attached: direct I/O unless `parameters` say directIO=false, the block

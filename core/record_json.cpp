@@ -135,6 +135,25 @@ void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_re
   w.EndObject();
 }
 
+void write_health(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_conditions& c) {
+  w.Key("health");
+  w.String(c.empty() ? "healthy" : "abnormal");
+  if (c.empty()) {
+    return;
+  }
+  w.Key("conditions");
+  w.StartArray();
+  for (const auto& one : c) {
+    w.StartObject();
+    w.Key("reason");
+    w.String(abnormal_reason_name(one.reason));
+    w.Key("message");
+    w.String(one.message.c_str(), static_cast<rapidjson::SizeType>(one.message.size()));
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 std::string record_to_json(const volume_record& rec, record_shape shape) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);

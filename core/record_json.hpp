@@ -9,6 +9,7 @@
 #include <rapidjson/writer.h>
 #include <rapidjson/stringbuffer.h>
 
+#include "core/telemetry/volume_health.hpp"
 #include "core/volume_record.hpp"
 
 namespace berth {
@@ -31,6 +32,10 @@ void write_record(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_re
                   record_shape shape = record_shape::journal,
                   const std::function<void(rapidjson::Writer<rapidjson::StringBuffer>&)>& extra
                   = {});
+
+/// Writes "health": "healthy", or "abnormal" and "conditions": [{"reason","message"}...]:
+/// a volume's health as Docker's Status and the admin API show it.
+void write_health(rapidjson::Writer<rapidjson::StringBuffer>& w, const volume_conditions& c);
 
 /// Serializes `rec` to a JSON string.
 std::string record_to_json(const volume_record& rec, record_shape shape = record_shape::journal);

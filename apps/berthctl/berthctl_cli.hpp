@@ -112,13 +112,19 @@ std::string usage();
 
 /// What berthd last measured of a mounted block volume, as the admin API's records carry
 /// it: "used_bytes" (its filesystem's), "allocated_bytes" (its image's on the host) and
-/// "direct_io" (its loop device's); a field is absent when it was not measured.
+/// "direct_io" (its loop device's), a field absent when it was not measured; and what it
+/// last saw of any volume's health ("health", "conditions").
 struct volume_figures {
   std::optional<uint64_t> used;
   std::optional<uint64_t> allocated;
   std::optional<bool> direct_io;
+  /// "health": true when healthy, false when abnormal; unset when berthd did not say.
+  std::optional<bool> healthy;
+  /// "conditions" of an abnormal volume: each one's reason and message.
+  std::vector<std::pair<std::string, std::string>> conditions;
   bool operator==(const volume_figures& other) const {
-    return used == other.used && allocated == other.allocated && direct_io == other.direct_io;
+    return used == other.used && allocated == other.allocated && direct_io == other.direct_io
+      && healthy == other.healthy && conditions == other.conditions;
   }
 };
 using figures_map = std::map<std::string, volume_figures>;

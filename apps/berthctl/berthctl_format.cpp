@@ -146,6 +146,36 @@ std::string direct_io_line(const volume_record& rec, std::optional<bool> on) {
   return "off: the host refused it (berthd's log says why); its pages are cached twice";
 }
 
+/// "ok", the reasons of an abnormal volume ("mount_gone,image_short"), or "-" unsaid.
+std::string health_word(const volume_figures& f) {
+  if (!f.healthy) {
+    return "-";
+  }
+  if (*f.healthy) {
+    return "ok";
+  }
+  std::string out;
+  for (const auto& [reason, message] : f.conditions) {
+    out += (out.empty() ? "" : ",") + reason;
+  }
+  return out.empty() ? "abnormal" : out;
+}
+
+/// inspect's health lines: healthy, or abnormal and each condition's reason and message.
+std::string health_lines(const volume_figures& f) {
+  if (!f.healthy) {
+    return "health:        - (berthd did not say)\n";
+  }
+  if (*f.healthy) {
+    return "health:        healthy\n";
+  }
+  std::string out = "health:        abnormal\n";
+  for (const auto& [reason, message] : f.conditions) {
+    out += "  " + reason + ": " + message + "\n";
+  }
+  return out;
+}
+
 } // namespace
 
 figures_map figures_of(const std::string& body) {
@@ -174,7 +204,18 @@ figures_map figures_of(const std::string& body) {
     if (auto d = rec.FindMember("direct_io"); d != rec.MemberEnd() && d->value.IsBool()) {
       f.direct_io = d->value.GetBool();
     }
-    if (f.used || f.allocated || f.direct_io) {
+    if (auto h = rec.FindMember("health"); h != rec.MemberEnd() && h->value.IsString()) {
+      f.healthy = std::string{h->value.GetString()} == "healthy";
+    }
+    if (auto c = rec.FindMember("conditions"); c != rec.MemberEnd() && c->value.IsArray()) {
+      for (const auto& one : c->value.GetArray()) {
+        if (one.IsObject() && one.HasMember("reason") && one["reason"].IsString()
+            && one.HasMember("message") && one["message"].IsString()) {
+          f.conditions.emplace_back(one["reason"].GetString(), one["message"].GetString());
+        }
+      }
+    }
+    if (f.used || f.allocated || f.direct_io || f.healthy) {
       out[name->value.GetString()] = f;
     }
   };
@@ -191,7 +232,7 @@ figures_map figures_of(const std::string& body) {
 std::string format_table(const std::vector<volume_record>& recs, const figures_map& figures) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"NAME", "OWNER", "KIND", "BACKEND", "SIZE", "USED", "ALLOCATED", "MOUNTED",
-                  "MOUNT IDS", "PATH"});
+                  "HEALTH", "MOUNT IDS", "PATH"});
   for (const auto& rec : recs) {
     auto f = figures.find(rec.name);
     auto shown = [&](const std::optional<uint64_t> volume_figures::*which) {
@@ -201,7 +242,8 @@ std::string format_table(const std::vector<volume_record>& recs, const figures_m
     rows.push_back({rec.name, to_string(owner_of(rec)), to_string(rec.kind), rec.backend,
                     short_size(rec.capacity_bytes), shown(&volume_figures::used),
                     shown(&volume_figures::allocated), rec.mounted ? "yes" : "no",
-                    mount_ids(rec, true), path_of(rec)});
+                    f == figures.end() ? "-" : health_word(f->second), mount_ids(rec, true),
+                    path_of(rec)});
   }
   return aligned(rows);
 }
@@ -306,6 +348,7 @@ std::string format_record(const volume_record& rec, const figures_map& figures) 
            + "\n";
     out += "direct I/O:    " + direct_io_line(rec, f.direct_io) + "\n";
   }
+  out += health_lines(f);
   out += std::string{"mounted:       "} + (rec.mounted ? "yes" : "no") + "\n";
   out += "mountpoint:    " + path_of(rec) + "\n";
   out += "mounts:        " + std::to_string(total_mounts(rec)) + "\n";

@@ -19,6 +19,7 @@
 #include "actors/blocking_ask.hpp"
 #include "actors/persistence.hpp"
 #include "actors/registry.hpp"
+#include "apps/berthd/health_sampler.hpp"
 #include "apps/berthd/logging.hpp"
 #include "apps/berthd/metrics_endpoint.hpp"
 #include "apps/berthd/process_setup.hpp"
@@ -310,21 +311,24 @@ int run_daemon(const daemon_options& opts) {
   if (agent) {
     agent->start();
   }
+  auto all_records = [&sys, reg]() -> caf::expected<std::vector<volume_record>> {
+    auto shared = blocking_ask<shared_records>(sys, reg, std::chrono::seconds(10), "the registry",
+                                               atom::list_v);
+    if (!shared) {
+      return shared.error();
+    }
+    return berth::copies(*shared);
+  };
   std::unique_ptr<usage_sampler> usage;
   if (opts.usage_series > 0) {
-    usage = std::make_unique<usage_sampler>(
-      [&sys, reg]() -> caf::expected<std::vector<volume_record>> {
-        auto shared = blocking_ask<shared_records>(sys, reg, std::chrono::seconds(10),
-                                                   "the registry", atom::list_v);
-        if (!shared) {
-          return shared.error();
-        }
-        return berth::copies(*shared);
-      },
-      stats, opts.usage_series, opts.usage_interval, used_bytes_at,
-      image_figures_of(block_backend_of(backends)));
+    usage =
+      std::make_unique<usage_sampler>(all_records, stats, opts.usage_series, opts.usage_interval,
+                                      used_bytes_at, image_figures_of(block_backend_of(backends)));
     usage->start();
   }
+  health_sampler health{all_records, stats, opts.health_interval,
+                        block_conditions_of(block_backend_of(backends))};
+  health.start();
   stats->ready.serving = true;
   spdlog::info("berthd ready");
   tell_systemd("READY=1");
@@ -336,6 +340,7 @@ int run_daemon(const daemon_options& opts) {
   if (agent) {
     agent->stop(); // before the drain: no new work reaches the volumes from the cluster
   }
+  health.stop();
   if (usage) {
     usage->stop();
   }

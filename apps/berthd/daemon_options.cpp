@@ -190,6 +190,9 @@ void describe_options(CLI::App& app, daemon_options& opts) {
         [&](const std::string& v) { opts.usage_series = std::stoul(v); });
   value("--usage-interval-ms", "N", "time between two samples of the used bytes (default 15000)",
         count(100, 3600000, "100 to 3600000 (milliseconds)"), millis(opts.usage_interval));
+  value("--health-interval-ms", "N",
+        "time between two looks at every volume's health (default 10000)",
+        count(100, 3600000, "100 to 3600000 (milliseconds)"), millis(opts.health_interval));
   value("--test-stall-volume", "NAMES",
         "TEST ONLY: stall these volumes' backend calls (a,b,...)", any,
         [&](const std::string& v) {

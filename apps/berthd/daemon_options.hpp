@@ -61,6 +61,8 @@ struct daemon_options {
   size_t usage_series = 1000;
   /// The time between two samples of those used bytes.
   std::chrono::milliseconds usage_interval{15000};
+  /// The time between two looks at every volume's health (apps/berthd/health_sampler).
+  std::chrono::milliseconds health_interval{10000};
   /// Test only: these volumes' backend calls stall for test_stall (benchmarks).
   std::set<std::string> test_stall_volumes;
   std::chrono::milliseconds test_stall{0};

@@ -39,38 +39,9 @@ caf::expected<uint64_t> used_bytes_at(const std::string& path) {
 usage_sampler::usage_sampler(record_source records, std::shared_ptr<telemetry> stats,
                              size_t max_series, std::chrono::milliseconds interval,
                              measure_fn measure, images_fn images)
-  : records_(std::move(records)), stats_(std::move(stats)), max_series_(max_series),
-    interval_(interval), measure_(std::move(measure)), images_(std::move(images)) {
-}
-
-usage_sampler::~usage_sampler() {
-  stop();
-}
-
-void usage_sampler::start() {
-  thread_ = std::thread([this] { run(); });
-}
-
-void usage_sampler::stop() {
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) {
-    thread_.join();
-  }
-}
-
-void usage_sampler::run() {
-  std::unique_lock<std::mutex> lock{mtx_};
-  while (!stopping_) {
-    lock.unlock();
-    sample_once();
-    lock.lock();
-    cv_.wait_for(lock, interval_, [this] { return stopping_; });
-  }
-}
+    : records_(std::move(records)), stats_(std::move(stats)), max_series_(max_series),
+      measure_(std::move(measure)), images_(std::move(images)),
+      thread_(interval, [this] { sample_once(); }) {}
 
 void usage_sampler::sample_once() {
   auto recs = records_();

@@ -7,17 +7,15 @@
 // devices per sample: no tree walk, and a directory volume is never measured.
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <caf/expected.hpp>
 
+#include "apps/berthd/periodic_thread.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "core/volume_record.hpp"
 
@@ -46,31 +44,24 @@ public:
   usage_sampler(record_source records, std::shared_ptr<telemetry> stats, size_t max_series,
                 std::chrono::milliseconds interval, measure_fn measure = used_bytes_at,
                 images_fn images = nullptr);
-  ~usage_sampler();
   usage_sampler(const usage_sampler&) = delete;
   usage_sampler& operator=(const usage_sampler&) = delete;
 
   /// Starts the thread: a sample now, then one every interval.
-  void start();
+  void start() { thread_.start(); }
   /// Stops and joins the thread.
-  void stop();
+  void stop() { thread_.stop(); }
 
   /// One sample: the thread's step.
   void sample_once();
 
 private:
-  void run();
-
   record_source records_;
   std::shared_ptr<telemetry> stats_;
   size_t max_series_;
-  std::chrono::milliseconds interval_;
   measure_fn measure_;
   images_fn images_;
-  std::mutex mtx_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  std::thread thread_;
+  periodic_thread thread_; ///< last: stopped first, while the rest still stands
 };
 
 /// The usage sampler's images_fn for the block backend `block` (none: nothing to add): each

@@ -23,6 +23,7 @@
 #include "core/telemetry/backend_call.hpp"
 #include "core/telemetry/loop_stats.hpp"
 #include "core/telemetry/tables.hpp"
+#include "core/telemetry/volume_health.hpp"
 #include "core/telemetry/volume_usage.hpp"
 #include "core/volume_record.hpp"
 
@@ -193,6 +194,8 @@ struct telemetry {
   atomic_gauge unclaimed_volumes;
   /// Mounted block volumes' used bytes and limits (apps/berthd/usage_sampler).
   volume_usage usage;
+  /// What is wrong with each volume (apps/berthd/health_sampler, the volume actors).
+  volume_health health;
   /// How the block backend's loop devices were attached; shared with it, which counts.
   std::shared_ptr<loop_stats> loop = std::make_shared<loop_stats>();
   readiness ready;

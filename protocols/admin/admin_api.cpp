@@ -247,10 +247,12 @@ void admin_api::handle(const std::string& method, const std::string& target, std
 namespace {
 
 /// Writes "used_bytes", "allocated_bytes" and "direct_io" of `rec` as far as the usage
-/// sampler measured them (a mounted block volume), else nothing: a directory volume has
-/// no figure.
-auto usage_of(const telemetry& stats, const volume_record& rec) {
-  return [figure = stats.usage.of(rec.name)](rapidjson::Writer<rapidjson::StringBuffer>& w) {
+/// sampler measured them (a mounted block volume; a directory volume has no figure), and
+/// its "health": "healthy", or "abnormal" with its "conditions" ({"reason", "message"}).
+auto observed_of(const telemetry& stats, const volume_record& rec) {
+  return [figure = stats.usage.of(rec.name),
+          conditions = stats.health.of(rec.name)](rapidjson::Writer<rapidjson::StringBuffer>& w) {
+    write_health(w, conditions);
     if (!figure) {
       return;
     }
@@ -273,7 +275,7 @@ std::string admin_json(const telemetry& stats, volume_record& rec) {
   rec.owner = owner_of(rec); // shown also for records of older state
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w{buf};
-  write_record(w, rec, record_shape::full, usage_of(stats, rec));
+  write_record(w, rec, record_shape::full, observed_of(stats, rec));
   return {buf.GetString(), buf.GetSize()};
 }
 
@@ -290,9 +292,9 @@ std::string admin_array(const telemetry& stats, const shared_records& recs,
     if (rec->owner == record_owner::unset) {
       auto shown = *rec;
       shown.owner = owner_of(shown); // shown also for records of older state
-      write_record(w, shown, record_shape::full, usage_of(stats, shown));
+      write_record(w, shown, record_shape::full, observed_of(stats, shown));
     } else {
-      write_record(w, *rec, record_shape::full, usage_of(stats, *rec));
+      write_record(w, *rec, record_shape::full, observed_of(stats, *rec));
     }
   }
   w.EndArray();

@@ -30,7 +30,7 @@ request_shape about_volume(const std::string& id, const char* field,
 
 controller_service::controller_service(gateway& gw, registry_actor registry, const csi_config& cfg)
     : gw_(gw), registry_(std::move(registry)), env_(make_codec_env(cfg)), backends_(cfg.backends),
-      stats_(cfg.stats), directory_(cfg.directory),
+      stats_(stats_or_private(cfg.stats)), directory_(cfg.directory),
       advertise_since_1_10_(cfg.advertise_since_1_10) {
   SetMessageAllocatorFor_ListVolumes(&list_volumes_messages_);
   SetMessageAllocatorFor_ListSnapshots(&list_snapshots_messages_);
@@ -187,9 +187,8 @@ grpc::Status controller_service::list_volumes(shared_records all, const v1::List
   for (auto i = pg.begin; i < pg.end; ++i) {
     auto* entry = resp.add_entries();
     encode_volume(*recs[i], env_, entry->mutable_volume());
-    // VOLUME_CONDITION is advertised, so the status is set; no published
-    // node ids (berth has no ControllerPublish).
-    entry->mutable_status()->mutable_volume_condition()->set_abnormal(false);
+    encode_condition(stats_->health.of(recs[i]->name),
+                     entry->mutable_status()->mutable_volume_condition());
   }
   resp.set_next_token(pg.next_token);
   return grpc::Status::OK;
@@ -310,7 +309,8 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetVolume(
           return unknown_volume(rec.name);
         }
         encode_volume(rec, env_, resp->mutable_volume());
-        resp->mutable_status()->mutable_volume_condition()->set_abnormal(false);
+        encode_condition(stats_->health.of(rec.name),
+                         resp->mutable_status()->mutable_volume_condition());
         return grpc::Status::OK;
       });
     },

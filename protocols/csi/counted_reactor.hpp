@@ -56,6 +56,9 @@ private:
   std::chrono::steady_clock::time_point arrived_;
 };
 
+/// `stats`, or when null a private telemetry (tests that do not look).
+std::shared_ptr<telemetry> stats_or_private(const std::shared_ptr<telemetry>& stats);
+
 /// The reactor of one RPC named `rpc` (a static string); `stats` null: a private one.
 counted_reactor* start(const std::shared_ptr<telemetry>& stats, std::string_view rpc);
 

@@ -14,6 +14,7 @@
 #include <grpcpp/support/status.h>
 
 #include "core/csi_types.hpp"
+#include "core/telemetry/volume_health.hpp"
 #include "core/volume_record.hpp"
 #include "csi.pb.h"
 
@@ -168,8 +169,13 @@ grpc::Status decode_stage(const v1::NodeStageVolumeRequest& req, stage_request& 
 /// STAGE_UNSTAGE_VOLUME).
 grpc::Status decode_publish(const v1::NodePublishVolumeRequest& req, publish_request& out);
 
-/// volume_stats -> usage (bytes and inodes; bytes total only for raw block) and
-/// the volume condition.
-void encode_stats(const volume_stats& stats, v1::NodeGetVolumeStatsResponse* out);
+/// volume_stats -> usage (bytes and inodes; bytes total only for raw block) and the
+/// volume condition: what the stats saw, and `seen`, the health sampler's conditions, but
+/// for those the stats saw afresh (a mount or device gone).
+void encode_stats(const volume_stats& stats, const volume_conditions& seen,
+                  v1::NodeGetVolumeStatsResponse* out);
+
+/// The volume condition of `c`: abnormal with its messages, or healthy when empty.
+void encode_condition(const volume_conditions& c, v1::VolumeCondition* out);
 
 } // namespace berth::csi

@@ -152,7 +152,8 @@ grpc::Status decode_publish(const v1::NodePublishVolumeRequest& req, publish_req
   return grpc::Status::OK;
 }
 
-void encode_stats(const volume_stats& stats, v1::NodeGetVolumeStatsResponse* out) {
+void encode_stats(const volume_stats& stats, const volume_conditions& seen,
+                  v1::NodeGetVolumeStatsResponse* out) {
   auto* bytes = out->add_usage();
   bytes->set_unit(v1::VolumeUsage::BYTES);
   bytes->set_total(to_int64(stats.total_bytes));
@@ -165,9 +166,23 @@ void encode_stats(const volume_stats& stats, v1::NodeGetVolumeStatsResponse* out
     inodes->set_available(to_int64(stats.free_inodes));
     inodes->set_used(to_int64(stats.used_inodes));
   }
-  auto* cond = out->mutable_volume_condition();
-  cond->set_abnormal(stats.abnormal);
-  cond->set_message(stats.abnormal ? stats.message : "volume is healthy");
+  if (!stats.abnormal) {
+    encode_condition(seen, out->mutable_volume_condition());
+    return;
+  }
+  volume_conditions shown;
+  shown.push_back({abnormal_reason::mount_gone, stats.message});
+  for (const auto& c : seen) {
+    if (c.reason != abnormal_reason::mount_gone && c.reason != abnormal_reason::device_detached) {
+      shown.push_back(c);
+    }
+  }
+  encode_condition(shown, out->mutable_volume_condition());
+}
+
+void encode_condition(const volume_conditions& c, v1::VolumeCondition* out) {
+  out->set_abnormal(!c.empty());
+  out->set_message(c.empty() ? "volume is healthy" : describe_conditions(c));
 }
 
 } // namespace berth::csi

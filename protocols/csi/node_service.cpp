@@ -62,8 +62,8 @@ grpc::Status expand_content(const v1::NodeExpandVolumeRequest& req) {
 
 node_service::node_service(gateway& gw, registry_actor registry, const csi_config& cfg)
     : gw_(gw), registry_(std::move(registry)), env_(make_codec_env(cfg)),
-      max_volumes_(cfg.max_volumes_per_node), kubelet_dir_(cfg.kubelet_dir), stats_(cfg.stats),
-      handles_(cfg.handles) {}
+      max_volumes_(cfg.max_volumes_per_node), kubelet_dir_(cfg.kubelet_dir),
+      stats_(stats_or_private(cfg.stats)), handles_(cfg.handles) {}
 
 template <class R, class OnOk, class Op, class... Ts>
 void node_service::ask_volume(counted_reactor* r, const std::string& id, caf::duration timeout,
@@ -186,9 +186,9 @@ grpc::ServerUnaryReactor* node_service::NodeGetVolumeStats(grpc::CallbackServerC
   }
   // The volume actor answers NOT_FOUND for a path where the volume is neither
   // staged nor published.
-  auto answer = [r, resp](const volume_stats& stats) {
+  auto answer = [r, resp, stats = stats_, name = req->volume_id()](const volume_stats& st) {
     finish(r, [&] {
-      encode_stats(stats, resp);
+      encode_stats(st, stats->health.of(name), resp);
       return grpc::Status::OK;
     });
   };

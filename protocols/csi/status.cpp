@@ -73,9 +73,13 @@ std::string_view code_of_status(grpc::StatusCode code) noexcept {
   }
 }
 
-counted_reactor* start(const std::shared_ptr<telemetry>& stats, std::string_view rpc) {
+std::shared_ptr<telemetry> stats_or_private(const std::shared_ptr<telemetry>& stats) {
   static const auto fallback = std::make_shared<telemetry>(std::vector<std::string>{});
-  return new counted_reactor(stats ? stats : fallback, rpc);
+  return stats ? stats : fallback;
+}
+
+counted_reactor* start(const std::shared_ptr<telemetry>& stats, std::string_view rpc) {
+  return new counted_reactor(stats_or_private(stats), rpc);
 }
 
 } // namespace berth::csi

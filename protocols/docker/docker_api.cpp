@@ -282,12 +282,12 @@ void docker_api::handle(const std::string& method, const std::string& target, st
       return;
     }
     a.about(req->name);
-    auto get = [a](const volume_record& rec) {
+    auto get = [a, stats = stats_](const volume_record& rec) {
       if (rec.kind != record_kind::volume) {
         a.fail(not_a_volume(rec));
         return;
       }
-      a.ok(docker::encode_get(rec));
+      a.ok(docker::encode_get(rec, stats->health.of(rec.name)));
     };
     if (auto rec = docker_record(req->name)) {
       get(*rec);

@@ -9,6 +9,7 @@
 #include "core/json_text.hpp"
 #include "core/limits.hpp"
 #include "core/names.hpp"
+#include "core/record_json.hpp"
 #include "core/text.hpp"
 
 namespace berth::docker {
@@ -201,7 +202,7 @@ std::string encode_mountpoint(std::string_view mountpoint) {
   return finish(buf);
 }
 
-std::string encode_get(const volume_record& rec) {
+std::string encode_get(const volume_record& rec, const volume_conditions& conditions) {
   rapidjson::StringBuffer buf;
   writer w{buf};
   w.StartObject();
@@ -235,6 +236,7 @@ std::string encode_get(const volume_record& rec) {
   w.EndObject();
   key(w, "mounted");
   w.Bool(rec.mounted);
+  write_health(w, conditions);
   w.EndObject(); // Status
   w.EndObject(); // Volume
   key(w, "Err");

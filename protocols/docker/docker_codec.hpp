@@ -10,6 +10,7 @@
 
 #include <caf/expected.hpp>
 
+#include "core/telemetry/volume_health.hpp"
 #include "core/volume_record.hpp"
 
 namespace berth::docker {
@@ -53,8 +54,9 @@ std::string encode_error(std::string_view message);
 std::string encode_mountpoint(std::string_view mountpoint);
 
 /// {"Volume":{"Name","Mountpoint","CreatedAt","Status":{...}},"Err":""};
-/// Mountpoint is "" while not mounted.
-std::string encode_get(const volume_record& rec);
+/// Mountpoint is "" while not mounted. Status says "health": "healthy", or "abnormal" with
+/// each of `conditions` as {"reason","message"} (what `docker volume inspect` shows).
+std::string encode_get(const volume_record& rec, const volume_conditions& conditions = {});
 
 /// {"Volumes":[{"Name","Mountpoint"}...],"Err":""}
 std::string encode_list(const shared_records& recs);

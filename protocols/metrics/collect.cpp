@@ -134,6 +134,21 @@ void add_usage(const telemetry& t, std::vector<family>& out) {
                       static_cast<double>(t.usage.omitted())));
 }
 
+/// The volumes with each abnormal condition now, every reason's series even at 0.
+void add_health(const telemetry& t, std::vector<family>& out) {
+  auto abnormal = make("berth_volume_abnormal",
+                       "Volumes with an abnormal condition now, by reason (the health "
+                       "sampler's last sight, and backend calls that hung).",
+                       metric_type::gauge);
+  auto counts = t.health.counts();
+  for (size_t i = 0; i < counts.size(); ++i) {
+    abnormal.values.push_back(
+      series{{{"reason", abnormal_reason_name(static_cast<abnormal_reason>(i))}},
+             static_cast<double>(counts[i])});
+  }
+  out.push_back(std::move(abnormal));
+}
+
 void add_loops(const telemetry& t, std::vector<family>& out) {
   auto attaches = make("berth_loop_attaches_total",
                        "Loop devices the block backend attached, by how: configure (one "
@@ -200,6 +215,7 @@ std::vector<family> collect(const telemetry& t, const process_stats* proc,
   add_operations(t, out);
   add_volumes(t, out);
   add_usage(t, out);
+  add_health(t, out);
   out.push_back(by_label("berth_modify_requests_total",
                          "Expand and modify requests: every one counts as received and once "
                          "more as what happened to it.",

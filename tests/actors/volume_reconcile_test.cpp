@@ -106,11 +106,16 @@ TEST_F(volume_reconcile_test, a_hung_reconcile_is_pending_then_uncertain_until_i
   EXPECT_EQ(stats->backends.timeouts.value("local"), 1U);
   EXPECT_EQ(stats->reconcile_actions.value("reconcile_failed"), 1U);
   EXPECT_EQ(calls(), 0U) << "not returned yet";
+  auto hung = stats->health.of("old");
+  ASSERT_EQ(hung.size(), 1U) << "the hang is the volume's condition";
+  EXPECT_EQ(hung[0].reason, abnormal_reason::call_hung);
+  EXPECT_NE(hung[0].message.find("did not return within"), std::string::npos) << hung[0].message;
 
   // It returns 200 ms later: certain again, and its duration is counted then, whole.
   advance(200ms);
   return_held();
   EXPECT_EQ(stats->volumes.uncertain.value(), 0);
+  EXPECT_TRUE(stats->health.of("old").empty()) << "returned: healthy again";
   EXPECT_EQ(calls(), 1U);
   EXPECT_DOUBLE_EQ(stats->backends.call_duration.at("local", "reconcile").snapshot().sum, 0.301)
     << "a late call counts with its whole duration, on the volume's clock";

@@ -68,9 +68,12 @@ TEST_F(admin_api_test, berthctl_volumes_prints_a_table) {
   std::string err;
   ASSERT_EQ(ctl({"volumes"}, out, err), 0) << err;
   EXPECT_EQ(out,
-            "NAME    OWNER    KIND     BACKEND   SIZE   USED   ALLOCATED   MOUNTED   MOUNT IDS         PATH\n"
-            "alpha   docker   volume   local     -      -      -           yes       0123456789ab…:1   /mnt/berth/alpha\n"
-            "beta    docker   volume   local     -      -      -           no        -                 -\n");
+            "NAME    OWNER    KIND     BACKEND   SIZE   USED   ALLOCATED   MOUNTED   HEALTH   "
+            "MOUNT IDS         PATH\n"
+            "alpha   docker   volume   local     -      -      -           yes       ok       "
+            "0123456789ab…:1   /mnt/berth/alpha\n"
+            "beta    docker   volume   local     -      -      -           no        ok       -    "
+            "             -\n");
   // What the usage sampler measured reaches the table and the record's JSON.
   stats->usage.replace(
     {{"alpha", {5ull << 20, 64ull << 20, 7ull << 20, direct_io_state::on}}}, 0);
@@ -94,20 +97,22 @@ TEST_F(admin_api_test, berthctl_inspect_prints_one_volume) {
   std::string out;
   std::string err;
   ASSERT_EQ(ctl({"inspect", "alpha"}, out, err), 0) << err;
-  EXPECT_EQ(out, "name:          alpha\n"
-                 "owner:         docker (the protocol that may use it)\n"
-                 "kind:          volume\n"
-                 "backend:       local\n"
-                 "created at:    2026-01-02T03:04:05Z\n"
-                 "options:       -\n"
-                 "size:          - (no size of its own)\n"
-                 "mutable:       -\n"
-                 "modifications: 0\n"
-                 "used:          - (measured while a block volume is mounted)\n"
-                 "mounted:       yes\n"
-                 "mountpoint:    /mnt/berth/alpha\n"
-                 "mounts:        1\n"
-                 "  0123456789abcdef0123: count 1, dockerd unknown, last mounted unknown\n");
+  EXPECT_EQ(out,
+            "name:          alpha\n"
+            "owner:         docker (the protocol that may use it)\n"
+            "kind:          volume\n"
+            "backend:       local\n"
+            "created at:    2026-01-02T03:04:05Z\n"
+            "options:       -\n"
+            "size:          - (no size of its own)\n"
+            "mutable:       -\n"
+            "modifications: 0\n"
+            "used:          - (measured while a block volume is mounted)\n"
+            "health:        healthy\n"
+            "mounted:       yes\n"
+            "mountpoint:    /mnt/berth/alpha\n"
+            "mounts:        1\n"
+            "  0123456789abcdef0123: count 1, dockerd unknown, last mounted unknown\n");
   ASSERT_EQ(ctl({"inspect", "beta", "--json"}, out, err), 0) << err;
   EXPECT_TRUE(record_from_json(out));
   EXPECT_EQ(ctl({"inspect", "gamma"}, out, err), 1);

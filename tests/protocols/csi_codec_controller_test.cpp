@@ -185,7 +185,7 @@ TEST(csi_codec, encodes_stats) {
   fs.free_inodes = 7;
   fs.used_inodes = 3;
   v1::NodeGetVolumeStatsResponse resp;
-  encode_stats(fs, &resp);
+  encode_stats(fs, {}, &resp);
   ASSERT_EQ(resp.usage_size(), 2);
   EXPECT_EQ(resp.usage(0).unit(), v1::VolumeUsage::BYTES);
   EXPECT_EQ(resp.usage(0).available(), 60);
@@ -199,9 +199,27 @@ TEST(csi_codec, encodes_stats) {
   blk.abnormal = true;
   blk.message = "device /dev/loop3 is gone";
   v1::NodeGetVolumeStatsResponse resp2;
-  encode_stats(blk, &resp2);
+  encode_stats(blk, {}, &resp2);
   ASSERT_EQ(resp2.usage_size(), 1);
   EXPECT_EQ(resp2.usage(0).total(), 100);
   EXPECT_TRUE(resp2.volume_condition().abnormal());
   EXPECT_EQ(resp2.volume_condition().message(), "device /dev/loop3 is gone");
+}
+
+TEST(csi_codec, encodes_what_the_health_sampler_saw_beside_what_the_stats_saw) {
+  volume_stats fs;
+  v1::NodeGetVolumeStatsResponse seen_only;
+  encode_stats(fs, {{abnormal_reason::filesystem_errors, "ext4 recorded 2 errors"}}, &seen_only);
+  EXPECT_TRUE(seen_only.volume_condition().abnormal()) << "statvfs works, the sampler saw errors";
+  EXPECT_EQ(seen_only.volume_condition().message(), "ext4 recorded 2 errors");
+
+  fs.abnormal = true;
+  fs.message = "/staging is not mounted";
+  v1::NodeGetVolumeStatsResponse both;
+  encode_stats(fs,
+               {{abnormal_reason::image_short, "the image is short"},
+                {abnormal_reason::mount_gone, "the staging path is not mounted any more"}},
+               &both);
+  EXPECT_EQ(both.volume_condition().message(), "/staging is not mounted; the image is short")
+    << "what the stats saw afresh is said once";
 }

@@ -67,7 +67,7 @@ TEST_F(docker_api_test, volume_lifecycle_through_every_endpoint) {
             R"({"Volume":{"Name":"v1","Mountpoint":"/mnt/berth/v1",)"
             R"("CreatedAt":"2026-01-02T03:04:05Z","Status":{"mounts":{"c1":2},)"
             R"("backend":"local","created_at":"2026-01-02T03:04:05Z",)"
-            R"("options":{"type":"tmpfs"},"mounted":true}},"Err":""})");
+            R"("options":{"type":"tmpfs"},"mounted":true,"health":"healthy"}},"Err":""})");
   EXPECT_EQ(call("List", "{}"),
             R"({"Volumes":[{"Name":"v1","Mountpoint":"/mnt/berth/v1"},)"
             R"({"Name":"v2","Mountpoint":""}],"Err":""})");

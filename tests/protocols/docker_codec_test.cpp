@@ -158,11 +158,25 @@ TEST(docker_codec, encodes_get) {
   EXPECT_EQ(encode_get(rec),
             R"({"Volume":{"Name":"v1","Mountpoint":"/mnt/v1","CreatedAt":"2026-01-02T03:04:05Z",)"
             R"("Status":{"mounts":{"abc":2},"backend":"local","created_at":"2026-01-02T03:04:05Z",)"
-            R"("options":{"type":"tmpfs"},"mounted":true}},"Err":""})");
+            R"("options":{"type":"tmpfs"},"mounted":true,"health":"healthy"}},"Err":""})");
   rec.mounted = false;
   auto doc = parse(encode_get(rec));
   EXPECT_STREQ(doc["Volume"]["Mountpoint"].GetString(), "");
   EXPECT_FALSE(doc["Volume"]["Status"]["mounted"].GetBool());
+}
+
+TEST(docker_codec, encodes_the_conditions_of_an_abnormal_volume_in_its_status) {
+  volume_record rec;
+  rec.name = "v1";
+  auto doc = parse(encode_get(rec,
+                              {{abnormal_reason::image_missing, "the image is gone"},
+                               {abnormal_reason::call_hung, "mount hung"}}));
+  const auto& status = doc["Volume"]["Status"];
+  EXPECT_STREQ(status["health"].GetString(), "abnormal");
+  ASSERT_EQ(status["conditions"].Size(), 2u);
+  EXPECT_STREQ(status["conditions"][0]["reason"].GetString(), "image_missing");
+  EXPECT_STREQ(status["conditions"][0]["message"].GetString(), "the image is gone");
+  EXPECT_STREQ(status["conditions"][1]["reason"].GetString(), "call_hung");
 }
 
 TEST(docker_codec, encodes_list) {

@@ -199,17 +199,46 @@ TEST(berthctl_cli, formats_a_table_with_short_ids) {
   a.mountpoint = "/var/lib/berth/mnt/data";
   // The IDs cut as logs show them (core/text.hpp's short_id), the "…" one column wide.
   EXPECT_EQ(format_table({a}),
-            "NAME   OWNER    KIND     BACKEND   SIZE   USED   ALLOCATED   MOUNTED   MOUNT IDS                PATH\n"
-            "data   docker   volume   block     -      -      -           yes       c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
+            "NAME   OWNER    KIND     BACKEND   SIZE   USED   ALLOCATED   MOUNTED   HEALTH   MOUNT "
+            "IDS                PATH\n"
+            "data   docker   volume   block     -      -      -           yes       -        "
+            "c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
   a.capacity_bytes = 64ull << 20;
   volume_figures measured;
   measured.used = 12ull << 20;
   measured.allocated = 20ull << 20;
+  measured.healthy = true;
   EXPECT_EQ(format_table({a}, {{"data", measured}, {"other", volume_figures{}}}),
-            "NAME   OWNER    KIND     BACKEND   SIZE   USED   ALLOCATED   MOUNTED   MOUNT IDS                PATH\n"
-            "data   docker   volume   block     64M    12M    20M         yes       c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
+            "NAME   OWNER    KIND     BACKEND   SIZE   USED   ALLOCATED   MOUNTED   HEALTH   MOUNT "
+            "IDS                PATH\n"
+            "data   docker   volume   block     64M    12M    20M         yes       ok       "
+            "c89a0f0e1d2c…:2,ffff:1   /var/lib/berth/mnt/data\n");
+  measured.healthy = false;
+  measured.conditions = {{"image_short", "short"}, {"mount_gone", "gone"}};
+  EXPECT_NE(format_table({a}, {{"data", measured}}).find("   image_short,mount_gone   "),
+            std::string::npos)
+    << format_table({a}, {{"data", measured}});
   EXPECT_EQ(format_table({}),
-            "NAME   OWNER   KIND   BACKEND   SIZE   USED   ALLOCATED   MOUNTED   MOUNT IDS   PATH\n");
+            "NAME   OWNER   KIND   BACKEND   SIZE   USED   ALLOCATED   MOUNTED   HEALTH   MOUNT "
+            "IDS   PATH\n");
+}
+
+TEST(berthctl_cli, reads_and_shows_a_volumes_health) {
+  auto figures = figures_of(
+    R"([{"name":"a","health":"healthy"},)"
+    R"({"name":"b","health":"abnormal","conditions":[{"reason":"mount_gone","message":"gone"}]},)"
+    R"({"name":"c"}])");
+  ASSERT_EQ(figures.size(), 2U) << "c said nothing of its health";
+  EXPECT_EQ(figures["a"].healthy, std::optional<bool>{true});
+  EXPECT_EQ(figures["b"].healthy, std::optional<bool>{false});
+  ASSERT_EQ(figures["b"].conditions.size(), 1U);
+  EXPECT_EQ(figures["b"].conditions[0].first, "mount_gone");
+  volume_record b;
+  b.name = "b";
+  auto text = format_record(b, figures);
+  EXPECT_NE(text.find("health:        abnormal\n  mount_gone: gone\n"), std::string::npos) << text;
+  b.name = "a";
+  EXPECT_NE(format_record(b, figures).find("health:        healthy\n"), std::string::npos);
 }
 
 TEST(berthctl_cli, reads_the_figures_of_records) {

@@ -184,6 +184,19 @@ TEST(collect, ready_build_and_process_families) {
   EXPECT_NO_TEXT(page_of(t), "process_open_fds"); // no /proc figures given: left out
 }
 
+TEST(collect, abnormal_volumes_by_reason_every_reason_even_at_zero) {
+  telemetry t{{"block"}};
+  EXPECT_LINE(page_of(t), R"(berth_volume_abnormal{reason="image_missing"} 0)");
+  EXPECT_LINE(page_of(t), R"(berth_volume_abnormal{reason="call_hung"} 0)");
+  t.health.replace_observed({{"a", {{abnormal_reason::mount_gone, "gone"}}},
+                             {"b", {{abnormal_reason::mount_gone, "gone"}}}});
+  t.health.set_hung("a", "unmount hung");
+  auto page = page_of(t);
+  EXPECT_LINE(page, R"(berth_volume_abnormal{reason="mount_gone"} 2)");
+  EXPECT_LINE(page, R"(berth_volume_abnormal{reason="call_hung"} 1)");
+  EXPECT_LINE(page, R"(berth_volume_abnormal{reason="image_missing"} 0)");
+}
+
 TEST(collect, used_bytes_of_each_measured_volume_with_its_limit) {
   telemetry t{{"block"}};
   auto page = page_of(t);
@@ -254,6 +267,7 @@ TEST(collect, every_family_of_the_contract_is_on_the_page) {
          {"berth_volume_usage_omitted", "gauge"},
          {"berth_volume_allocated_bytes", "gauge"},
          {"berth_volume_direct_io", "gauge"},
+         {"berth_volume_abnormal", "gauge"},
          {"berth_loop_attaches_total", "counter"},
          {"berth_loop_direct_io_unavailable_total", "counter"},
          {"berth_ready", "gauge"},

@@ -1,0 +1,57 @@
+// The health sampler (apps/berthd/health_sampler.cpp): each sample replaces the table's
+// observed conditions, and a sample that could not list the records or read the host
+// keeps the last ones rather than calling every volume healthy.
+
+#include "apps/berthd/health_sampler.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+
+namespace berth {
+namespace {
+
+using seen_map = std::map<std::string, volume_conditions>;
+
+struct fixture {
+  std::shared_ptr<telemetry> stats = std::make_shared<telemetry>(std::vector<std::string>{});
+  caf::expected<std::vector<volume_record>> records = std::vector<volume_record>{};
+  caf::expected<seen_map> seen = seen_map{};
+  health_sampler sampler{[this] { return records; }, stats, std::chrono::hours(1),
+                         [this](const std::vector<volume_record>&) { return seen; }};
+};
+
+TEST(health_sampler, each_sample_replaces_the_observed_conditions) {
+  fixture f;
+  f.seen = seen_map{{"a", {{abnormal_reason::image_missing, "gone"}}}};
+  f.sampler.sample_once();
+  ASSERT_EQ(f.stats->health.of("a").size(), 1U);
+  f.seen = seen_map{};
+  f.sampler.sample_once();
+  EXPECT_TRUE(f.stats->health.of("a").empty());
+}
+
+TEST(health_sampler, a_failed_sample_keeps_the_last_conditions) {
+  fixture f;
+  f.seen = seen_map{{"a", {{abnormal_reason::mount_gone, "gone"}}}};
+  f.sampler.sample_once();
+  f.records = make_error(ec::timeout, "the registry did not answer");
+  f.sampler.sample_once();
+  EXPECT_EQ(f.stats->health.of("a").size(), 1U) << "no list: not a sight of health";
+  f.records = std::vector<volume_record>{};
+  f.seen = make_error(ec::backend_failure, "cannot read /proc/self/mountinfo");
+  f.sampler.sample_once();
+  EXPECT_EQ(f.stats->health.of("a").size(), 1U) << "no mountinfo: not a sight of health";
+}
+
+TEST(health_sampler, the_block_sight_of_no_block_backend_is_all_healthy) {
+  volume_record rec;
+  rec.name = "v";
+  rec.backend = "block";
+  auto seen = block_conditions_of(nullptr)({rec});
+  ASSERT_TRUE(seen);
+  EXPECT_TRUE(seen->empty());
+}
+
+} // namespace
+} // namespace berth
