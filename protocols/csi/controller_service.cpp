@@ -187,8 +187,13 @@ grpc::Status controller_service::list_volumes(shared_records all, const v1::List
   for (auto i = pg.begin; i < pg.end; ++i) {
     auto* entry = resp.add_entries();
     encode_volume(*recs[i], env_, entry->mutable_volume());
-    encode_condition(stats_->health.of(recs[i]->name),
-                     entry->mutable_status()->mutable_volume_condition());
+    auto* status = entry->mutable_status();
+    encode_condition(stats_->health.of(recs[i]->name), status->mutable_volume_condition());
+    // LIST_VOLUMES_PUBLISHED_NODES: this node, while the volume is staged or published here
+    // (berth has no ControllerPublish: in use on the node is what published means).
+    if (!recs[i]->staging_path.empty() || !recs[i]->published.empty()) {
+      status->add_published_node_ids(env_.node_id);
+    }
   }
   resp.set_next_token(pg.next_token);
   return grpc::Status::OK;
@@ -252,10 +257,11 @@ grpc::ServerUnaryReactor* controller_service::ControllerGetCapabilities(
   grpc::CallbackServerContext*, const v1::ControllerGetCapabilitiesRequest*,
   v1::ControllerGetCapabilitiesResponse* resp) {
   using rpc = v1::ControllerServiceCapability::RPC;
-  for (auto type : {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY,
-                    rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS, rpc::CLONE_VOLUME,
-                    rpc::EXPAND_VOLUME, rpc::GET_VOLUME, rpc::VOLUME_CONDITION,
-                    rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME}) {
+  for (auto type :
+       {rpc::CREATE_DELETE_VOLUME, rpc::LIST_VOLUMES, rpc::GET_CAPACITY,
+        rpc::CREATE_DELETE_SNAPSHOT, rpc::LIST_SNAPSHOTS, rpc::CLONE_VOLUME, rpc::EXPAND_VOLUME,
+        rpc::GET_VOLUME, rpc::VOLUME_CONDITION, rpc::SINGLE_NODE_MULTI_WRITER, rpc::MODIFY_VOLUME,
+        rpc::LIST_VOLUMES_PUBLISHED_NODES}) {
     resp->add_capabilities()->mutable_rpc()->set_type(type);
   }
   if (advertise_since_1_10_) {

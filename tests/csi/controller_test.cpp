@@ -232,6 +232,32 @@ TEST_F(ControllerTest, ListVolumesPaginates) {
   EXPECT_TRUE(all.next_token().empty());
 }
 
+TEST_F(ControllerTest, ListVolumesNamesThisNodeWhileAVolumeIsInUseHere) {
+  v1::Volume vol;
+  ASSERT_TRUE(create_volume("used", &vol));
+  auto nodes_of = [&] {
+    v1::ListVolumesResponse resp;
+    EXPECT_RPC(OK, call(&Ctrl::ListVolumes, v1::ListVolumesRequest{}, resp));
+    std::vector<std::string> out;
+    for (const auto& e : resp.entries()) {
+      if (e.volume().volume_id() == vol.volume_id()) {
+        out.assign(e.status().published_node_ids().begin(), e.status().published_node_ids().end());
+      }
+    }
+    return out;
+  };
+  EXPECT_EQ(nodes_of(), std::vector<std::string>{}) << "created, not staged: on no node";
+  auto staging = staging_path(vol.volume_id());
+  auto target = target_path(vol.volume_id());
+  ASSERT_TRUE(stage(vol.volume_id(), staging));
+  EXPECT_EQ(nodes_of(), std::vector<std::string>{node_id}) << "staged here";
+  ASSERT_TRUE(publish(vol.volume_id(), staging, target));
+  EXPECT_EQ(nodes_of(), std::vector<std::string>{node_id}) << "once, however many targets";
+  ASSERT_TRUE(unpublish(vol.volume_id(), target));
+  ASSERT_TRUE(unstage(vol.volume_id(), staging));
+  EXPECT_EQ(nodes_of(), std::vector<std::string>{}) << "unstaged: on no node again";
+}
+
 TEST_F(ControllerTest, ListVolumesWithBogusTokenIsAborted) {
   v1::Volume vol;
   ASSERT_TRUE(create_volume("one", &vol));
@@ -266,9 +292,10 @@ TEST_F(ControllerTest, ControllerGetCapabilitiesListsTheExpectedSet) {
   for (auto& cap : resp.capabilities()) {
     have.insert(cap.rpc().type());
   }
-  for (auto want : {Rpc::CREATE_DELETE_VOLUME, Rpc::LIST_VOLUMES, Rpc::GET_CAPACITY,
-                    Rpc::CREATE_DELETE_SNAPSHOT, Rpc::LIST_SNAPSHOTS, Rpc::CLONE_VOLUME,
-                    Rpc::EXPAND_VOLUME, Rpc::GET_VOLUME}) {
+  for (auto want :
+       {Rpc::CREATE_DELETE_VOLUME, Rpc::LIST_VOLUMES, Rpc::GET_CAPACITY,
+        Rpc::CREATE_DELETE_SNAPSHOT, Rpc::LIST_SNAPSHOTS, Rpc::CLONE_VOLUME, Rpc::EXPAND_VOLUME,
+        Rpc::GET_VOLUME, Rpc::VOLUME_CONDITION, Rpc::LIST_VOLUMES_PUBLISHED_NODES}) {
     EXPECT_EQ(have.count(want), 1u) << "missing " << Rpc::Type_Name(want) << " in "
                                     << resp.ShortDebugString();
   }
