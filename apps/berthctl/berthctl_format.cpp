@@ -156,7 +156,10 @@ std::string health_word(const volume_figures& f) {
   }
   std::string out;
   for (const auto& [reason, message] : f.conditions) {
-    out += (out.empty() ? "" : ",") + reason;
+    if (!out.empty()) {
+      out += ',';
+    }
+    out += reason;
   }
   return out.empty() ? "abnormal" : out;
 }
@@ -171,7 +174,11 @@ std::string health_lines(const volume_figures& f) {
   }
   std::string out = "health:        abnormal\n";
   for (const auto& [reason, message] : f.conditions) {
-    out += "  " + reason + ": " + message + "\n";
+    out += "  ";
+    out += reason;
+    out += ": ";
+    out += message;
+    out += '\n';
   }
   return out;
 }

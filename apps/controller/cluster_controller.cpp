@@ -13,6 +13,7 @@
 #include "apps/controller/cluster_services.hpp"
 #include "apps/controller/object_rpcs.hpp"
 #include "apps/controller/rpc_support.hpp"
+#include "apps/controller/volume_condition.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "protocols/csi/status.hpp"
@@ -426,6 +427,10 @@ grpc::Status cluster_controller::ListVolumes(grpc::ServerContext* ctx,
     }
     return to_status(page.error());
   }
+  auto nodes = store_.readiness(until); // one LIST of the Nodes for the whole page
+  if (!nodes) {
+    return to_status(nodes.error());
+  }
   for (const auto& item : page->items) {
     auto obj = kube::parse_volume_object(item);
     if (!obj || obj->spec.csi_name.empty()) {
@@ -433,9 +438,10 @@ grpc::Status cluster_controller::ListVolumes(grpc::ServerContext* ctx,
     }
     auto* entry = resp->add_entries();
     encode(*obj, entry->mutable_volume());
-    auto* condition = entry->mutable_status()->mutable_volume_condition();
-    condition->set_abnormal(obj->status.phase == kube::phase_failed);
-    condition->set_message(obj->status.message);
+    auto node = nodes->find(obj->spec.node);
+    encode_object_condition(
+      *obj, node == nodes->end() ? std::nullopt : std::optional<kube::node_readiness>{node->second},
+      entry->mutable_status()->mutable_volume_condition());
   }
   resp->set_next_token(page->next);
   return grpc::Status::OK;
@@ -455,10 +461,12 @@ grpc::Status cluster_controller::ControllerGetVolume(grpc::ServerContext* ctx,
   if (!*found) {
     return unknown_volume(req->volume_id());
   }
+  auto node = store_.readiness_of((*found)->spec.node, until);
+  if (!node) {
+    return to_status(node.error());
+  }
   encode(**found, resp->mutable_volume());
-  auto* condition = resp->mutable_status()->mutable_volume_condition();
-  condition->set_abnormal((*found)->status.phase == kube::phase_failed);
-  condition->set_message((*found)->status.message);
+  encode_object_condition(**found, *node, resp->mutable_status()->mutable_volume_condition());
   return grpc::Status::OK;
 }
 

@@ -92,8 +92,8 @@ caf::expected<kube::object_page> volume_store::list(size_t limit, const std::str
   return api_.list_objects(kube::berth_volumes(), q, until);
 }
 
-caf::expected<capacity_map> volume_store::capacities(clock_type::time_point until) {
-  capacity_map out;
+caf::error volume_store::for_each_node(clock_type::time_point until,
+                                       const std::function<void(const std::string& json)>& each) {
   kube::list_query q;
   q.limit = 500;
   do {
@@ -102,27 +102,67 @@ caf::expected<capacity_map> volume_store::capacities(clock_type::time_point unti
       return page.error();
     }
     for (const auto& item : page->items) {
-      auto reported = kube::parse_node_capacity(item);
-      auto name = kube::object_name_of(item);
-      if (reported && !reported->empty() && !name.empty()) {
-        out[name] = std::move(*reported);
-      }
+      each(item);
     }
     q.next = page->next;
   } while (!q.next.empty());
+  return {};
+}
+
+caf::expected<capacity_map> volume_store::capacities(clock_type::time_point until) {
+  capacity_map out;
+  auto err = for_each_node(until, [&out](const std::string& item) {
+    auto reported = kube::parse_node_capacity(item);
+    auto name = kube::object_name_of(item);
+    if (reported && !reported->empty() && !name.empty()) {
+      out[name] = std::move(*reported);
+    }
+  });
+  if (err) {
+    return err;
+  }
   return out;
+}
+
+caf::expected<std::map<std::string, kube::node_readiness>> volume_store::readiness(
+  clock_type::time_point until) {
+  std::map<std::string, kube::node_readiness> out;
+  auto err = for_each_node(until, [&out](const std::string& item) {
+    auto ready = kube::parse_node_readiness(item);
+    auto name = kube::object_name_of(item);
+    if (ready && !name.empty()) {
+      out[name] = std::move(*ready);
+    }
+  });
+  if (err) {
+    return err;
+  }
+  return out;
+}
+
+caf::expected<std::optional<kube::node_readiness>> volume_store::readiness_of(
+  const std::string& node, clock_type::time_point until) {
+  auto json = api_.get_object(kube::nodes(), node, until);
+  if (!json) {
+    if (is(json.error(), ec::not_found)) {
+      return std::nullopt;
+    }
+    return json.error();
+  }
+  auto ready = kube::parse_node_readiness(*json);
+  if (!ready) {
+    return ready.error();
+  }
+  return std::optional<kube::node_readiness>{std::move(*ready)};
 }
 
 caf::expected<bool> volume_store::node_exists(const std::string& node,
                                               clock_type::time_point until) {
-  auto json = api_.get_object(kube::nodes(), node, until);
-  if (!json) {
-    if (is(json.error(), ec::not_found)) {
-      return false;
-    }
-    return json.error();
+  auto ready = readiness_of(node, until);
+  if (!ready) {
+    return ready.error();
   }
-  return true;
+  return ready->has_value();
 }
 
 void volume_store::record_event(const kube::volume_object& obj, const std::string& type,

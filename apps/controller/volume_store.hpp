@@ -16,6 +16,7 @@
 #include "apps/controller/object_calls.hpp"
 #include "apps/controller/placement.hpp"
 #include "protocols/kube/berth_objects.hpp"
+#include "protocols/kube/node_readiness.hpp"
 #include "protocols/kube/object_api.hpp"
 
 namespace berth::controller {
@@ -70,12 +71,24 @@ public:
   /// Whether the Node `node` exists.
   caf::expected<bool> node_exists(const std::string& node, clock_type::time_point until);
 
+  /// Every Node's Ready condition, by name.
+  caf::expected<std::map<std::string, kube::node_readiness>> readiness(
+    clock_type::time_point until);
+
+  /// The Ready condition of the Node `node`; nullopt when the Node does not exist.
+  caf::expected<std::optional<kube::node_readiness>> readiness_of(const std::string& node,
+                                                                  clock_type::time_point until);
+
   /// Records an Event about `obj` (best effort: a failure is logged, not returned).
   void record_event(const kube::volume_object& obj, const std::string& type,
                     const std::string& reason, const std::string& message,
                     clock_type::time_point until);
 
 private:
+  /// Calls `each` with the JSON of every Node, a page of 500 at a time.
+  caf::error for_each_node(clock_type::time_point until,
+                           const std::function<void(const std::string& json)>& each);
+
   kube::object_api& api_;
 };
 
