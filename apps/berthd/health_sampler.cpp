@@ -27,6 +27,30 @@ void health_sampler::sample_once() {
     spdlog::warn("health: {}; the volumes' conditions stay as last seen", describe(seen.error()));
     return;
   }
+  // A volume whose record changed while the host was read (a stage, a Mount, an unmount)
+  // was read half before and half after: it keeps what was seen of it last round, rather
+  // than a condition that lasts one round and is logged twice.
+  auto after = records_();
+  if (!after) {
+    spdlog::debug("health: no sample this time: {}", describe(after.error()));
+    return;
+  }
+  std::map<std::string, const volume_record*> now;
+  for (const auto& rec : *after) {
+    now.emplace(rec.name, &rec);
+  }
+  for (const auto& rec : *recs) {
+    auto it = now.find(rec.name);
+    if (it != now.end() && *it->second == rec) {
+      continue;
+    }
+    seen->erase(rec.name);
+    for (auto& c : stats_->health.of(rec.name)) {
+      if (c.reason != abnormal_reason::call_hung) {
+        (*seen)[rec.name].push_back(std::move(c));
+      }
+    }
+  }
   stats_->health.replace_observed(std::move(*seen));
 }
 

@@ -42,7 +42,8 @@ public:
   /// Stops and joins the thread.
   void stop() { thread_.stop(); }
 
-  /// One sample: the thread's step.
+  /// One sample: the thread's step. Lists the records before and after the look at the
+  /// host; a volume whose record changed between keeps its last conditions.
   void sample_once();
 
 private:
