@@ -173,8 +173,8 @@ void retire(self_ptr self) {
   end_first_reconcile(self);
   if (!st.machine.certain()) {
     st.env.stats->volumes.uncertain.add(-1);
-    st.env.stats->health.clear_hung(st.rec()->name);
   }
+  st.env.stats->health.forget(st.rec()->name); // its hung call, its failed modifications
   for (auto& step : st.machine.take_waiting()) {
     if (step.refuse) {
       step.refuse(no_such_volume(st.rec()->name));

@@ -85,6 +85,15 @@ void apply_window(self_ptr self, volume_state::modify_batch batch) {
   auto waiters = std::make_shared<std::vector<promise<volume_record>>>(std::move(batch.waiters));
   auto answer_all = [self, waiters](const caf::expected<volume_record>& out) {
     count(self, out ? modify_result::applied : modify_result::failed, waiters->size());
+    // A failure of the backend, not a refusal (a cooldown, a size it cannot give), is what
+    // a modification that keeps failing is made of.
+    auto& health = self->state.env.stats->health;
+    if (out) {
+      health.modify_applied(out->name);
+    } else if (is(out.error(), ec::backend_failure) || is(out.error(), ec::timeout)
+               || is(out.error(), ec::internal)) {
+      health.modify_failed(self->state.rec()->name, describe(out.error()));
+    }
     for (auto& rp : *waiters) {
       deliver(rp, out);
     }

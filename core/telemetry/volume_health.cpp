@@ -18,6 +18,7 @@ const char* abnormal_reason_name(abnormal_reason r) noexcept {
     case abnormal_reason::filesystem_shut_down: return "filesystem_shut_down";
     case abnormal_reason::filesystem_errors: return "filesystem_errors";
     case abnormal_reason::filesystem_read_only: return "filesystem_read_only";
+    case abnormal_reason::modify_failing: return "modify_failing";
     case abnormal_reason::call_hung: return "call_hung";
   }
   return "unknown";
@@ -90,14 +91,51 @@ void volume_health::clear_hung(const std::string& volume) {
   hung_.erase(volume);
 }
 
+void volume_health::modify_failed(const std::string& volume, const std::string& error) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto& f = modify_failures_[volume];
+  f.last = error;
+  if (++f.count == modify_failures_abnormal) {
+    spdlog::warn("volume {} is abnormal (modify_failing): its last {} modifications failed, the "
+                 "last with: {}",
+                 volume, f.count, error);
+  }
+}
+
+void volume_health::modify_applied(const std::string& volume) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto it = modify_failures_.find(volume);
+  if (it == modify_failures_.end()) {
+    return;
+  }
+  if (it->second.count >= modify_failures_abnormal) {
+    spdlog::info("volume {}: modify_failing has ended", volume);
+  }
+  modify_failures_.erase(it);
+}
+
+void volume_health::forget(const std::string& volume) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  hung_.erase(volume);
+  modify_failures_.erase(volume);
+}
+
 volume_conditions volume_health::of(const std::string& volume) const {
   std::lock_guard<std::mutex> guard{mtx_};
   volume_conditions out;
   if (auto it = observed_.find(volume); it != observed_.end()) {
     out = it->second;
   }
+  // The actors' reasons are the last two, in this order.
+  if (auto it = modify_failures_.find(volume);
+      it != modify_failures_.end() && it->second.count >= modify_failures_abnormal) {
+    out.push_back({abnormal_reason::modify_failing,
+                   "its last " + std::to_string(it->second.count)
+                     + " modifications (expand, modify) failed, the last with: " + it->second.last
+                     + "; berthd's log has each one"});
+  }
   if (auto it = hung_.find(volume); it != hung_.end()) {
-    out.push_back(it->second); // call_hung is the last reason
+    out.push_back(it->second);
   }
   return out;
 }
@@ -108,6 +146,11 @@ std::array<int64_t, abnormal_reason_count> volume_health::counts() const {
   for (const auto& [volume, c] : observed_) {
     for (const auto& one : c) {
       ++out[static_cast<size_t>(one.reason)];
+    }
+  }
+  for (const auto& [volume, f] : modify_failures_) {
+    if (f.count >= modify_failures_abnormal) {
+      ++out[static_cast<size_t>(abnormal_reason::modify_failing)];
     }
   }
   out[static_cast<size_t>(abnormal_reason::call_hung)] += static_cast<int64_t>(hung_.size());

@@ -28,10 +28,15 @@ enum class abnormal_reason : uint8_t {
   filesystem_shut_down, ///< the filesystem answers EIO (xfs shutdown, ext4 shutdown)
   filesystem_errors,    ///< ext4 recorded errors (/sys/fs/ext4/DEV/errors_count)
   filesystem_read_only, ///< the filesystem went read-only under a read-write stage
+  modify_failing,       ///< its last modifications (expand, modify) all failed
   call_hung,            ///< a backend call did not return within its timeout
 };
 
-inline constexpr size_t abnormal_reason_count = 10;
+inline constexpr size_t abnormal_reason_count = 11;
+
+/// How many modifications of a volume in a row must fail before it is abnormal: one
+/// failure is the caller's to retry; a resizer that keeps retrying in vain is not.
+inline constexpr int modify_failures_abnormal = 3;
 
 /// The metric label and the admin API's name of `r`.
 const char* abnormal_reason_name(abnormal_reason r) noexcept;
@@ -63,6 +68,15 @@ public:
   void set_hung(const std::string& volume, std::string message);
   void clear_hung(const std::string& volume);
 
+  /// A modification of `volume` failed (`error` says why) or was applied: after
+  /// modify_failures_abnormal failures in a row it is abnormal until one is applied. Logs
+  /// when that begins and ends.
+  void modify_failed(const std::string& volume, const std::string& error);
+  void modify_applied(const std::string& volume);
+
+  /// `volume` is gone (its actor retired): what its actor marked goes with it.
+  void forget(const std::string& volume);
+
   /// `volume`'s conditions now.
   volume_conditions of(const std::string& volume) const;
 
@@ -71,8 +85,15 @@ public:
 
 private:
   mutable std::mutex mtx_;
+  /// A run of failed modifications: how many, and the last one's error.
+  struct failures {
+    int count = 0;
+    std::string last;
+  };
+
   std::map<std::string, volume_conditions> observed_;
   std::map<std::string, volume_condition> hung_;
+  std::map<std::string, failures> modify_failures_;
 };
 
 } // namespace berth

@@ -201,6 +201,30 @@ TEST_F(volume_mailbox_test, a_backend_failure_reaches_every_merged_caller) {
   EXPECT_EQ(stats->modify_requests.value(modify_result::failed), 3u);
 }
 
+TEST_F(volume_mailbox_test,
+       modifications_that_keep_failing_make_the_volume_abnormal_until_one_works) {
+  create(10 * mib);
+  storage->fail_modify = true;
+  auto fail_once = [&](uint64_t bytes) {
+    auto r = send(expand_to(bytes));
+    fire();
+    ASSERT_TRUE(reply(r).given);
+  };
+  fail_once(20 * mib);
+  fail_once(20 * mib);
+  EXPECT_TRUE(stats->health.of(record().name).empty()) << "two failures: the caller's to retry";
+  fail_once(20 * mib);
+  auto c = stats->health.of(record().name);
+  ASSERT_EQ(c.size(), 1U);
+  EXPECT_EQ(c[0].reason, abnormal_reason::modify_failing);
+  EXPECT_NE(c[0].message.find("its last 3 modifications"), std::string::npos) << c[0].message;
+  storage->fail_modify = false;
+  auto ok = send(expand_to(20 * mib));
+  fire();
+  EXPECT_FALSE(reply(ok).err);
+  EXPECT_TRUE(stats->health.of(record().name).empty()) << "applied: healthy again";
+}
+
 TEST_F(volume_mailbox_test, a_cooldown_refusal_reaches_every_merged_caller_as_resource_exhausted) {
   create(10 * mib);
   storage->cooling_down = true;
@@ -213,6 +237,8 @@ TEST_F(volume_mailbox_test, a_cooldown_refusal_reaches_every_merged_caller_as_re
     EXPECT_TRUE(is(out.err, ec::resource_exhausted)) << describe(out.err);
     EXPECT_NE(describe(out.err).find("may be modified again"), std::string::npos);
   }
+  EXPECT_EQ(stats->health.counts()[static_cast<size_t>(abnormal_reason::modify_failing)], 0)
+    << "a refusal is not a failure";
   EXPECT_EQ(record().modifications, 0u);
 }
 

@@ -95,9 +95,9 @@ check "(a) mount x1" "" "$(mount_id x1 m1)"
 check "(a) Docker's Status says healthy" healthy "$(status x1 "s['health']")"
 check "(a) berthctl inspect says healthy" healthy "$(ctl_field x1 health)"
 check "(a) every reason's series is there, at 0" \
-  "0 0 0 0 0 0 0 0 0 0" \
+  "0 0 0 0 0 0 0 0 0 0 0" \
   "$(for r in image_missing image_short image_replaced device_detached mount_gone mount_foreign \
-      filesystem_shut_down filesystem_errors filesystem_read_only call_hung; do
+      filesystem_shut_down filesystem_errors filesystem_read_only modify_failing call_hung; do
       abnormal_series "$r"; done | tr '\n' ' ' | sed 's/ $//')"
 
 # -- (b) the image deleted ------------------------------------------------------------------

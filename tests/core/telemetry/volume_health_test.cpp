@@ -54,6 +54,28 @@ TEST(volume_health, a_hung_call_outlives_samples_until_its_actor_clears_it) {
   EXPECT_EQ(h.counts()[at(abnormal_reason::call_hung)], 0);
 }
 
+TEST(volume_health, modifications_failing_in_a_row_until_one_is_applied_or_the_volume_goes) {
+  volume_health h;
+  for (int i = 1; i < modify_failures_abnormal; ++i) {
+    h.modify_failed("v", "the backend failed");
+  }
+  EXPECT_TRUE(h.of("v").empty());
+  h.modify_failed("v", "mkfs failed");
+  ASSERT_EQ(h.of("v").size(), 1U);
+  EXPECT_NE(h.of("v")[0].message.find("the last with: mkfs failed"), std::string::npos);
+  EXPECT_EQ(h.counts()[at(abnormal_reason::modify_failing)], 1);
+  h.modify_applied("v");
+  EXPECT_TRUE(h.of("v").empty());
+  h.modify_failed("v", "again");
+  EXPECT_TRUE(h.of("v").empty()) << "the run starts again";
+  for (int i = 0; i < modify_failures_abnormal; ++i) {
+    h.modify_failed("w", "x");
+  }
+  h.set_hung("w", "hung");
+  h.forget("w");
+  EXPECT_TRUE(h.of("w").empty()) << "a volume gone takes its marks with it";
+}
+
 TEST(volume_health, every_reason_has_its_own_name) {
   std::set<std::string> names;
   for (size_t i = 0; i < abnormal_reason_count; ++i) {
