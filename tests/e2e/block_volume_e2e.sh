@@ -57,14 +57,6 @@ block_unmounted() {
   is_unmounted "$(block_mnt "$1")"
 }
 
-# At the end, whatever this run left: its images' loop devices (after lib.sh's unmounts).
-detach_block_loops() {
-  umount_under "$BLOCK/mounts"
-  local dev
-  for dev in $(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | awk -v d="$BLOCK/" 'index($2, d) == 1 { print $1 }'); do
-    losetup -d "$dev"
-  done
-}
 on_cleanup detach_block_loops
 
 # run_bg NAME VOLUME: a long-running container with VOLUME at /data.

@@ -215,6 +215,16 @@ umount_under() {
   done
 }
 
+# detach_block_loops: for on_cleanup, whatever a run left of its block volumes ($BLOCK):
+# their mounts (after lib.sh's own unmounts), then their images' loop devices.
+detach_block_loops() {
+  umount_under "$BLOCK/mounts"
+  local dev
+  for dev in $(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | awk -v d="$BLOCK/" 'index($2, d) == 1 { print $1 }'); do
+    losetup -d "$dev"
+  done
+}
+
 e2e_cleanup() {
   local rc=$?
   set +e

@@ -35,13 +35,6 @@ if ! start_berthd "$STATE" "$PLUGIN_SOCK" "$ADMIN_SOCK" --health-interval-ms 100
   e2e_finish
 fi
 
-detach_block_loops() {
-  umount_under "$BLOCK/mounts"
-  local dev
-  for dev in $(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | awk -v d="$BLOCK/" 'index($2, d) == 1 { print $1 }'); do
-    losetup -d "$dev"
-  done
-}
 on_cleanup detach_block_loops
 
 img() {
