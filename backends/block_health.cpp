@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -18,17 +16,6 @@
 namespace berth {
 
 namespace {
-
-bool has_option(const std::string& options, const std::string& wanted) {
-  std::istringstream in{options};
-  std::string one;
-  while (std::getline(in, one, ',')) {
-    if (one == wanted) {
-      return true;
-    }
-  }
-  return false;
-}
 
 /// The errno of reading the first entry of the directory at `path` and of fdatasync(2) of
 /// it, 0 when both work: a filesystem that has shut down (xfs_io -x -c shutdown, or a fatal
@@ -49,16 +36,6 @@ int shut_down_errno(const std::string& path) {
   return e;
 }
 
-/// /sys/fs/ext4/DEV/errors_count of the ext4 on `source` (a /dev path): 0 when none or
-/// not ext4.
-uint64_t ext4_errors(const std::string& source) {
-  auto slash = source.rfind('/');
-  std::ifstream in{"/sys/fs/ext4/" + source.substr(slash + 1) + "/errors_count"};
-  uint64_t n = 0;
-  in >> n;
-  return in ? n : 0;
-}
-
 /// The conditions of the filesystem mounted at `point` from `m`.
 void observe_filesystem(const std::string& point, const mount_entry& m, bool ro_expected,
                         volume_conditions& out) {
@@ -70,16 +47,16 @@ void observe_filesystem(const std::string& point, const mount_entry& m, bool ro_
                        "before using it again"});
   }
   if (m.fstype == "ext4") {
-    if (auto n = ext4_errors(m.source); n > 0) {
+    auto count = "/sys/fs/ext4/" + m.source.substr(m.source.rfind('/') + 1) + "/errors_count";
+    if (auto n = read_sysfs_number(count); n && *n > 0) {
       out.push_back({abnormal_reason::filesystem_errors,
                      "the ext4 filesystem at " + point + " has recorded errors ("
-                       + std::to_string(n) + " in /sys/fs/ext4/"
-                       + m.source.substr(m.source.rfind('/') + 1)
-                       + "/errors_count; the kernel log names them): stop the workload so the "
-                         "volume is unmounted, and run e2fsck -f on its image"});
+                       + std::to_string(*n) + " in " + count
+                       + "; the kernel log names them): stop the workload so the volume is "
+                         "unmounted, and run e2fsck -f on its image"});
     }
   }
-  if (!ro_expected && has_option(m.super_options, "ro")) {
+  if (!ro_expected && is_read_only(m.super_options)) {
     out.push_back({abnormal_reason::filesystem_read_only,
                    "the filesystem at " + point + " went read-only (errors=remount-ro after an "
                      + "error, or a remount by hand): writes fail; stop the workload so the "

@@ -417,7 +417,8 @@ caf::error not_a_loop_device(const std::string& device) {
   return make_error(ec::invalid_argument, "not a loop device: \"" + device + "\"");
 }
 
-/// The one decimal number a sysfs attribute holds.
+} // namespace
+
 caf::expected<uint64_t> read_sysfs_number(const std::string& path) {
   std::ifstream in(path);
   uint64_t n = 0;
@@ -426,8 +427,6 @@ caf::expected<uint64_t> read_sysfs_number(const std::string& path) {
   }
   return n;
 }
-
-} // namespace
 
 caf::error set_loop_direct_io(const std::string& device, bool on) {
   if (!is_loop_device_path(device)) {

@@ -93,6 +93,9 @@ caf::error set_loop_read_ahead_kb(const std::string& device, uint64_t kb);
 /// Size in bytes of a block device (BLKGETSIZE64).
 caf::expected<uint64_t> block_device_size(const std::string& device);
 
+/// The one decimal number a sysfs attribute holds (a loop device's, ext4's errors_count).
+caf::expected<uint64_t> read_sysfs_number(const std::string& path);
+
 /// True for "/dev/loopN" (N decimal): the only device paths these functions open.
 bool is_loop_device_path(const std::string& device);
 
