@@ -5,7 +5,6 @@
 // metric: tests/e2e/volume_health_e2e.sh.
 
 #include <chrono>
-#include <thread>
 
 #include <sys/mount.h>
 
@@ -31,16 +30,22 @@ protected:
     return resp.status().volume_condition();
   }
 
-  /// Asks ControllerGetVolume until its condition is `abnormal` (the sampler runs in
-  /// berthd, every 100 ms) or 20 s have passed; the last condition.
-  v1::VolumeCondition wait_for(const std::string& id, bool abnormal) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    auto c = controller_condition(id);
-    while (c.abnormal() != abnormal && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50)); // another process's pace
-      c = controller_condition(id);
-    }
-    return c;
+  /// Waits (20 s) for berthd's log to say that `reason` began for volume `id`. The line is
+  /// written under the health table's lock, while the table takes in what it says: a call
+  /// answered after the line can be read sees the table with it.
+  ::testing::AssertionResult began(const std::string& id, const std::string& reason) {
+    auto line = "volume " + id + " is abnormal (" + reason + ")";
+    return berthd().wait_for_log(line, std::chrono::seconds(20))
+      ? ::testing::AssertionSuccess()
+      : ::testing::AssertionFailure() << "no \"" << line << "\" within 20 s";
+  }
+
+  /// The same for the line that says `reason` ended.
+  ::testing::AssertionResult ended(const std::string& id, const std::string& reason) {
+    auto line = "volume " + id + ": " + reason + " has ended";
+    return berthd().wait_for_log(line, std::chrono::seconds(20))
+      ? ::testing::AssertionSuccess()
+      : ::testing::AssertionFailure() << "no \"" << line << "\" within 20 s";
   }
 
   v1::VolumeCondition listed_condition(const std::string& id) {
@@ -74,11 +79,12 @@ TEST_F(VolumeHealthTest, AStagingMountGoneBehindBerthdIsAbnormalUntilUnstaged) {
   const auto& id = vol.volume_id();
   auto staging = staging_path(id);
   ASSERT_TRUE(stage(id, staging));
-  EXPECT_FALSE(wait_for(id, false).abnormal());
+  EXPECT_FALSE(controller_condition(id).abnormal());
   EXPECT_FALSE(listed_condition(id).abnormal());
 
   ASSERT_EQ(::umount2(staging.c_str(), MNT_DETACH), 0) << std::strerror(errno);
-  auto c = wait_for(id, true);
+  ASSERT_TRUE(began(id, "mount_gone"));
+  auto c = controller_condition(id);
   ASSERT_TRUE(c.abnormal()) << "ControllerGetVolume: " << c.ShortDebugString();
   EXPECT_NE(c.message().find(staging + " is not mounted any more"), std::string::npos)
     << c.message();
@@ -86,7 +92,9 @@ TEST_F(VolumeHealthTest, AStagingMountGoneBehindBerthdIsAbnormalUntilUnstaged) {
   EXPECT_TRUE(node_condition(id, staging).abnormal());
 
   ASSERT_TRUE(unstage(id, staging)) << "unstage of a vanished mount is OK";
-  EXPECT_FALSE(wait_for(id, false).abnormal()) << "no staging path: nothing is gone";
+  ASSERT_TRUE(ended(id, "mount_gone"));
+  EXPECT_FALSE(controller_condition(id).abnormal()) << "no staging path: nothing is gone";
+  EXPECT_FALSE(listed_condition(id).abnormal());
 }
 
 TEST_F(VolumeHealthTest, XfsShutDownUnderAPublishedVolumeIsAbnormalUntilUnstaged) {
@@ -101,7 +109,8 @@ TEST_F(VolumeHealthTest, XfsShutDownUnderAPublishedVolumeIsAbnormalUntilUnstaged
   ASSERT_EQ(write_file_sync(target + "/data", "x"), 0);
   ASSERT_EQ(std::system(("xfs_io -x -c shutdown " + staging).c_str()), 0);
 
-  auto c = wait_for(id, true);
+  ASSERT_TRUE(began(id, "filesystem_shut_down"));
+  auto c = controller_condition(id);
   ASSERT_TRUE(c.abnormal()) << c.ShortDebugString();
   EXPECT_NE(c.message().find("has shut down"), std::string::npos) << c.message();
   auto node = node_condition(id, target);
@@ -110,7 +119,8 @@ TEST_F(VolumeHealthTest, XfsShutDownUnderAPublishedVolumeIsAbnormalUntilUnstaged
 
   ASSERT_TRUE(unpublish(id, target));
   ASSERT_TRUE(unstage(id, staging));
-  EXPECT_FALSE(wait_for(id, false).abnormal());
+  ASSERT_TRUE(ended(id, "filesystem_shut_down"));
+  EXPECT_FALSE(controller_condition(id).abnormal());
 }
 
 } // namespace
