@@ -10,6 +10,7 @@
 // forbade any of their requests (its audit log says).
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -28,6 +29,8 @@
 namespace berth::cluster_test {
 
 namespace v1 = ::csi::v1;
+
+inline constexpr int64_t mib = 1 << 20;
 
 /// How a suite's cluster differs from the default one.
 struct cluster_options {

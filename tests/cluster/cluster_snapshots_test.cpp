@@ -12,8 +12,6 @@ namespace berth::cluster_test {
 
 namespace {
 
-constexpr int64_t mib = 1 << 20;
-
 std::string node_of(const v1::Volume& vol) {
   for (const auto& t : vol.accessible_topology()) {
     auto it = t.segments().find("topology.berth.csi.dev/node");

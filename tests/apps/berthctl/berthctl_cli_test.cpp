@@ -223,24 +223,6 @@ TEST(berthctl_cli, formats_a_table_with_short_ids) {
             "IDS   PATH\n");
 }
 
-TEST(berthctl_cli, reads_and_shows_a_volumes_health) {
-  auto figures = figures_of(
-    R"([{"name":"a","health":"healthy"},)"
-    R"({"name":"b","health":"abnormal","conditions":[{"reason":"mount_gone","message":"gone"}]},)"
-    R"({"name":"c"}])");
-  ASSERT_EQ(figures.size(), 2U) << "c said nothing of its health";
-  EXPECT_EQ(figures["a"].healthy, std::optional<bool>{true});
-  EXPECT_EQ(figures["b"].healthy, std::optional<bool>{false});
-  ASSERT_EQ(figures["b"].conditions.size(), 1U);
-  EXPECT_EQ(figures["b"].conditions[0].first, "mount_gone");
-  volume_record b;
-  b.name = "b";
-  auto text = format_record(b, figures);
-  EXPECT_NE(text.find("health:        abnormal\n  mount_gone: gone\n"), std::string::npos) << text;
-  b.name = "a";
-  EXPECT_NE(format_record(b, figures).find("health:        healthy\n"), std::string::npos);
-}
-
 TEST(berthctl_cli, reads_the_figures_of_records) {
   volume_figures a;
   a.used = 4096;
